@@ -1,0 +1,98 @@
+package signoff
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Workspace is a tenant. No data crosses workspaces: a foreign id answers
+// ENOTFOUND exactly like a missing one.
+type Workspace struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Project is a target codebase plus its data. Later capabilities add their
+// settings (test command, allowlists, health checks) to it.
+type Project struct {
+	ID          string    `json:"id"`
+	WorkspaceID string    `json:"workspace_id"`
+	Name        string    `json:"name"`
+	RepoURL     string    `json:"repo_url"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// Actor is a human or an agent with its own credentials.
+type Actor struct {
+	ID          string     `json:"id"`
+	WorkspaceID string     `json:"workspace_id"`
+	Name        string     `json:"name"`
+	Role        Role       `json:"role"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DisabledAt  *time.Time `json:"disabled_at,omitempty"`
+}
+
+// SystemActor is the server acting on its own inside workspace ws.
+func SystemActor(ws string) Actor {
+	return Actor{ID: "system", WorkspaceID: ws, Name: "signoff", Role: RoleSystem}
+}
+
+// Token describes an API credential. The secret is shown once at creation and
+// only its SHA-256 is stored.
+type Token struct {
+	ID          string     `json:"id"`
+	WorkspaceID string     `json:"workspace_id"`
+	ActorID     string     `json:"actor_id"`
+	Label       string     `json:"label"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+}
+
+// CaseKind is bug or change.
+type CaseKind string
+
+const (
+	KindBug    CaseKind = "bug"
+	KindChange CaseKind = "change"
+)
+
+// Valid reports whether k is a known case kind.
+func (k CaseKind) Valid() bool { return k == KindBug || k == KindChange }
+
+// Case is one bug or one change request with its state machine position.
+// Version increases by one with every transition and is the optimistic
+// concurrency token.
+type Case struct {
+	ID             string   `json:"id"`
+	WorkspaceID    string   `json:"workspace_id"`
+	ProjectID      string   `json:"project_id"`
+	Kind           CaseKind `json:"kind"`
+	Title          string   `json:"title"`
+	State          string   `json:"state"`
+	Version        int64    `json:"version"`
+	FixAttempts    int      `json:"fix_attempts"`
+	MaxFixAttempts int      `json:"max_fix_attempts"`
+	// ReporterID is the reporter actor whose case this is: only they may
+	// confirm a reproduction or the live fix.
+	ReporterID string    `json:"reporter_id,omitempty"`
+	CreatedBy  string    `json:"created_by"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// Event is one entry of a workspace's hash-chained ledger.
+type Event struct {
+	WorkspaceID string          `json:"workspace_id"`
+	Seq         int64           `json:"seq"`
+	CaseID      string          `json:"case_id,omitempty"`
+	Type        string          `json:"type"`
+	ActorID     string          `json:"actor_id"`
+	Time        time.Time       `json:"time"`
+	Payload     json.RawMessage `json:"payload"`
+	PrevHash    string          `json:"prev_hash"`
+	Hash        string          `json:"hash"`
+}

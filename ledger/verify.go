@@ -1,0 +1,124 @@
+package ledger
+
+import (
+	"crypto/ed25519"
+	"fmt"
+
+	"github.com/signoff-dev/signoff"
+)
+
+// Failure names the first sequence at which a chain stops being trustworthy.
+type Failure struct {
+	WorkspaceID string
+	Seq         int64
+	Reason      string
+}
+
+func (f *Failure) Error() string {
+	return fmt.Sprintf("workspace %s: ledger broken at seq %d: %s", f.WorkspaceID, f.Seq, f.Reason)
+}
+
+// Verifier checks one workspace's chain as events stream past in sequence
+// order, keeping only what the checkpoints will need.
+type Verifier struct {
+	ws      string
+	trusted map[string]ed25519.PublicKey
+	seq     int64
+	hash    string
+	marks   map[int64]string // hashes at checkpoint positions
+	fail    *Failure
+}
+
+// NewVerifier starts a verification of workspace ws. With no trusted keys
+// the signatures are not checked and Result says so.
+func NewVerifier(ws string, trusted map[string]ed25519.PublicKey) *Verifier {
+	return &Verifier{ws: ws, trusted: trusted, hash: Genesis, marks: map[int64]string{}}
+}
+
+func (v *Verifier) failf(seq int64, format string, args ...any) *Failure {
+	if v.fail == nil {
+		v.fail = &Failure{WorkspaceID: v.ws, Seq: seq, Reason: fmt.Sprintf(format, args...)}
+	}
+	return v.fail
+}
+
+// Add checks the next event. Events must arrive ordered by sequence; a gap,
+// a repeat, a broken link or a wrong hash fails at that sequence.
+func (v *Verifier) Add(e *signoff.Event) error {
+	if v.fail != nil {
+		return v.fail
+	}
+	want := v.seq + 1
+	switch {
+	case e.WorkspaceID != v.ws:
+		return v.failf(want, "event of workspace %q in this chain", e.WorkspaceID)
+	case e.Seq > want:
+		return v.failf(want, "event missing (next stored is %d)", e.Seq)
+	case e.Seq < want:
+		return v.failf(e.Seq, "sequence repeats or goes backwards after %d", v.seq)
+	case e.PrevHash != v.hash:
+		return v.failf(e.Seq, "prev_hash does not match the hash of event %d (inserted, removed or reordered)", v.seq)
+	}
+	if h := Hash(e); h != e.Hash {
+		return v.failf(e.Seq, "hash mismatch: content was edited")
+	}
+	v.seq, v.hash = e.Seq, e.Hash
+	if e.Seq%CheckpointInterval == 0 {
+		v.marks[e.Seq] = e.Hash
+	}
+	return nil
+}
+
+// Result is what a verification found.
+type Result struct {
+	WorkspaceID  string `json:"workspace_id"`
+	Events       int64  `json:"events"`
+	HeadSeq      int64  `json:"head_seq"`
+	HeadHash     string `json:"head_hash"`
+	Checkpoints  int    `json:"checkpoints"`
+	SignaturesOK bool   `json:"signatures_checked"`
+}
+
+// Finish checks the signed head and the checkpoints against the chain that
+// was streamed. A chain rewritten by someone without the signing key has
+// consistent hashes but cannot match the signatures.
+func (v *Verifier) Finish(head Checkpoint, checkpoints []Checkpoint) (Result, error) {
+	res := Result{WorkspaceID: v.ws, Events: v.seq, HeadSeq: v.seq, HeadHash: v.hash, Checkpoints: len(checkpoints), SignaturesOK: len(v.trusted) > 0}
+	if v.fail != nil {
+		return res, v.fail
+	}
+	if head.Seq != v.seq || head.Hash != v.hash {
+		if head.Seq > v.seq {
+			return res, v.failf(v.seq+1, "event missing: the signed head is at %d", head.Seq)
+		}
+		return res, v.failf(v.seq, "chain does not end at the signed head (head seq %d)", head.Seq)
+	}
+	seen := make(map[int64]bool, len(checkpoints))
+	for i := range checkpoints {
+		cp := &checkpoints[i]
+		want, ok := v.marks[cp.Seq]
+		switch {
+		case cp.WorkspaceID != v.ws || !ok:
+			return res, v.failf(cp.Seq, "checkpoint at a position the chain does not have")
+		case cp.Hash != want:
+			return res, v.failf(cp.Seq, "chain differs from the signed checkpoint (history rewritten at or before this sequence)")
+		}
+		if res.SignaturesOK {
+			if err := cp.Verify(v.trusted); err != nil {
+				return res, v.failf(cp.Seq, "checkpoint %v", err)
+			}
+		}
+		seen[cp.Seq] = true
+	}
+	for s := int64(CheckpointInterval); s <= v.seq; s += CheckpointInterval {
+		if !seen[s] {
+			return res, v.failf(s, "signed checkpoint missing")
+		}
+	}
+	if res.SignaturesOK && v.seq > 0 {
+		if err := head.Verify(v.trusted); err != nil {
+			return res, v.failf(v.seq, "head %v", err)
+		}
+	}
+	return res, nil
+}

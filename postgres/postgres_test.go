@@ -1,0 +1,38 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"testing"
+
+	"github.com/signoff-dev/signoff/pgtest"
+	"github.com/signoff-dev/signoff/postgres"
+	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// Backend opens a fresh PostgreSQL database per test.
+var Backend = storetest.Backend{
+	Name: "postgres",
+	Open: func(tb testing.TB, o sqlstore.Options) *sqlstore.DB {
+		s, err := postgres.Open(context.Background(), pgtest.NewDatabase(tb), o)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		return s
+	},
+	Tamper: func(tb testing.TB, db *sql.DB) {
+		if _, err := db.Exec(`ALTER TABLE ledger_events DISABLE TRIGGER USER`); err != nil {
+			tb.Fatal(err)
+		}
+	},
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, Backend)
+}

@@ -1,0 +1,135 @@
+package signoff
+
+import (
+	"context"
+	"time"
+)
+
+// WorkspaceService manages tenants.
+type WorkspaceService interface {
+	// CreateWorkspace creates a workspace together with its first owner and
+	// returns both. It is a bootstrap operation (CLI with database access);
+	// the API never exposes it. Returns EINVALID for a bad name.
+	CreateWorkspace(ctx context.Context, name, ownerName string) (Workspace, Actor, error)
+	// GetWorkspace returns ENOTFOUND if the workspace does not exist.
+	GetWorkspace(ctx context.Context, id string) (Workspace, error)
+	// ListWorkspaces lists every workspace (operators with database access).
+	ListWorkspaces(ctx context.Context) ([]Workspace, error)
+	// RenameWorkspace returns EINVALID for a bad name and ENOTFOUND for a
+	// workspace other than by.WorkspaceID.
+	RenameWorkspace(ctx context.Context, by Actor, id, name string) (Workspace, error)
+}
+
+// ProjectInput is what a caller may set on a project.
+type ProjectInput struct {
+	Name        string `json:"name"`
+	RepoURL     string `json:"repo_url"`
+	Description string `json:"description"`
+}
+
+// ProjectService manages a workspace's projects.
+type ProjectService interface {
+	// CreateProject returns EINVALID for bad input and ECONFLICT when the name
+	// is taken in the workspace.
+	CreateProject(ctx context.Context, by Actor, in ProjectInput) (Project, error)
+	// GetProject returns ENOTFOUND if missing or in another workspace.
+	GetProject(ctx context.Context, ws, id string) (Project, error)
+	ListProjects(ctx context.Context, ws string) ([]Project, error)
+	// UpdateProject replaces the editable fields; same errors as create.
+	UpdateProject(ctx context.Context, by Actor, id string, in ProjectInput) (Project, error)
+}
+
+// ActorService manages actors and their tokens.
+type ActorService interface {
+	// CreateActor returns EINVALID for an unknown or internal role or a bad
+	// name, ECONFLICT when the name is taken in the workspace.
+	CreateActor(ctx context.Context, by Actor, name string, role Role) (Actor, error)
+	// GetActor returns ENOTFOUND if missing or in another workspace.
+	GetActor(ctx context.Context, ws, id string) (Actor, error)
+	ListActors(ctx context.Context, ws string) ([]Actor, error)
+	// CreateToken issues a credential for actorID and returns the secret,
+	// which is never stored nor shown again. A nil expiry never expires.
+	CreateToken(ctx context.Context, by Actor, actorID, label string, expiresAt *time.Time) (Token, string, error)
+	ListTokens(ctx context.Context, ws, actorID string) ([]Token, error)
+	// RevokeToken returns ENOTFOUND for an unknown token and ECONFLICT if it
+	// was already revoked.
+	RevokeToken(ctx context.Context, by Actor, tokenID string) (Token, error)
+	// Authenticate resolves a secret to its actor. Returns EUNAUTHORIZED for a
+	// malformed, unknown, revoked or expired token, or a disabled actor, all
+	// with the same message so the answer reveals nothing.
+	Authenticate(ctx context.Context, secret string) (Actor, error)
+}
+
+// CaseInput is what a caller supplies to open a case.
+type CaseInput struct {
+	ProjectID string   `json:"project_id"`
+	Kind      CaseKind `json:"kind"`
+	Title     string   `json:"title"`
+	// ReporterID optionally names a reporter actor of the workspace.
+	ReporterID string `json:"reporter_id,omitempty"`
+}
+
+// CaseFilter selects cases for listing. Cursor is opaque and comes from a
+// previous page.
+type CaseFilter struct {
+	ProjectID string
+	Kind      CaseKind
+	State     string
+	Cursor    string
+	Limit     int
+}
+
+// CasePage is one page of cases; NextCursor is empty on the last page.
+type CasePage struct {
+	Cases      []Case `json:"cases"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// TransitionInput asks for one command on a case. ExpectedVersion, when set,
+// makes the request fail with ECONFLICT unless the case is at that version.
+type TransitionInput struct {
+	Command         string `json:"command"`
+	ExpectedVersion *int64 `json:"expected_version,omitempty"`
+	Note            string `json:"note,omitempty"`
+}
+
+// CaseService manages cases and moves them through their state machines.
+type CaseService interface {
+	// CreateCase opens a case in its kind's initial state. Returns EINVALID or
+	// ENOTFOUND (project).
+	CreateCase(ctx context.Context, by Actor, in CaseInput) (Case, error)
+	// GetCase returns ENOTFOUND if missing or in another workspace.
+	GetCase(ctx context.Context, ws, id string) (Case, error)
+	// ListCases pages through cases newest first. EINVALID for a bad cursor.
+	ListCases(ctx context.Context, ws string, f CaseFilter) (CasePage, error)
+	// TransitionCase applies one command through the case's transition table
+	// and appends the ledger event in the same transaction. Returns EFORBIDDEN
+	// when the command exists from the current state but not for by's role,
+	// ECONFLICT (with the current state) when the command is illegal in the
+	// current state, the expected version is stale, or concurrent writers kept
+	// winning past the retry bound.
+	TransitionCase(ctx context.Context, by Actor, id string, in TransitionInput) (Case, Event, error)
+}
+
+// LedgerService reads the hash-chained ledger.
+type LedgerService interface {
+	// ListEvents returns events of one case after seq afterSeq, oldest
+	// first. Returns ENOTFOUND if the case is not in ws.
+	ListEvents(ctx context.Context, ws, caseID string, afterSeq int64, limit int) ([]Event, error)
+	// HeadSeq returns the sequence of the newest event of ws (0 if none).
+	HeadSeq(ctx context.Context, ws string) (int64, error)
+}
+
+// Store is everything a storage backend provides. One conformance suite runs
+// against every implementation.
+type Store interface {
+	WorkspaceService
+	ProjectService
+	ActorService
+	CaseService
+	LedgerService
+	// Ready returns nil when the database answers and its migrations are
+	// current, else EUNAVAILABLE.
+	Ready(ctx context.Context) error
+	Close() error
+}

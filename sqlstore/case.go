@@ -1,0 +1,256 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// DefaultMaxFixAttempts is the fixer's attempt budget for a new bug.
+const DefaultMaxFixAttempts = 2
+
+// CreateCase implements signoff.CaseService.
+func (s *DB) CreateCase(ctx context.Context, by signoff.Actor, in signoff.CaseInput) (signoff.Case, error) {
+	if err := signoff.CheckID("project", signoff.PrefixProject, in.ProjectID); err != nil {
+		return signoff.Case{}, err
+	}
+	table, err := workflow.For(in.Kind)
+	if err != nil {
+		return signoff.Case{}, err
+	}
+	if err := signoff.CheckText("title", in.Title, true, 300); err != nil {
+		return signoff.Case{}, err
+	}
+	if in.ReporterID != "" {
+		if err := signoff.CheckID("reporter", signoff.PrefixActor, in.ReporterID); err != nil {
+			return signoff.Case{}, err
+		}
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	c := signoff.Case{
+		ID: signoff.NewID(signoff.PrefixCase), WorkspaceID: by.WorkspaceID, ProjectID: in.ProjectID, Kind: in.Kind,
+		Title: in.Title, State: table.Initial, Version: 1, MaxFixAttempts: DefaultMaxFixAttempts,
+		ReporterID: in.ReporterID, CreatedBy: by.ID, CreatedAt: now, UpdatedAt: now,
+	}
+	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.getProject(ctx, tx, by.WorkspaceID, in.ProjectID); err != nil {
+			return err
+		}
+		if c.ReporterID != "" {
+			r, err := s.getActor(ctx, tx, by.WorkspaceID, c.ReporterID)
+			if signoff.ErrorCode(err) == signoff.ENOTFOUND {
+				return signoff.Errorf(signoff.EINVALID, "reporter_id does not name an actor of this workspace")
+			} else if err != nil {
+				return err
+			}
+			if r.Role != signoff.RoleReporter {
+				return signoff.Errorf(signoff.EINVALID, "reporter_id names a %s, not a reporter", r.Role)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cases (id, workspace_id, project_id, kind, title, state, version, fix_attempts, max_fix_attempts, reporter_id, created_by, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+			c.ID, c.WorkspaceID, c.ProjectID, string(c.Kind), c.Title, c.State, c.Version, c.FixAttempts, c.MaxFixAttempts, c.ReporterID, c.CreatedBy, micros(now)); err != nil {
+			return err
+		}
+		_, err := s.appendEvent(ctx, tx, c.WorkspaceID, c.ID, "case.created", by.ID, map[string]any{
+			"project_id": c.ProjectID, "kind": string(c.Kind), "title": c.Title, "state": c.State, "version": c.Version, "reporter_id": c.ReporterID,
+		})
+		return err
+	})
+	if err != nil {
+		return signoff.Case{}, fmt.Errorf("create case: %w", err)
+	}
+	return c, nil
+}
+
+const caseColumns = `id, workspace_id, project_id, kind, title, state, version, fix_attempts, max_fix_attempts, reporter_id, created_by, created_at, updated_at`
+
+func scanCase(sc interface{ Scan(...any) error }, c *signoff.Case) error {
+	var kind string
+	var ca, ua int64
+	if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.ProjectID, &kind, &c.Title, &c.State, &c.Version, &c.FixAttempts, &c.MaxFixAttempts, &c.ReporterID, &c.CreatedBy, &ca, &ua); err != nil {
+		return err
+	}
+	c.Kind, c.CreatedAt, c.UpdatedAt = signoff.CaseKind(kind), fromMicros(ca), fromMicros(ua)
+	return nil
+}
+
+// GetCase implements signoff.CaseService.
+func (s *DB) GetCase(ctx context.Context, ws, id string) (signoff.Case, error) {
+	if err := signoff.CheckID("case", signoff.PrefixCase, id); err != nil {
+		return signoff.Case{}, err
+	}
+	return s.getCase(ctx, s.db, ws, id)
+}
+
+func (s *DB) getCase(ctx context.Context, q queryer, ws, id string) (signoff.Case, error) {
+	var c signoff.Case
+	err := scanCase(q.QueryRowContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE id = $1 AND workspace_id = $2`, id, ws), &c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, signoff.Errorf(signoff.ENOTFOUND, "case not found")
+	} else if err != nil {
+		return c, fmt.Errorf("get case %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// ListCases implements signoff.CaseService. Ids start with their creation
+// time, so ordering by id gives newest first and the last id of a page is a
+// stable cursor even while cases are added.
+func (s *DB) ListCases(ctx context.Context, ws string, f signoff.CaseFilter) (signoff.CasePage, error) {
+	q := strings.Builder{}
+	q.WriteString(`SELECT ` + caseColumns + ` FROM cases WHERE workspace_id = $1`)
+	args := []any{ws}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		fmt.Fprintf(&q, " AND %s $%d", cond, len(args))
+	}
+	if f.ProjectID != "" {
+		if err := signoff.CheckID("project", signoff.PrefixProject, f.ProjectID); err != nil {
+			return signoff.CasePage{}, err
+		}
+		add("project_id =", f.ProjectID)
+	}
+	if f.Kind != "" {
+		if !f.Kind.Valid() {
+			return signoff.CasePage{}, signoff.Errorf(signoff.EINVALID, "unknown kind %q", f.Kind)
+		}
+		add("kind =", string(f.Kind))
+	}
+	if f.State != "" {
+		if !workflow.Bug.IsState(f.State) && !workflow.Change.IsState(f.State) {
+			return signoff.CasePage{}, signoff.Errorf(signoff.EINVALID, "unknown state %q", f.State)
+		}
+		add("state =", f.State)
+	}
+	if f.Cursor != "" {
+		after, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return signoff.CasePage{}, err
+		}
+		add("id <", after)
+	}
+	limit := clampLimit(f.Limit)
+	args = append(args, limit+1)
+	fmt.Fprintf(&q, " ORDER BY id DESC LIMIT $%d", len(args))
+	rows, err := s.db.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return signoff.CasePage{}, fmt.Errorf("list cases: %w", err)
+	}
+	defer rows.Close()
+	page := signoff.CasePage{Cases: []signoff.Case{}}
+	for rows.Next() {
+		var c signoff.Case
+		if err := scanCase(rows, &c); err != nil {
+			return signoff.CasePage{}, fmt.Errorf("list cases: %w", err)
+		}
+		page.Cases = append(page.Cases, c)
+	}
+	if err := rows.Err(); err != nil {
+		return signoff.CasePage{}, fmt.Errorf("list cases: %w", err)
+	}
+	if len(page.Cases) > limit {
+		page.Cases = page.Cases[:limit]
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page.Cases[limit-1].ID))
+	}
+	return page, nil
+}
+
+func decodeCursor(c string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !signoff.ValidID(signoff.PrefixCase, string(b)) {
+		return "", signoff.Errorf(signoff.EINVALID, "invalid cursor")
+	}
+	return string(b), nil
+}
+
+// errLostRace marks an optimistic update that found the case moved on.
+var errLostRace = errors.New("case version changed concurrently")
+
+// TransitionCase implements signoff.CaseService. It reads the case, asks the
+// transition table, and writes the new state only if the version it read is
+// still current; a lost race re-reads (and so re-validates) with backoff, up
+// to a bound, and then answers ECONFLICT rather than overwrite.
+func (s *DB) TransitionCase(ctx context.Context, by signoff.Actor, id string, in signoff.TransitionInput) (signoff.Case, signoff.Event, error) {
+	if err := signoff.CheckID("case", signoff.PrefixCase, id); err != nil {
+		return signoff.Case{}, signoff.Event{}, err
+	}
+	if err := signoff.CheckText("note", in.Note, false, 4000); err != nil {
+		return signoff.Case{}, signoff.Event{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		c, e, err := s.transitionOnce(ctx, by, id, in)
+		if !errors.Is(err, errLostRace) {
+			if err != nil {
+				return c, e, fmt.Errorf("transition %s %s: %w", id, in.Command, err)
+			}
+			return c, e, nil
+		}
+		if attempt >= s.retries {
+			cur, _ := s.getCase(ctx, s.db, by.WorkspaceID, id)
+			return signoff.Case{}, signoff.Event{}, &signoff.Error{Code: signoff.ECONFLICT, State: cur.State,
+				Message: fmt.Sprintf("case %s kept changing under concurrent updates; re-read and retry", id)}
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return signoff.Case{}, signoff.Event{}, err
+		}
+	}
+}
+
+func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in signoff.TransitionInput) (signoff.Case, signoff.Event, error) {
+	var c signoff.Case
+	var e signoff.Event
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if c, err = s.getCase(ctx, tx, by.WorkspaceID, id); err != nil {
+			return err
+		}
+		// A reporter acts only on their own case; any other is as invisible
+		// to them as another workspace's.
+		if by.Role == signoff.RoleReporter && c.ReporterID != by.ID {
+			return signoff.Errorf(signoff.ENOTFOUND, "case not found")
+		}
+		if in.ExpectedVersion != nil && *in.ExpectedVersion != c.Version {
+			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
+				Message: fmt.Sprintf("case is at version %d, not %d", c.Version, *in.ExpectedVersion)}
+		}
+		table, err := workflow.For(c.Kind)
+		if err != nil {
+			return err
+		}
+		facts := workflow.Facts{FixAttempts: c.FixAttempts, MaxFixAttempts: c.MaxFixAttempts}
+		tr, err := table.Next(c.State, in.Command, by.Role, facts)
+		if err != nil {
+			return err
+		}
+		if tr.Effect != nil {
+			facts = tr.Effect(facts)
+		}
+		from := c.State
+		now := s.now().UTC().Truncate(time.Microsecond)
+		res, err := tx.ExecContext(ctx, `UPDATE cases SET state = $1, version = version + 1, fix_attempts = $2, updated_at = $3
+			WHERE id = $4 AND workspace_id = $5 AND version = $6`, tr.To, facts.FixAttempts, micros(now), c.ID, c.WorkspaceID, c.Version)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return errLostRace
+		}
+		c.State, c.Version, c.FixAttempts, c.UpdatedAt = tr.To, c.Version+1, facts.FixAttempts, now
+		e, err = s.appendEvent(ctx, tx, c.WorkspaceID, c.ID, "case.transitioned", by.ID, map[string]any{
+			"command": in.Command, "from": from, "to": tr.To, "version": c.Version, "role": string(by.Role),
+			"note": in.Note, "fix_attempts": c.FixAttempts,
+		})
+		return err
+	})
+	return c, e, err
+}

@@ -1,0 +1,177 @@
+// Package sqlstore implements the Signoff services over database/sql. The
+// sqlite and postgres packages open a database, run their own dialect's
+// migrations and hand it here, so both backends share one implementation and
+// one conformance suite.
+package sqlstore
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/keys"
+)
+
+// Dialect holds what differs between the databases.
+type Dialect struct {
+	Name string
+	// ForUpdate locks the chain head row on databases with row locks. SQLite
+	// needs none: its write transactions are serialized (BEGIN IMMEDIATE).
+	ForUpdate string
+	// IsUnique reports a unique-constraint violation.
+	IsUnique func(error) bool
+	// IsTransient reports an error worth retrying the whole transaction for
+	// (busy database, serialization failure, deadlock).
+	IsTransient func(error) bool
+}
+
+// Options configure a DB.
+type Options struct {
+	// Signer signs chain heads and checkpoints. Required.
+	Signer ed25519.PrivateKey
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Ready checks the schema is current; nil means only a ping.
+	Ready func(context.Context) error
+	// River inserts jobs in the caller's transaction; nil disables jobs.
+	River *river.Client[*sql.Tx]
+	// MaxRetries bounds re-reads after a lost optimistic race (default 8).
+	MaxRetries int
+}
+
+// DB is the storage implementation shared by both backends.
+type DB struct {
+	db      *sql.DB
+	d       Dialect
+	signer  ed25519.PrivateKey
+	keyID   string
+	now     func() time.Time
+	ready   func(context.Context) error
+	river   *river.Client[*sql.Tx]
+	retries int
+	closers []func() error
+}
+
+var _ signoff.Store = (*DB)(nil)
+
+// New wraps an opened, migrated database.
+func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
+	if o.Signer == nil {
+		return nil, errors.New("sqlstore: a signing key is required")
+	}
+	s := &DB{db: db, d: d, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, retries: o.MaxRetries}
+	s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.retries <= 0 {
+		s.retries = 8
+	}
+	return s, nil
+}
+
+// OnClose registers cleanup to run, in reverse order, when the DB closes.
+func (s *DB) OnClose(fn func() error) { s.closers = append(s.closers, fn) }
+
+// Close closes the database and everything registered with OnClose.
+func (s *DB) Close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	errs = append(errs, s.db.Close())
+	return errors.Join(errs...)
+}
+
+// SQL returns the underlying pool, for benchmarks and tools.
+func (s *DB) SQL() *sql.DB { return s.db }
+
+// Dialect returns the backend name.
+func (s *DB) Dialect() string { return s.d.Name }
+
+// River returns the job client (insert-only in the API process), or nil.
+func (s *DB) River() *river.Client[*sql.Tx] { return s.river }
+
+// Ready implements signoff.Store.
+func (s *DB) Ready(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return signoff.Errorf(signoff.EUNAVAILABLE, "database unreachable")
+	}
+	if s.ready != nil {
+		if err := s.ready(ctx); err != nil {
+			return signoff.Errorf(signoff.EUNAVAILABLE, "database not ready: %v", err)
+		}
+	}
+	return nil
+}
+
+// InTx runs fn in one transaction, retrying the whole function when the
+// database reports a transient failure. fn must not have side effects outside
+// the transaction.
+func (s *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := s.tryTx(ctx, fn)
+		if err == nil || s.d.IsTransient == nil || !s.d.IsTransient(err) || attempt >= s.retries {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *DB) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// backoff sleeps a jittered, exponentially growing interval (1 ms doubling
+// to 64 ms) so that racing writers spread out instead of colliding again.
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Millisecond << min(attempt, 6)
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func micros(t time.Time) int64 { return t.UTC().UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: micros(*t), Valid: true}
+}
+
+func timePtr(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMicros(n.Int64)
+	return &t
+}

@@ -1,0 +1,82 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// Schema describes how a backend brings its database up to date.
+type Schema struct {
+	Goose goose.Dialect
+	FS    fs.FS // the dialect's migrations, at the root of FS
+	River riverdriver.Driver[*sql.Tx]
+	// Lock, when set, serializes migrations across processes that start at
+	// the same time against one database.
+	Lock func(ctx context.Context) (unlock func(), err error)
+}
+
+// Open migrates db (Signoff's tables, then River's) and returns the store.
+// The store's Ready check reports pending migrations, so a process started
+// against a newer schema than it knows about is not ready.
+func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB, error) {
+	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: migrations: %w", d.Name, err)
+	}
+	if err := migrate(ctx, prov, sc); err != nil {
+		return nil, fmt.Errorf("open %s: %w", d.Name, err)
+	}
+	rc, err := river.NewClient(sc.River, &river.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: river client: %w", d.Name, err)
+	}
+	o.River = rc
+	o.Ready = func(ctx context.Context) error {
+		pending, err := prov.HasPending(ctx)
+		if err != nil {
+			return err
+		}
+		if pending {
+			return fmt.Errorf("migrations pending")
+		}
+		return nil
+	}
+	return New(db, d, o)
+}
+
+func migrate(ctx context.Context, prov *goose.Provider, sc Schema) error {
+	if sc.Lock != nil {
+		unlock, err := sc.Lock(ctx)
+		if err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		defer unlock()
+	}
+	if _, err := prov.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	rm, err := rivermigrate.New(sc.River, nil)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	if _, err := rm.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrate: %w", err)
+	}
+	return nil
+}
+
+// SchemaVersion returns the current and latest known migration versions.
+func (s *DB) SchemaVersion(ctx context.Context, sc Schema) (current, latest int64, err error) {
+	prov, err := goose.NewProvider(sc.Goose, s.db, sc.FS)
+	if err != nil {
+		return 0, 0, err
+	}
+	return prov.GetVersions(ctx)
+}

@@ -1,0 +1,130 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+)
+
+func checkProject(in signoff.ProjectInput) error {
+	if err := signoff.CheckText("project name", in.Name, true, 100); err != nil {
+		return err
+	}
+	if err := signoff.CheckText("repo_url", in.RepoURL, false, 2048); err != nil {
+		return err
+	}
+	if in.RepoURL != "" {
+		if _, err := url.Parse(in.RepoURL); err != nil {
+			return signoff.Errorf(signoff.EINVALID, "repo_url is not a valid URL or path")
+		}
+	}
+	return signoff.CheckText("description", in.Description, false, 2000)
+}
+
+// CreateProject implements signoff.ProjectService.
+func (s *DB) CreateProject(ctx context.Context, by signoff.Actor, in signoff.ProjectInput) (signoff.Project, error) {
+	if err := checkProject(in); err != nil {
+		return signoff.Project{}, err
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	p := signoff.Project{ID: signoff.NewID(signoff.PrefixProject), WorkspaceID: by.WorkspaceID, Name: in.Name, RepoURL: in.RepoURL, Description: in.Description, CreatedAt: now, UpdatedAt: now}
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO projects (id, workspace_id, name, repo_url, description, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+			p.ID, p.WorkspaceID, p.Name, p.RepoURL, p.Description, micros(now))
+		if err != nil {
+			if s.d.IsUnique(err) {
+				return signoff.Errorf(signoff.ECONFLICT, "a project named %q already exists", p.Name)
+			}
+			return err
+		}
+		_, err = s.appendEvent(ctx, tx, p.WorkspaceID, "", "project.created", by.ID, map[string]any{"project_id": p.ID, "name": p.Name, "repo_url": p.RepoURL, "description": p.Description})
+		return err
+	})
+	if err != nil {
+		return signoff.Project{}, fmt.Errorf("create project %q: %w", in.Name, err)
+	}
+	return p, nil
+}
+
+const projectColumns = `id, workspace_id, name, repo_url, description, created_at, updated_at`
+
+func scanProject(sc interface{ Scan(...any) error }, p *signoff.Project) error {
+	var c, u int64
+	if err := sc.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.RepoURL, &p.Description, &c, &u); err != nil {
+		return err
+	}
+	p.CreatedAt, p.UpdatedAt = fromMicros(c), fromMicros(u)
+	return nil
+}
+
+// GetProject implements signoff.ProjectService.
+func (s *DB) GetProject(ctx context.Context, ws, id string) (signoff.Project, error) {
+	if err := signoff.CheckID("project", signoff.PrefixProject, id); err != nil {
+		return signoff.Project{}, err
+	}
+	return s.getProject(ctx, s.db, ws, id)
+}
+
+func (s *DB) getProject(ctx context.Context, q queryer, ws, id string) (signoff.Project, error) {
+	var p signoff.Project
+	err := scanProject(q.QueryRowContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE id = $1 AND workspace_id = $2`, id, ws), &p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, signoff.Errorf(signoff.ENOTFOUND, "project not found")
+	} else if err != nil {
+		return p, fmt.Errorf("get project %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// ListProjects implements signoff.ProjectService.
+func (s *DB) ListProjects(ctx context.Context, ws string) ([]signoff.Project, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE workspace_id = $1 ORDER BY id`, ws)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	defer rows.Close()
+	out := []signoff.Project{}
+	for rows.Next() {
+		var p signoff.Project
+		if err := scanProject(rows, &p); err != nil {
+			return nil, fmt.Errorf("list projects: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// UpdateProject implements signoff.ProjectService.
+func (s *DB) UpdateProject(ctx context.Context, by signoff.Actor, id string, in signoff.ProjectInput) (signoff.Project, error) {
+	if err := signoff.CheckID("project", signoff.PrefixProject, id); err != nil {
+		return signoff.Project{}, err
+	}
+	if err := checkProject(in); err != nil {
+		return signoff.Project{}, err
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE projects SET name = $1, repo_url = $2, description = $3, updated_at = $4 WHERE id = $5 AND workspace_id = $6`,
+			in.Name, in.RepoURL, in.Description, micros(now), id, by.WorkspaceID)
+		if err != nil {
+			if s.d.IsUnique(err) {
+				return signoff.Errorf(signoff.ECONFLICT, "a project named %q already exists", in.Name)
+			}
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return signoff.Errorf(signoff.ENOTFOUND, "project not found")
+		}
+		_, err = s.appendEvent(ctx, tx, by.WorkspaceID, "", "project.updated", by.ID, map[string]any{"project_id": id, "name": in.Name, "repo_url": in.RepoURL, "description": in.Description})
+		return err
+	})
+	if err != nil {
+		return signoff.Project{}, fmt.Errorf("update project %s: %w", id, err)
+	}
+	return s.GetProject(ctx, by.WorkspaceID, id)
+}

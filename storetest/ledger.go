@@ -1,0 +1,212 @@
+package storetest
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/riverqueue/river"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/ledger"
+)
+
+// fill appends n case events (one case, alternating escalate/resume).
+func fill(t *testing.T, tb *bundle, n int) {
+	t.Helper()
+	c := tb.bug(t, "")
+	cmds := []string{"escalate", "resume_triage"}
+	for i := 0; i < n; i++ {
+		if _, _, err := tb.store.TransitionCase(tb.ctx, tb.owner, c.ID, signoff.TransitionInput{Command: cmds[i%2]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testLedgerCheckpoints(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	fill(t, tb, ledger.CheckpointInterval+10)
+	res := tb.verify(t)
+	if res.Checkpoints != 1 || res.Events < ledger.CheckpointInterval+10 || !res.SignaturesOK {
+		t.Fatalf("verify = %+v, want 1 checkpoint and signatures checked", res)
+	}
+	head, err := tb.store.HeadSeq(tb.ctx, tb.ws.ID)
+	if err != nil || head != res.HeadSeq {
+		t.Fatalf("HeadSeq = %d, %v; verify saw %d", head, err, res.HeadSeq)
+	}
+	// Verification with the wrong key fails on the first signed statement.
+	_, other, _ := ed25519.GenerateKey(nil)
+	_, err = tb.store.VerifyLedger(tb.ctx, tb.ws.ID, ledger.Trust(other.Public().(ed25519.PublicKey)))
+	var f *ledger.Failure
+	if !errors.As(err, &f) || f.Seq != ledger.CheckpointInterval {
+		t.Fatalf("verify with a foreign key = %v, want failure at checkpoint %d", err, ledger.CheckpointInterval)
+	}
+}
+
+// testLedgerTamper plays an attacker with write access to the database.
+func testLedgerTamper(t *testing.T, b Backend) {
+	tests := []struct {
+		name    string
+		tamper  []string // SQL with $1 = workspace id
+		wantSeq int64
+		reason  string
+	}{
+		{"edit payload", []string{`UPDATE ledger_events SET payload = replace(payload, 'escalate', 'approve') WHERE workspace_id = $1 AND seq = 7`}, 7, "edited"},
+		{"delete event", []string{`DELETE FROM ledger_events WHERE workspace_id = $1 AND seq = 9`}, 9, "missing"},
+		{"delete last event", []string{`DELETE FROM ledger_events WHERE workspace_id = $1 AND seq = (SELECT max(seq) FROM ledger_events WHERE workspace_id = $1)`}, 0, "missing"},
+		{"swap two events", []string{
+			`UPDATE ledger_events SET seq = -1 WHERE workspace_id = $1 AND seq = 5`,
+			`UPDATE ledger_events SET seq = 5 WHERE workspace_id = $1 AND seq = 6`,
+			`UPDATE ledger_events SET seq = 6 WHERE workspace_id = $1 AND seq = -1`}, 5, "prev_hash"},
+		{"edit actor", []string{`UPDATE ledger_events SET actor_id = 'act_00000000000000000000000000' WHERE workspace_id = $1 AND seq = 4`}, 4, "edited"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t, b)
+			fill(t, tb, 12)
+			head, _ := tb.store.HeadSeq(tb.ctx, tb.ws.ID)
+			want := tt.wantSeq
+			if want == 0 {
+				want = head
+			}
+			tb.tamper(t, tb.store.SQL())
+			for _, q := range tt.tamper {
+				if _, err := tb.store.SQL().ExecContext(tb.ctx, q, tb.ws.ID); err != nil {
+					t.Fatalf("tamper %q: %v", q, err)
+				}
+			}
+			_, err := tb.store.VerifyLedger(tb.ctx, tb.ws.ID, ledger.Trust(tb.key.Public().(ed25519.PublicKey)))
+			var f *ledger.Failure
+			if !errors.As(err, &f) || f.Seq != want || !strings.Contains(f.Reason, tt.reason) {
+				t.Fatalf("verify = %v, want failure at seq %d mentioning %q", err, want, tt.reason)
+			}
+		})
+	}
+	t.Run("rehash whole chain without the key", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, b)
+		fill(t, tb, 12)
+		tb.tamper(t, tb.store.SQL())
+		rehash(t, tb, 7)
+		// Without the signatures the forgery is self-consistent...
+		if _, err := tb.store.VerifyLedger(tb.ctx, tb.ws.ID, nil); err != nil {
+			t.Fatalf("forged chain should be hash-consistent, got %v", err)
+		}
+		// ...but the signed head gives it away.
+		_, err := tb.store.VerifyLedger(tb.ctx, tb.ws.ID, ledger.Trust(tb.key.Public().(ed25519.PublicKey)))
+		var f *ledger.Failure
+		if !errors.As(err, &f) || !strings.Contains(f.Reason, "signature") {
+			t.Fatalf("verify = %v, want a signature failure", err)
+		}
+	})
+}
+
+// rehash edits event seq's payload and recomputes every later hash and the
+// head, as an attacker with database access but no signing key could.
+func rehash(t *testing.T, tb *bundle, seq int64) {
+	t.Helper()
+	db, ctx, ws := tb.store.SQL(), tb.ctx, tb.ws.ID
+	rows, err := db.QueryContext(ctx, `SELECT workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash FROM ledger_events WHERE workspace_id = $1 ORDER BY seq`, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []signoff.Event
+	for rows.Next() {
+		var e signoff.Event
+		var at int64
+		var payload []byte
+		if err := rows.Scan(&e.WorkspaceID, &e.Seq, &e.CaseID, &e.Type, &e.ActorID, &at, &payload, &e.PrevHash, &e.Hash); err != nil {
+			t.Fatal(err)
+		}
+		e.Payload = payload
+		e.Time = timeFromMicros(at)
+		evs = append(evs, e)
+	}
+	rows.Close()
+	prev := ledger.Genesis
+	for i := range evs {
+		e := &evs[i]
+		if e.Seq == seq {
+			e.Payload = []byte(strings.Replace(string(e.Payload), "escalate", "approve", 1))
+		}
+		e.PrevHash = prev
+		e.Hash = ledger.Hash(e)
+		prev = e.Hash
+		if _, err := db.ExecContext(ctx, `UPDATE ledger_events SET payload = $1, prev_hash = $2, hash = $3 WHERE workspace_id = $4 AND seq = $5`, string(e.Payload), e.PrevHash, e.Hash, ws, e.Seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE ledger_heads SET hash = $1 WHERE workspace_id = $2`, prev, ws); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testAppendOnly(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	fill(t, tb, 2)
+	for _, q := range []string{
+		`UPDATE ledger_events SET type = 'x' WHERE workspace_id = $1`,
+		`DELETE FROM ledger_events WHERE workspace_id = $1`,
+	} {
+		if _, err := tb.store.SQL().ExecContext(tb.ctx, q, tb.ws.ID); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Fatalf("%s: err = %v, want append-only refusal", q, err)
+		}
+	}
+	tb.verify(t)
+}
+
+type probeArgs struct {
+	CaseID string `json:"case_id"`
+}
+
+func (probeArgs) Kind() string { return "storetest_probe" }
+
+// testTransactionalEnqueue: a job enqueued in a transaction exists exactly
+// when that transaction commits.
+func testTransactionalEnqueue(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	rc := tb.store.River()
+	if rc == nil {
+		t.Fatal("no River client")
+	}
+	boom := errors.New("boom")
+	err := tb.store.InTx(tb.ctx, func(tx *sql.Tx) error {
+		if _, err := rc.InsertTx(tb.ctx, tx, probeArgs{CaseID: "rolled-back"}, nil); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("InTx = %v", err)
+	}
+	err = tb.store.InTx(tb.ctx, func(tx *sql.Tx) error {
+		_, err := rc.InsertTx(tb.ctx, tx, probeArgs{CaseID: "committed"}, nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rc.JobList(tb.ctx, river.NewJobListParams().Kinds("storetest_probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Jobs) != 1 || !strings.Contains(string(res.Jobs[0].EncodedArgs), "committed") {
+		t.Fatalf("jobs = %d, want only the committed one", len(res.Jobs))
+	}
+}
+
+func testReady(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	if err := tb.store.Ready(tb.ctx); err != nil {
+		t.Fatalf("Ready = %v", err)
+	}
+	ctx, cancel := context.WithCancel(tb.ctx)
+	cancel()
+	if err := tb.store.Ready(ctx); signoff.ErrorCode(err) != signoff.EUNAVAILABLE {
+		t.Fatalf("Ready(cancelled) = %v, want unavailable", err)
+	}
+}

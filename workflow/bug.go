@@ -1,0 +1,123 @@
+package workflow
+
+import "github.com/signoff-dev/signoff"
+
+// Bug states, named as in SPEC section 3.
+const (
+	BugReceived                     = "received"
+	BugTriaging                     = "triaging"
+	BugDropped                      = "dropped"
+	BugDuplicate                    = "duplicate"
+	BugNeedsInfo                    = "needs_info"
+	BugAwaitingTriageApproval       = "awaiting_triage_approval"
+	BugTicketed                     = "ticketed"
+	BugReproducing                  = "reproducing"
+	BugAwaitingReporterRepro        = "awaiting_reporter_repro"
+	BugReproduced                   = "reproduced"
+	BugFixing                       = "fixing"
+	BugVerifying                    = "verifying"
+	BugAwaitingApproval             = "awaiting_approval"
+	BugNeedsHuman                   = "needs_human"
+	BugApproved                     = "approved"
+	BugMerged                       = "merged"
+	BugReleased                     = "released"
+	BugAwaitingReporterConfirmation = "awaiting_reporter_confirmation"
+	BugVerified                     = "verified"
+	BugReopened                     = "reopened"
+	BugUnconfirmed                  = "unconfirmed"
+	BugClosed                       = "closed"
+)
+
+var bugStates = []string{
+	BugReceived, BugTriaging, BugDropped, BugDuplicate, BugNeedsInfo,
+	BugAwaitingTriageApproval, BugTicketed, BugReproducing,
+	BugAwaitingReporterRepro, BugReproduced, BugFixing, BugVerifying,
+	BugAwaitingApproval, BugNeedsHuman, BugApproved, BugMerged, BugReleased,
+	BugAwaitingReporterConfirmation, BugVerified, BugReopened, BugUnconfirmed,
+	BugClosed,
+}
+
+// Bug is the bug loop. Agents move work forward; the steps that decide
+// (approve, merge, confirm) belong to humans, and the confirmations to the
+// reporter alone. Verdicts are recorded by the system, never by the fixer
+// whose candidate is judged.
+var Bug = mustNew(signoff.KindBug, BugReceived, bugStates, bugRows())
+
+func bugRows() []Transition {
+	var (
+		triager    = one(signoff.RoleTriager)
+		reproducer = one(signoff.RoleReproducer)
+		fixer      = one(signoff.RoleFixer)
+		recorder   = one(signoff.RoleRecorder)
+		reporter   = one(signoff.RoleReporter)
+	)
+	rows := []Transition{
+		{From: BugReceived, Command: "start_triage", To: BugTriaging, Roles: roles(triager, humans, system)},
+
+		{From: BugTriaging, Command: "drop", To: BugDropped, Roles: roles(triager, humans)},
+		{From: BugTriaging, Command: "mark_duplicate", To: BugDuplicate, Roles: roles(triager, humans)},
+		{From: BugTriaging, Command: "request_info", To: BugNeedsInfo, Roles: roles(triager, humans)},
+		// The human gate for high severity or low confidence is entered by
+		// the triager's ticket tool or by the system, never skipped by a prompt.
+		{From: BugTriaging, Command: "request_triage_approval", To: BugAwaitingTriageApproval, Roles: roles(triager, system)},
+		{From: BugTriaging, Command: "ticket", To: BugTicketed, Roles: roles(triager, humans)},
+
+		{From: BugAwaitingTriageApproval, Command: "approve_triage", To: BugTicketed, Roles: roles(humans)},
+		{From: BugAwaitingTriageApproval, Command: "reject_triage", To: BugTriaging, Roles: roles(humans)},
+
+		// The concierge and humans relay what the reporter said.
+		{From: BugNeedsInfo, Command: "provide_info", To: BugTriaging, Roles: roles(reporter, one(signoff.RoleConcierge), humans)},
+
+		{From: BugTicketed, Command: "start_reproduction", To: BugReproducing, Roles: roles(reproducer, humans, system)},
+		{From: BugReproducing, Command: "propose_reproduction", To: BugAwaitingReporterRepro, Roles: roles(reproducer, humans)},
+
+		// "Is this the bug you saw?" only the reporter can answer.
+		{From: BugAwaitingReporterRepro, Command: "confirm_reproduction", To: BugReproduced, Roles: roles(reporter)},
+		{From: BugAwaitingReporterRepro, Command: "reject_reproduction", To: BugReproducing, Roles: roles(reporter)},
+
+		{From: BugReproduced, Command: "start_fix", To: BugFixing, Roles: roles(fixer, humans, system)},
+		{From: BugFixing, Command: "submit_candidate", To: BugVerifying, Roles: roles(fixer, humans), Guard: AttemptLeft, Effect: CountAttempt},
+
+		// Only the verifier (system) records verdicts. A rejection with no
+		// attempt left goes to a human, and so does an inconclusive run: fail
+		// closed, never retry silently.
+		{From: BugVerifying, Command: "record_verified", To: BugAwaitingApproval, Roles: roles(system)},
+		{From: BugVerifying, Command: "record_rejected", To: BugFixing, Roles: roles(system), Guard: AttemptLeft},
+		{From: BugVerifying, Command: "record_rejected", To: BugNeedsHuman, Roles: roles(system), Guard: NoAttemptLeft},
+		{From: BugVerifying, Command: "record_inconclusive", To: BugNeedsHuman, Roles: roles(system)},
+
+		{From: BugAwaitingApproval, Command: "approve", To: BugApproved, Roles: roles(humans)},
+		{From: BugAwaitingApproval, Command: "reject", To: BugFixing, Roles: roles(humans), Guard: AttemptLeft},
+		{From: BugAwaitingApproval, Command: "reject", To: BugNeedsHuman, Roles: roles(humans), Guard: NoAttemptLeft},
+
+		{From: BugApproved, Command: "merge", To: BugMerged, Roles: roles(humans)},
+		{From: BugMerged, Command: "record_release", To: BugReleased, Roles: roles(recorder, system)},
+		{From: BugReleased, Command: "ask_reporter", To: BugAwaitingReporterConfirmation, Roles: roles(recorder, system)},
+
+		// The reporter has the last word; silence is unconfirmed, not verified.
+		{From: BugAwaitingReporterConfirmation, Command: "confirm_fix", To: BugVerified, Roles: roles(reporter)},
+		{From: BugAwaitingReporterConfirmation, Command: "report_still_broken", To: BugReopened, Roles: roles(reporter)},
+		{From: BugAwaitingReporterConfirmation, Command: "confirmation_timeout", To: BugUnconfirmed, Roles: roles(system)},
+
+		{From: BugReopened, Command: "start_reproduction", To: BugReproducing, Roles: roles(reproducer, humans, system)},
+
+		{From: BugNeedsHuman, Command: "resume_triage", To: BugTriaging, Roles: roles(humans)},
+		{From: BugNeedsHuman, Command: "resume_reproduction", To: BugReproducing, Roles: roles(humans)},
+		{From: BugNeedsHuman, Command: "resume_fix", To: BugFixing, Roles: roles(humans), Effect: ResetAttempts},
+	}
+	// Anyone doing the work may hand a case to a human at any point (out of
+	// autonomy scope); only the owner closes. The reporter cannot escalate:
+	// their channel is provide_info and report_still_broken.
+	escalators := roles(signoff.AgentRoles, humans, system)
+	for _, s := range bugStates {
+		if s != BugNeedsHuman && s != BugClosed {
+			rows = append(rows, Transition{From: s, Command: "escalate", To: BugNeedsHuman, Roles: roles(escalators)})
+		}
+	}
+	for _, s := range bugStates {
+		if s != BugClosed {
+			rows = append(rows, Transition{From: s, Command: "close", To: BugClosed, Roles: one(signoff.RoleOwner)})
+		}
+	}
+	return rows
+}

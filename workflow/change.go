@@ -1,0 +1,59 @@
+package workflow
+
+import "github.com/signoff-dev/signoff"
+
+// Change states, named as in SPEC section 4.
+const (
+	ChangeRequested        = "requested"
+	ChangePlanned          = "planned"
+	ChangeReviewed         = "reviewed"
+	ChangeReviewFailed     = "review_failed"
+	ChangeAwaitingApproval = "awaiting_approval"
+	ChangeApproved         = "approved"
+	ChangeExecuting        = "executing"
+	ChangeExecuted         = "executed"
+	ChangeRolledBack       = "rolled_back"
+	ChangeDrifted          = "drifted"
+	ChangeReverted         = "reverted"
+	ChangeExpired          = "expired"
+	ChangeSuperseded       = "superseded"
+)
+
+var changeStates = []string{
+	ChangeRequested, ChangePlanned, ChangeReviewed, ChangeReviewFailed,
+	ChangeAwaitingApproval, ChangeApproved, ChangeExecuting, ChangeExecuted,
+	ChangeRolledBack, ChangeDrifted, ChangeReverted, ChangeExpired,
+	ChangeSuperseded,
+}
+
+// Change is the change loop. Policy review, expiry and the outcome of
+// execution are facts the system records; a human signs; the gate (system)
+// executes only what was signed. Executing and reverting are open to the
+// system because the gate is the system, never to an agent.
+var Change = mustNew(signoff.KindChange, ChangeRequested, changeStates, changeRows())
+
+func changeRows() []Transition {
+	planner := one(signoff.RolePlanner)
+	rows := []Transition{
+		{From: ChangeRequested, Command: "plan", To: ChangePlanned, Roles: roles(planner, humans)},
+		{From: ChangePlanned, Command: "review_pass", To: ChangeReviewed, Roles: roles(system)},
+		{From: ChangePlanned, Command: "review_fail", To: ChangeReviewFailed, Roles: roles(system)},
+		{From: ChangeReviewFailed, Command: "plan", To: ChangePlanned, Roles: roles(planner, humans)},
+		{From: ChangeReviewed, Command: "request_approval", To: ChangeAwaitingApproval, Roles: roles(system, humans)},
+		{From: ChangeAwaitingApproval, Command: "approve", To: ChangeApproved, Roles: roles(humans)},
+		{From: ChangeAwaitingApproval, Command: "reject", To: ChangeRequested, Roles: roles(humans)},
+		{From: ChangeAwaitingApproval, Command: "expire", To: ChangeExpired, Roles: roles(system)},
+		{From: ChangeApproved, Command: "expire", To: ChangeExpired, Roles: roles(system)},
+		{From: ChangeApproved, Command: "execute", To: ChangeExecuting, Roles: roles(humans, system)},
+		{From: ChangeExecuting, Command: "complete", To: ChangeExecuted, Roles: roles(system)},
+		{From: ChangeExecuting, Command: "rollback", To: ChangeRolledBack, Roles: roles(system)},
+		{From: ChangeExecuting, Command: "drift", To: ChangeDrifted, Roles: roles(system)},
+		{From: ChangeExecuted, Command: "revert", To: ChangeReverted, Roles: roles(humans, system)},
+	}
+	// A newer plan replaces any decision not yet acted on; once execution
+	// starts, only its outcome or a revert can follow.
+	for _, s := range []string{ChangePlanned, ChangeReviewed, ChangeReviewFailed, ChangeAwaitingApproval, ChangeApproved} {
+		rows = append(rows, Transition{From: s, Command: "supersede", To: ChangeSuperseded, Roles: roles(planner, humans, system)})
+	}
+	return rows
+}
