@@ -40,6 +40,13 @@ func SystemActor(ws string) Actor {
 	return Actor{ID: "system", WorkspaceID: ws, Name: "signoff", Role: RoleSystem}
 }
 
+// CLIActor is whoever runs the signoff CLI with direct database access. It
+// acts with owner rights and the ledger records it as "cli", not as any
+// person, because the database cannot tell who typed the command.
+func CLIActor(ws string) Actor {
+	return Actor{ID: "cli", WorkspaceID: ws, Name: "signoff CLI (database access)", Role: RoleOwner}
+}
+
 // Token describes an API credential. The secret is shown once at creation and
 // only its SHA-256 is stored.
 type Token struct {

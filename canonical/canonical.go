@@ -14,6 +14,7 @@
 package canonical
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -58,7 +59,7 @@ func Digest(v any) (string, error) {
 // IEEE-754 double (e.g. 1e400). Ambiguous input is refused rather than
 // guessed at, because a digest over a guess is a digest nobody approved.
 func Transform(b []byte) ([]byte, error) {
-	p := parser{in: b, out: make([]byte, 0, len(b))}
+	p := parser{in: b, lits: make([]byte, 0, len(b))}
 	p.skipSpace()
 	if err := p.value(0); err != nil {
 		return nil, err
@@ -67,7 +68,11 @@ func Transform(b []byte) ([]byte, error) {
 	if p.pos != len(p.in) {
 		return nil, p.errorf("trailing data after JSON value")
 	}
-	return p.out, nil
+	e := emitter{toks: p.toks, lits: p.lits, out: make([]byte, 0, len(p.lits)+len(p.toks))}
+	if _, err := e.emit(0); err != nil {
+		return nil, err
+	}
+	return e.out, nil
 }
 
 // AppendString appends s as a JCS string literal, quotes included, to dst.
@@ -181,22 +186,37 @@ func appendNumber(dst []byte, f float64) []byte {
 	return dst
 }
 
-// parser is a strict RFC 8259 recursive-descent parser that writes the
-// canonical form as it goes. A hand parser, rather than encoding/json, is
-// used because encoding/json silently keeps the last of duplicate keys and
-// replaces invalid UTF-8, both of which would let different texts share a
-// digest.
+// parser is a strict RFC 8259 recursive-descent parser. A hand parser,
+// rather than encoding/json, is used because encoding/json silently keeps
+// the last of duplicate keys and replaces invalid UTF-8, both of which would
+// let different texts share a digest.
+//
+// Parsing produces a flat token list and the canonical bytes of every string
+// and scalar; emitter then writes the tokens with object members sorted.
+// Sorting spans of already-serialized output at every nesting level instead
+// would cost depth × size, which hostile input can make quadratic.
 type parser struct {
 	in      []byte
 	pos     int
-	out     []byte
+	toks    []token
+	lits    []byte // canonical scalars and decoded keys, referenced by tokens
 	scratch []byte // decoded string bytes, reused between strings
 }
 
-// member locates one serialized "key":value pair inside parser.out.
-type member struct {
-	key        string
-	start, end int
+type tokenKind uint8
+
+const (
+	tokScalar tokenKind = iota // lits[lo:hi] is the canonical value
+	tokKey                     // lits[lo:hi] is the decoded key; the value follows
+	tokObject                  // members are the tokens up to end
+	tokArray                   // elements are the tokens up to end
+)
+
+// token holds no pointers so that large inputs stay cheap for the GC.
+type token struct {
+	kind   tokenKind
+	lo, hi int // span in parser.lits (scalars and keys)
+	end    int // index just past the container's last token (objects and arrays)
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -214,6 +234,11 @@ func (p *parser) skipSpace() {
 	}
 }
 
+// scalar records a token for the canonical bytes appended to p.lits since lo.
+func (p *parser) scalar(kind tokenKind, lo int) {
+	p.toks = append(p.toks, token{kind: kind, lo: lo, hi: len(p.lits)})
+}
+
 func (p *parser) value(depth int) error {
 	if p.pos >= len(p.in) {
 		return p.errorf("unexpected end of input")
@@ -228,7 +253,9 @@ func (p *parser) value(depth int) error {
 		if err != nil {
 			return err
 		}
-		p.out = appendQuoted(p.out, s)
+		lo := len(p.lits)
+		p.lits = appendQuoted(p.lits, s)
+		p.scalar(tokScalar, lo)
 		return nil
 	case c == '-' || ('0' <= c && c <= '9'):
 		return p.number()
@@ -248,20 +275,31 @@ func (p *parser) literal(lit string) error {
 		return p.errorf("invalid literal")
 	}
 	p.pos += len(lit)
-	p.out = append(p.out, lit...)
+	lo := len(p.lits)
+	p.lits = append(p.lits, lit...)
+	p.scalar(tokScalar, lo)
 	return nil
 }
 
-func (p *parser) array(depth int) error {
+// open records a container token; its end is patched by the caller.
+func (p *parser) open(kind tokenKind, depth int) (int, error) {
 	if depth > maxDepth {
-		return p.errorf("nesting deeper than %d", maxDepth)
+		return 0, p.errorf("nesting deeper than %d", maxDepth)
 	}
-	p.pos++ // '['
-	p.out = append(p.out, '[')
+	p.pos++ // '[' or '{'
+	p.toks = append(p.toks, token{kind: kind})
+	return len(p.toks) - 1, nil
+}
+
+func (p *parser) array(depth int) error {
+	idx, err := p.open(tokArray, depth)
+	if err != nil {
+		return err
+	}
+	defer func() { p.toks[idx].end = len(p.toks) }()
 	p.skipSpace()
 	if p.pos < len(p.in) && p.in[p.pos] == ']' {
 		p.pos++
-		p.out = append(p.out, ']')
 		return nil
 	}
 	for {
@@ -275,11 +313,9 @@ func (p *parser) array(depth int) error {
 		switch p.in[p.pos] {
 		case ',':
 			p.pos++
-			p.out = append(p.out, ',')
 			p.skipSpace()
 		case ']':
 			p.pos++
-			p.out = append(p.out, ']')
 			return nil
 		default:
 			return p.errorf("expected ',' or ']' in array")
@@ -288,20 +324,16 @@ func (p *parser) array(depth int) error {
 }
 
 func (p *parser) object(depth int) error {
-	if depth > maxDepth {
-		return p.errorf("nesting deeper than %d", maxDepth)
+	idx, err := p.open(tokObject, depth)
+	if err != nil {
+		return err
 	}
-	start := p.pos
-	p.pos++ // '{'
+	defer func() { p.toks[idx].end = len(p.toks) }()
 	p.skipSpace()
 	if p.pos < len(p.in) && p.in[p.pos] == '}' {
 		p.pos++
-		p.out = append(p.out, '{', '}')
 		return nil
 	}
-	// Members are serialized into p.out in input order, then reordered.
-	base := len(p.out)
-	var members []member
 	for {
 		if p.pos >= len(p.in) || p.in[p.pos] != '"' {
 			return p.errorf("expected string key in object")
@@ -310,9 +342,9 @@ func (p *parser) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		m := member{key: string(k), start: len(p.out)}
-		p.out = appendQuoted(p.out, m.key)
-		p.out = append(p.out, ':')
+		lo := len(p.lits)
+		p.lits = append(p.lits, k...)
+		p.scalar(tokKey, lo)
 		p.skipSpace()
 		if p.pos >= len(p.in) || p.in[p.pos] != ':' {
 			return p.errorf("expected ':' after object key")
@@ -322,49 +354,103 @@ func (p *parser) object(depth int) error {
 		if err := p.value(depth); err != nil {
 			return err
 		}
-		m.end = len(p.out)
-		members = append(members, m)
 		p.skipSpace()
 		if p.pos >= len(p.in) {
 			return p.errorf("unterminated object")
 		}
-		if p.in[p.pos] == '}' {
+		switch p.in[p.pos] {
+		case ',':
 			p.pos++
-			break
-		}
-		if p.in[p.pos] != ',' {
+			p.skipSpace()
+		case '}':
+			p.pos++
+			return nil
+		default:
 			return p.errorf("expected ',' or '}' in object")
 		}
-		p.pos++
-		p.skipSpace()
 	}
+}
 
-	slices.SortFunc(members, func(a, b member) int { return compareUTF16(a.key, b.key) })
-	for i := 1; i < len(members); i++ {
-		if members[i].key == members[i-1].key {
-			return fmt.Errorf("canonical: duplicate object key %q in object starting at offset %d", members[i].key, start)
-		}
+// emitter writes parsed tokens in canonical order. Each token is written
+// once, so the work is linear in the input apart from sorting keys.
+type emitter struct {
+	toks    []token
+	lits    []byte
+	out     []byte
+	members []int // stack of key token indices for the objects being written
+}
+
+// key returns the decoded key of key token i.
+func (e *emitter) key(i int) []byte {
+	return e.lits[e.toks[i].lo:e.toks[i].hi]
+}
+
+// next returns the index of the token after the value starting at i.
+func (e *emitter) next(i int) int {
+	if k := e.toks[i].kind; k == tokObject || k == tokArray {
+		return e.toks[i].end
 	}
-	serialized := slices.Clone(p.out[base:])
-	p.out = append(p.out[:base], '{')
-	for i, m := range members {
-		if i > 0 {
-			p.out = append(p.out, ',')
+	return i + 1
+}
+
+// emit writes the value starting at token i and returns the index after it.
+func (e *emitter) emit(i int) (int, error) {
+	t := e.toks[i]
+	switch t.kind {
+	case tokArray:
+		e.out = append(e.out, '[')
+		for j := i + 1; j < t.end; {
+			if j > i+1 {
+				e.out = append(e.out, ',')
+			}
+			var err error
+			if j, err = e.emit(j); err != nil {
+				return 0, err
+			}
 		}
-		p.out = append(p.out, serialized[m.start-base:m.end-base]...)
+		e.out = append(e.out, ']')
+		return t.end, nil
+	case tokObject:
+		base := len(e.members)
+		for j := i + 1; j < t.end; j = e.next(j + 1) {
+			e.members = append(e.members, j)
+		}
+		ms := e.members[base:]
+		slices.SortFunc(ms, func(a, b int) int { return compareUTF16(e.key(a), e.key(b)) })
+		for n := 1; n < len(ms); n++ {
+			if k := e.key(ms[n]); bytes.Equal(k, e.key(ms[n-1])) {
+				return 0, fmt.Errorf("canonical: duplicate object key %q", k)
+			}
+		}
+		e.out = append(e.out, '{')
+		// Index e.members afresh each time: nested objects may grow it.
+		for n := base; n < base+len(ms); n++ {
+			if n > base {
+				e.out = append(e.out, ',')
+			}
+			e.out = appendQuoted(e.out, e.key(e.members[n]))
+			e.out = append(e.out, ':')
+			if _, err := e.emit(e.members[n] + 1); err != nil {
+				return 0, err
+			}
+		}
+		e.out = append(e.out, '}')
+		e.members = e.members[:base]
+		return t.end, nil
+	default:
+		e.out = append(e.out, e.lits[t.lo:t.hi]...)
+		return i + 1, nil
 	}
-	p.out = append(p.out, '}')
-	return nil
 }
 
 // compareUTF16 orders valid UTF-8 strings by their UTF-16 code units, as
 // RFC 8785 section 3.2.3 requires. This differs from byte (code point) order
 // only when a supplementary character, whose leading surrogate is
 // U+D800..U+DBFF, meets a BMP character in U+E000..U+FFFF.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
+func compareUTF16(a, b []byte) int {
+	for len(a) > 0 && len(b) > 0 {
+		ra, na := utf8.DecodeRune(a)
+		rb, nb := utf8.DecodeRune(b)
 		if ra != rb {
 			if c := int(firstUnit(ra)) - int(firstUnit(rb)); c != 0 {
 				return c
@@ -531,7 +617,9 @@ func (p *parser) number() error {
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return fmt.Errorf("canonical: number %s at offset %d overflows an IEEE-754 double", lit, start)
 	}
-	p.out = appendNumber(p.out, f)
+	lo := len(p.lits)
+	p.lits = appendNumber(p.lits, f)
+	p.scalar(tokScalar, lo)
 	return nil
 }
 

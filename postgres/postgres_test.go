@@ -25,6 +25,19 @@ var Backend = storetest.Backend{
 		tb.Cleanup(func() { s.Close() })
 		return s
 	},
+	OpenPair: func(tb testing.TB, o sqlstore.Options) (*sqlstore.DB, *sqlstore.DB) {
+		url := pgtest.NewDatabase(tb)
+		var out [2]*sqlstore.DB
+		for i := range out {
+			s, err := postgres.Open(context.Background(), url, o)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { s.Close() })
+			out[i] = s
+		}
+		return out[0], out[1]
+	},
 	Tamper: func(tb testing.TB, db *sql.DB) {
 		if _, err := db.Exec(`ALTER TABLE ledger_events DISABLE TRIGGER USER`); err != nil {
 			tb.Fatal(err)
@@ -36,3 +49,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, Backend)
 }
+
+func BenchmarkAppend(b *testing.B) { storetest.BenchAppend(b, Backend) }
+
+func BenchmarkVerify1M(b *testing.B) { storetest.BenchVerify(b, Backend, 1_000_000) }

@@ -22,6 +22,19 @@ var Backend = storetest.Backend{
 		tb.Cleanup(func() { s.Close() })
 		return s
 	},
+	OpenPair: func(tb testing.TB, o sqlstore.Options) (*sqlstore.DB, *sqlstore.DB) {
+		path := filepath.Join(tb.TempDir(), "signoff.db")
+		var out [2]*sqlstore.DB
+		for i := range out {
+			s, err := sqlite.Open(context.Background(), path, o)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { s.Close() })
+			out[i] = s
+		}
+		return out[0], out[1]
+	},
 	Tamper: func(tb testing.TB, db *sql.DB) {
 		for _, q := range []string{`DROP TRIGGER ledger_events_no_update`, `DROP TRIGGER ledger_events_no_delete`} {
 			if _, err := db.Exec(q); err != nil {
@@ -35,3 +48,8 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, Backend)
 }
+
+func BenchmarkAppend(b *testing.B) { storetest.BenchAppend(b, Backend) }
+
+// BenchmarkVerify1M verifies a chain of one million events.
+func BenchmarkVerify1M(b *testing.B) { storetest.BenchVerify(b, Backend, 1_000_000) }

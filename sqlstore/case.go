@@ -221,6 +221,11 @@ func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in
 			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
 				Message: fmt.Sprintf("case is at version %d, not %d", c.Version, *in.ExpectedVersion)}
 		}
+		// Approve, merge, execute and confirm do not exist for agents, in any
+		// state: the answer is the same refusal whatever the case is doing.
+		if by.Role.IsAgent() && workflow.HumanOnly(in.Command) {
+			return signoff.Errorf(signoff.EFORBIDDEN, "agents may not %s", in.Command)
+		}
 		table, err := workflow.For(c.Kind)
 		if err != nil {
 			return err

@@ -34,7 +34,8 @@ type Dialect struct {
 
 // Options configure a DB.
 type Options struct {
-	// Signer signs chain heads and checkpoints. Required.
+	// Signer signs chain heads and checkpoints. Without one the store is
+	// read-only: every write fails before it starts.
 	Signer ed25519.PrivateKey
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -56,18 +57,18 @@ type DB struct {
 	ready   func(context.Context) error
 	river   *river.Client[*sql.Tx]
 	retries int
-	closers []func() error
+	closer  []func() error
+	heads   headCache
 }
 
 var _ signoff.Store = (*DB)(nil)
 
 // New wraps an opened, migrated database.
 func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
-	if o.Signer == nil {
-		return nil, errors.New("sqlstore: a signing key is required")
-	}
 	s := &DB{db: db, d: d, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, retries: o.MaxRetries}
-	s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
+	if o.Signer != nil {
+		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -78,13 +79,13 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 }
 
 // OnClose registers cleanup to run, in reverse order, when the DB closes.
-func (s *DB) OnClose(fn func() error) { s.closers = append(s.closers, fn) }
+func (s *DB) OnClose(fn func() error) { s.closer = append(s.closer, fn) }
 
 // Close closes the database and everything registered with OnClose.
 func (s *DB) Close() error {
 	var errs []error
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		errs = append(errs, s.closers[i]())
+	for i := len(s.closer) - 1; i >= 0; i-- {
+		errs = append(errs, s.closer[i]())
 	}
 	errs = append(errs, s.db.Close())
 	return errors.Join(errs...)

@@ -6,47 +6,177 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/ledger"
 )
 
-// appendEvent chains one event onto the workspace ledger inside tx. The head
-// row is the serialization point: it is locked (or, on SQLite, the write
-// transaction already serializes), the event is sealed after it, and the
-// head is re-signed in the same transaction as the state change it records.
+// EventInput is one event to append; Payload is marshalled canonically.
+type EventInput struct {
+	CaseID  string
+	Type    string
+	ActorID string
+	Payload any
+}
+
+// appendEvent chains one event onto the workspace ledger inside tx.
 func (s *DB) appendEvent(ctx context.Context, tx *sql.Tx, ws, caseID, typ, actorID string, payload any) (signoff.Event, error) {
-	body, err := canonical.Marshal(payload)
+	evs, err := s.appendEvents(ctx, tx, ws, []EventInput{{CaseID: caseID, Type: typ, ActorID: actorID, Payload: payload}})
 	if err != nil {
-		return signoff.Event{}, fmt.Errorf("append %s: payload: %w", typ, err)
+		return signoff.Event{}, err
 	}
-	var prevSeq int64
-	var prevHash string
-	err = tx.QueryRowContext(ctx, `SELECT seq, hash FROM ledger_heads WHERE workspace_id = $1`+s.d.ForUpdate, ws).Scan(&prevSeq, &prevHash)
-	if err != nil {
-		return signoff.Event{}, fmt.Errorf("append %s: read head of %s: %w", typ, ws, err)
+	return evs[0], nil
+}
+
+// appendEvents chains events onto the workspace ledger inside tx, in the
+// same transaction as the state change they record. The head row is the
+// serialization point. The store remembers the last head it wrote, so the
+// usual append takes the lock and moves the head in one guarded UPDATE
+// ("where the head is still what I last saw") instead of a locking read
+// plus a write. When another process or a rolled-back transaction moved the
+// head, the guard matches nothing; the append then reads the head under a
+// row lock and seals again, so the database, not the cache, decides.
+// Every CheckpointInterval-th event also leaves a signed checkpoint that is
+// never overwritten.
+func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []EventInput) ([]signoff.Event, error) {
+	if s.signer == nil {
+		return nil, signoff.Errorf(signoff.EUNAVAILABLE, "store opened read-only: no signing key")
 	}
-	e := signoff.Event{WorkspaceID: ws, CaseID: caseID, Type: typ, ActorID: actorID, Time: s.now(), Payload: body}
-	ledger.Seal(&e, prevSeq, prevHash)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_events (workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		e.WorkspaceID, e.Seq, e.CaseID, e.Type, e.ActorID, micros(e.Time), string(e.Payload), e.PrevHash, e.Hash); err != nil {
-		return signoff.Event{}, fmt.Errorf("append %s: insert event %d: %w", typ, e.Seq, err)
+	now := s.now()
+	out := make([]signoff.Event, len(in))
+	for i, ei := range in {
+		body, err := canonical.Marshal(ei.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("append %s: payload: %w", ei.Type, err)
+		}
+		out[i] = signoff.Event{WorkspaceID: ws, CaseID: ei.CaseID, Type: ei.Type, ActorID: ei.ActorID, Time: now, Payload: body}
 	}
-	head := ledger.Checkpoint{WorkspaceID: ws, Seq: e.Seq, Hash: e.Hash}
-	head.Sign(s.signer, e.Time)
-	if _, err := tx.ExecContext(ctx, `UPDATE ledger_heads SET seq = $1, hash = $2, key_id = $3, signed_at = $4, signature = $5 WHERE workspace_id = $6`,
-		head.Seq, head.Hash, head.KeyID, micros(head.SignedAt), head.Signature, ws); err != nil {
-		return signoff.Event{}, fmt.Errorf("append %s: update head: %w", typ, err)
+	prev, cached := s.heads.get(ws)
+	var head ledger.Checkpoint
+	for {
+		if !cached {
+			err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM ledger_heads WHERE workspace_id = $1`+s.d.ForUpdate, ws).Scan(&prev.Seq, &prev.Hash)
+			if err != nil {
+				return nil, fmt.Errorf("append: read head of %s: %w", ws, err)
+			}
+		}
+		seq, hash := prev.Seq, prev.Hash
+		for i := range out {
+			ledger.Seal(&out[i], seq, hash)
+			seq, hash = out[i].Seq, out[i].Hash
+		}
+		head = ledger.Checkpoint{WorkspaceID: ws, Seq: seq, Hash: hash}
+		head.Sign(s.signer, now)
+		res, err := tx.ExecContext(ctx, `UPDATE ledger_heads SET seq = $1, hash = $2, key_id = $3, signed_at = $4, signature = $5
+			WHERE workspace_id = $6 AND seq = $7 AND hash = $8`,
+			head.Seq, head.Hash, head.KeyID, micros(head.SignedAt), head.Signature, ws, prev.Seq, prev.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("append: move head: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, fmt.Errorf("append: move head: %w", err)
+		}
+		if n == 1 {
+			break
+		}
+		if !cached {
+			// The head was read under lock and still did not match: only a
+			// missing head row (unknown workspace) gets here.
+			return nil, fmt.Errorf("append: head of %s vanished: %w", ws, sql.ErrNoRows)
+		}
+		cached = false
 	}
-	if e.Seq%ledger.CheckpointInterval == 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_checkpoints (workspace_id, seq, hash, key_id, signed_at, signature) VALUES ($1, $2, $3, $4, $5, $6)`,
-			head.WorkspaceID, head.Seq, head.Hash, head.KeyID, micros(head.SignedAt), head.Signature); err != nil {
-			return signoff.Event{}, fmt.Errorf("append %s: checkpoint: %w", typ, err)
+	s.heads.set(ws, head.Seq, head.Hash)
+	const insertEvent = `INSERT INTO ledger_events (workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	exec := func(args ...any) error { _, err := tx.ExecContext(ctx, insertEvent, args...); return err }
+	if len(out) > 1 {
+		// A prepared statement pays off for batches; for one event it would
+		// cost PostgreSQL an extra round trip.
+		stmt, err := tx.PrepareContext(ctx, insertEvent)
+		if err != nil {
+			return nil, fmt.Errorf("append: prepare: %w", err)
+		}
+		defer stmt.Close()
+		exec = func(args ...any) error { _, err := stmt.ExecContext(ctx, args...); return err }
+	}
+	for i := range out {
+		e := &out[i]
+		if err := exec(e.WorkspaceID, e.Seq, e.CaseID, e.Type, e.ActorID, micros(e.Time), string(e.Payload), e.PrevHash, e.Hash); err != nil {
+			s.heads.forget(ws)
+			return nil, fmt.Errorf("append %s: insert event %d: %w", e.Type, e.Seq, err)
+		}
+		if e.Seq%ledger.CheckpointInterval == 0 {
+			cp := ledger.Checkpoint{WorkspaceID: ws, Seq: e.Seq, Hash: e.Hash}
+			cp.Sign(s.signer, now)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_checkpoints (workspace_id, seq, hash, key_id, signed_at, signature) VALUES ($1, $2, $3, $4, $5, $6)`,
+				cp.WorkspaceID, cp.Seq, cp.Hash, cp.KeyID, micros(cp.SignedAt), cp.Signature); err != nil {
+				s.heads.forget(ws)
+				return nil, fmt.Errorf("append: checkpoint %d: %w", e.Seq, err)
+			}
 		}
 	}
-	return e, nil
+	return out, nil
+}
+
+// headCache remembers the last head each workspace's chain was moved to by
+// this process. It is only a hint: a stale entry costs one extra read.
+type headCache struct {
+	mu sync.Mutex
+	m  map[string]headPos
+}
+
+type headPos struct {
+	Seq  int64
+	Hash string
+}
+
+func (c *headCache) get(ws string) (headPos, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.m[ws]
+	return p, ok
+}
+
+func (c *headCache) set(ws string, seq int64, hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]headPos{}
+	}
+	c.m[ws] = headPos{seq, hash}
+}
+
+func (c *headCache) forget(ws string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, ws)
+}
+
+// Append records events that are not case transitions (evidence, imports)
+// in one transaction. Returns ENOTFOUND for an unknown workspace.
+func (s *DB) Append(ctx context.Context, ws string, in ...EventInput) ([]signoff.Event, error) {
+	if err := signoff.CheckID("workspace", signoff.PrefixWorkspace, ws); err != nil {
+		return nil, err
+	}
+	for _, e := range in {
+		if err := signoff.CheckText("event type", e.Type, true, 100); err != nil {
+			return nil, err
+		}
+	}
+	var out []signoff.Event
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = s.appendEvents(ctx, tx, ws, in)
+		if errors.Is(err, sql.ErrNoRows) {
+			return signoff.Errorf(signoff.ENOTFOUND, "workspace not found")
+		}
+		return err
+	})
+	return out, err
 }
 
 // createHead starts an empty chain for a new workspace.

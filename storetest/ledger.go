@@ -6,12 +6,14 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/riverqueue/river"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/ledger"
+	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // fill appends n case events (one case, alternating escalate/resume).
@@ -208,5 +210,46 @@ func testReady(t *testing.T, b Backend) {
 	cancel()
 	if err := tb.store.Ready(ctx); signoff.ErrorCode(err) != signoff.EUNAVAILABLE {
 		t.Fatalf("Ready(cancelled) = %v, want unavailable", err)
+	}
+}
+
+// testTwoProcessesOneChain: two stores on one database (two processes, each
+// with its own head cache) append and transition concurrently. Stale caches
+// must cost retries, never a fork or a lost event.
+func testTwoProcessesOneChain(t *testing.T, b Backend) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	a, c := b.OpenPair(t, sqlstore.Options{Signer: key})
+	ctx := context.Background()
+	ws, owner, err := a.CreateWorkspace(ctx, "shared", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perWriter = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*perWriter)
+	for w, s := range []*sqlstore.DB{a, c, a, c} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				if _, err := s.Append(ctx, ws.ID, sqlstore.EventInput{Type: "test.event", ActorID: owner.ID, Payload: map[string]int{"writer": w, "i": i}}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("append: %v", err)
+	}
+	for _, s := range []*sqlstore.DB{a, c} {
+		res, err := s.VerifyLedger(ctx, ws.ID, ledger.Trust(key.Public().(ed25519.PublicKey)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(4*perWriter + 2); res.Events != want { // + workspace.created, actor.created
+			t.Fatalf("events = %d, want %d", res.Events, want)
+		}
 	}
 }

@@ -21,6 +21,9 @@ type Backend struct {
 	Name string
 	// Open returns a new store on an empty database, closed at cleanup.
 	Open func(tb testing.TB, o sqlstore.Options) *sqlstore.DB
+	// OpenPair returns two stores on one new database, as two processes
+	// sharing it would have.
+	OpenPair func(tb testing.TB, o sqlstore.Options) (*sqlstore.DB, *sqlstore.DB)
 	// Tamper disables the append-only triggers so a test can play an
 	// attacker with database access.
 	Tamper func(tb testing.TB, db *sql.DB)
@@ -119,6 +122,7 @@ func Run(t *testing.T, b Backend) {
 		{"ConcurrentSameCommand", testConcurrentSameCommand},
 		{"ConcurrentMixedCommands", testConcurrentMixedCommands},
 		{"LedgerCheckpoints", testLedgerCheckpoints},
+		{"TwoProcessesOneChain", testTwoProcessesOneChain},
 		{"LedgerTamper", testLedgerTamper},
 		{"AppendOnly", testAppendOnly},
 		{"TransactionalEnqueue", testTransactionalEnqueue},

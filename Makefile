@@ -1,0 +1,39 @@
+# Signoff build and test entry points. `make test` is the command the README
+# and CI run.
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+# Packages whose code runs concurrently: they also run under the race detector.
+RACE_PKGS := ./sqlstore/... ./sqlite/... ./postgres/... ./httpapi/... ./ledger/... ./identity/...
+
+.PHONY: build test vet race bench fuzz demo clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/signoff ./cmd/signoff
+
+test: vet
+	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -race $(RACE_PKGS)
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+# Benchmarks are never part of `make test`: they take minutes and their
+# figures go in notes, not assertions.
+bench:
+	$(GO) test -run '^$$' -bench 'Append' -benchtime 5000x ./sqlite/ ./postgres/
+	$(GO) test -run '^$$' -bench 'Verify1M' -benchtime 3x -timeout 30m ./sqlite/ ./postgres/
+	$(GO) test -run '^$$' -bench . ./canonical/ ./ledger/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/
+
+demo:
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo
+
+clean:
+	rm -rf bin
