@@ -11,14 +11,16 @@ import (
 // them to HTTP status, CLI exit code and MCP error code through Codes below and
 // nowhere else.
 const (
-	EINVALID      = "invalid"      // input failed validation
-	ENOTFOUND     = "not_found"    // missing, or belongs to another workspace
-	ECONFLICT     = "conflict"     // wrong state, stale version or lost race
-	EUNAUTHORIZED = "unauthorized" // no credential or an unknown one
-	EFORBIDDEN    = "forbidden"    // known credential, not allowed
-	ETOOLARGE     = "too_large"    // request body over the limit
-	EUNAVAILABLE  = "unavailable"  // a dependency is not ready
-	EINTERNAL     = "internal"     // anything else; details are only logged
+	EINVALID      = "invalid"                // input failed validation
+	ENOTFOUND     = "not_found"              // missing, or belongs to another workspace
+	ECONFLICT     = "conflict"               // wrong state, stale version or lost race
+	EUNAUTHORIZED = "unauthorized"           // no credential or an unknown one
+	EFORBIDDEN    = "forbidden"              // known credential, not allowed
+	ETOOLARGE     = "too_large"              // request body over the limit
+	EMETHOD       = "method_not_allowed"     // a transport refused the method
+	EMEDIATYPE    = "unsupported_media_type" // a transport refused the body's type
+	EUNAVAILABLE  = "unavailable"            // a dependency is not ready
+	EINTERNAL     = "internal"               // anything else; details are only logged
 )
 
 // CodeMapping is how one error code surfaces on each transport.
@@ -36,6 +38,8 @@ var Codes = map[string]CodeMapping{
 	EUNAUTHORIZED: {HTTPStatus: 401, ExitCode: 5, MCPCode: -32001},
 	EFORBIDDEN:    {HTTPStatus: 403, ExitCode: 6, MCPCode: -32004},
 	ETOOLARGE:     {HTTPStatus: 413, ExitCode: 2, MCPCode: -32602},
+	EMETHOD:       {HTTPStatus: 405, ExitCode: 2, MCPCode: -32601},
+	EMEDIATYPE:    {HTTPStatus: 415, ExitCode: 2, MCPCode: -32602},
 	EUNAVAILABLE:  {HTTPStatus: 503, ExitCode: 7, MCPCode: -32603},
 	EINTERNAL:     {HTTPStatus: 500, ExitCode: 1, MCPCode: -32603},
 }

@@ -27,6 +27,14 @@ type ProjectInput struct {
 	Description string `json:"description"`
 }
 
+// ProjectPatch changes some fields of a project; a nil field keeps its
+// value.
+type ProjectPatch struct {
+	Name        *string `json:"name"`
+	RepoURL     *string `json:"repo_url"`
+	Description *string `json:"description"`
+}
+
 // ProjectService manages a workspace's projects.
 type ProjectService interface {
 	// CreateProject returns EINVALID for bad input and ECONFLICT when the name
@@ -35,8 +43,10 @@ type ProjectService interface {
 	// GetProject returns ENOTFOUND if missing or in another workspace.
 	GetProject(ctx context.Context, ws, id string) (Project, error)
 	ListProjects(ctx context.Context, ws string) ([]Project, error)
-	// UpdateProject replaces the editable fields; same errors as create.
-	UpdateProject(ctx context.Context, by Actor, id string, in ProjectInput) (Project, error)
+	// UpdateProject applies the patch atomically, so concurrent patches of
+	// different fields both take effect. Same errors as create; ENOTFOUND
+	// for a project outside by's workspace.
+	UpdateProject(ctx context.Context, by Actor, id string, patch ProjectPatch) (Project, error)
 }
 
 // ActorService manages actors and their tokens.
@@ -98,8 +108,9 @@ type CaseService interface {
 	// CreateCase opens a case in its kind's initial state. Returns EINVALID or
 	// ENOTFOUND (project).
 	CreateCase(ctx context.Context, by Actor, in CaseInput) (Case, error)
-	// GetCase returns ENOTFOUND if missing or in another workspace.
-	GetCase(ctx context.Context, ws, id string) (Case, error)
+	// GetCase returns the case as by may see it: ENOTFOUND if missing, in
+	// another workspace, or (for a reporter) not their own case.
+	GetCase(ctx context.Context, by Actor, id string) (Case, error)
 	// ListCases pages through cases newest first. EINVALID for a bad cursor.
 	ListCases(ctx context.Context, ws string, f CaseFilter) (CasePage, error)
 	// TransitionCase applies one command through the case's transition table
@@ -114,8 +125,8 @@ type CaseService interface {
 // LedgerService reads the hash-chained ledger.
 type LedgerService interface {
 	// ListEvents returns events of one case after seq afterSeq, oldest
-	// first. Returns ENOTFOUND if the case is not in ws.
-	ListEvents(ctx context.Context, ws, caseID string, afterSeq int64, limit int) ([]Event, error)
+	// first. Returns ENOTFOUND if by may not see the case (see GetCase).
+	ListEvents(ctx context.Context, by Actor, caseID string, afterSeq int64, limit int) ([]Event, error)
 	// HeadSeq returns the sequence of the newest event of ws (0 if none).
 	HeadSeq(ctx context.Context, ws string) (int64, error)
 }

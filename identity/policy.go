@@ -35,7 +35,7 @@ var policy = map[Operation][]signoff.Role{
 	OpWorkspaceUpdate: owner,
 	OpProjectRead:     allButRep,
 	OpProjectWrite:    owner,
-	OpActorRead:       owner,
+	OpActorRead:       {signoff.RoleOwner, signoff.RoleOperator}, // operators need reporter ids to open cases
 	OpActorWrite:      owner,
 	OpTokenWrite:      owner,
 	OpCaseCreate:      {signoff.RoleOwner, signoff.RoleOperator, signoff.RoleConcierge},

@@ -51,7 +51,7 @@ func (s *DB) CreateCase(ctx context.Context, by signoff.Actor, in signoff.CaseIn
 				return err
 			}
 			if r.Role != signoff.RoleReporter {
-				return signoff.Errorf(signoff.EINVALID, "reporter_id names a %s, not a reporter", r.Role)
+				return signoff.Errorf(signoff.EINVALID, "reporter_id names an actor with role %s, not a reporter", r.Role)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO cases (id, workspace_id, project_id, kind, title, state, version, fix_attempts, max_fix_attempts, reporter_id, created_by, created_at, updated_at)
@@ -83,11 +83,22 @@ func scanCase(sc interface{ Scan(...any) error }, c *signoff.Case) error {
 }
 
 // GetCase implements signoff.CaseService.
-func (s *DB) GetCase(ctx context.Context, ws, id string) (signoff.Case, error) {
+func (s *DB) GetCase(ctx context.Context, by signoff.Actor, id string) (signoff.Case, error) {
 	if err := signoff.CheckID("case", signoff.PrefixCase, id); err != nil {
 		return signoff.Case{}, err
 	}
-	return s.getCase(ctx, s.db, ws, id)
+	return s.visibleCase(ctx, s.db, by, id)
+}
+
+// visibleCase reads a case as by may see it. A reporter sees only their own
+// case; any other is as invisible to them as another workspace's, so the
+// answer is the same ENOTFOUND.
+func (s *DB) visibleCase(ctx context.Context, q queryer, by signoff.Actor, id string) (signoff.Case, error) {
+	c, err := s.getCase(ctx, q, by.WorkspaceID, id)
+	if err == nil && by.Role == signoff.RoleReporter && c.ReporterID != by.ID {
+		return signoff.Case{}, signoff.Errorf(signoff.ENOTFOUND, "case not found")
+	}
+	return c, err
 }
 
 func (s *DB) getCase(ctx context.Context, q queryer, ws, id string) (signoff.Case, error) {
@@ -209,22 +220,18 @@ func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in
 	var e signoff.Event
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if c, err = s.getCase(ctx, tx, by.WorkspaceID, id); err != nil {
+		if c, err = s.visibleCase(ctx, tx, by, id); err != nil {
 			return err
 		}
-		// A reporter acts only on their own case; any other is as invisible
-		// to them as another workspace's.
-		if by.Role == signoff.RoleReporter && c.ReporterID != by.ID {
-			return signoff.Errorf(signoff.ENOTFOUND, "case not found")
+		// Approve, merge, execute and confirm do not exist for agents, in any
+		// state or version: the answer is the same refusal whatever the case
+		// is doing.
+		if by.Role.IsAgent() && workflow.HumanOnly(in.Command) {
+			return signoff.Errorf(signoff.EFORBIDDEN, "agents may not %s", in.Command)
 		}
 		if in.ExpectedVersion != nil && *in.ExpectedVersion != c.Version {
 			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
 				Message: fmt.Sprintf("case is at version %d, not %d", c.Version, *in.ExpectedVersion)}
-		}
-		// Approve, merge, execute and confirm do not exist for agents, in any
-		// state: the answer is the same refusal whatever the case is doing.
-		if by.Role.IsAgent() && workflow.HumanOnly(in.Command) {
-			return signoff.Errorf(signoff.EFORBIDDEN, "agents may not %s", in.Command)
 		}
 		table, err := workflow.For(c.Kind)
 		if err != nil {

@@ -199,11 +199,15 @@ func scanEvent(sc interface{ Scan(...any) error }, e *signoff.Event) error {
 }
 
 // ListEvents implements signoff.LedgerService.
-func (s *DB) ListEvents(ctx context.Context, ws, caseID string, afterSeq int64, limit int) ([]signoff.Event, error) {
+func (s *DB) ListEvents(ctx context.Context, by signoff.Actor, caseID string, afterSeq int64, limit int) ([]signoff.Event, error) {
 	if err := signoff.CheckID("case", signoff.PrefixCase, caseID); err != nil {
 		return nil, err
 	}
-	if _, err := s.GetCase(ctx, ws, caseID); err != nil {
+	if afterSeq < 0 {
+		return nil, signoff.Errorf(signoff.EINVALID, "after must not be negative")
+	}
+	ws := by.WorkspaceID
+	if _, err := s.GetCase(ctx, by, caseID); err != nil {
 		return nil, err
 	}
 	limit = clampLimit(limit)

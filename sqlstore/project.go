@@ -99,32 +99,46 @@ func (s *DB) ListProjects(ctx context.Context, ws string) ([]signoff.Project, er
 	return out, rows.Err()
 }
 
-// UpdateProject implements signoff.ProjectService.
-func (s *DB) UpdateProject(ctx context.Context, by signoff.Actor, id string, in signoff.ProjectInput) (signoff.Project, error) {
+// UpdateProject implements signoff.ProjectService. The read, merge and
+// write happen in one transaction under the row's lock, so two patches of
+// different fields never lose each other.
+func (s *DB) UpdateProject(ctx context.Context, by signoff.Actor, id string, patch signoff.ProjectPatch) (signoff.Project, error) {
 	if err := signoff.CheckID("project", signoff.PrefixProject, id); err != nil {
 		return signoff.Project{}, err
 	}
-	if err := checkProject(in); err != nil {
-		return signoff.Project{}, err
-	}
-	now := s.now().UTC().Truncate(time.Microsecond)
+	var p signoff.Project
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE projects SET name = $1, repo_url = $2, description = $3, updated_at = $4 WHERE id = $5 AND workspace_id = $6`,
-			in.Name, in.RepoURL, in.Description, micros(now), id, by.WorkspaceID)
-		if err != nil {
+		err := scanProject(tx.QueryRowContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE id = $1 AND workspace_id = $2`+s.d.ForUpdate, id, by.WorkspaceID), &p)
+		if errors.Is(err, sql.ErrNoRows) {
+			return signoff.Errorf(signoff.ENOTFOUND, "project not found")
+		} else if err != nil {
+			return err
+		}
+		in := signoff.ProjectInput{Name: p.Name, RepoURL: p.RepoURL, Description: p.Description}
+		for _, f := range []struct{ dst, src *string }{{&in.Name, patch.Name}, {&in.RepoURL, patch.RepoURL}, {&in.Description, patch.Description}} {
+			if f.src != nil {
+				*f.dst = *f.src
+			}
+		}
+		if in == (signoff.ProjectInput{Name: p.Name, RepoURL: p.RepoURL, Description: p.Description}) {
+			return nil // nothing changes, nothing to record
+		}
+		if err := checkProject(in); err != nil {
+			return err
+		}
+		p.Name, p.RepoURL, p.Description, p.UpdatedAt = in.Name, in.RepoURL, in.Description, s.now().UTC().Truncate(time.Microsecond)
+		if _, err := tx.ExecContext(ctx, `UPDATE projects SET name = $1, repo_url = $2, description = $3, updated_at = $4 WHERE id = $5`,
+			p.Name, p.RepoURL, p.Description, micros(p.UpdatedAt), id); err != nil {
 			if s.d.IsUnique(err) {
 				return signoff.Errorf(signoff.ECONFLICT, "a project named %q already exists", in.Name)
 			}
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return signoff.Errorf(signoff.ENOTFOUND, "project not found")
-		}
-		_, err = s.appendEvent(ctx, tx, by.WorkspaceID, "", "project.updated", by.ID, map[string]any{"project_id": id, "name": in.Name, "repo_url": in.RepoURL, "description": in.Description})
+		_, err = s.appendEvent(ctx, tx, by.WorkspaceID, "", "project.updated", by.ID, map[string]any{"project_id": id, "name": p.Name, "repo_url": p.RepoURL, "description": p.Description})
 		return err
 	})
 	if err != nil {
 		return signoff.Project{}, fmt.Errorf("update project %s: %w", id, err)
 	}
-	return s.GetProject(ctx, by.WorkspaceID, id)
+	return p, nil
 }

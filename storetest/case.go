@@ -25,7 +25,7 @@ func allEvents(t *testing.T, tb *bundle) []signoff.Event {
 	rows.Close()
 	var out []signoff.Event
 	for _, id := range ids {
-		evs, err := tb.store.ListEvents(tb.ctx, tb.ws.ID, id, 0, 500)
+		evs, err := tb.store.ListEvents(tb.ctx, tb.owner, id, 0, 500)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func testCaseCreateAndList(t *testing.T, b Backend) {
 	_, other, _ := s.CreateWorkspace(ctx, "Other", "bob")
 	_, err = s.CreateCase(ctx, other, signoff.CaseInput{ProjectID: tb.proj.ID, Kind: signoff.KindBug, Title: "x"})
 	wantCode(t, err, signoff.ENOTFOUND)
-	_, err = s.GetCase(ctx, other.WorkspaceID, ids[0])
+	_, err = s.GetCase(ctx, other, ids[0])
 	wantCode(t, err, signoff.ENOTFOUND)
 	if page, _ := s.ListCases(ctx, other.WorkspaceID, signoff.CaseFilter{}); len(page.Cases) != 0 {
 		t.Fatalf("other workspace lists %d cases", len(page.Cases))
@@ -165,15 +165,15 @@ func testTransitions(t *testing.T, b Backend) {
 			t.Fatalf("%s = %+v, %v", w.cmd, got, err)
 		}
 	}
-	evs, err := s.ListEvents(ctx, tb.ws.ID, c.ID, 0, 0)
+	evs, err := s.ListEvents(ctx, tb.owner, c.ID, 0, 0)
 	if err != nil || len(evs) != 5 {
 		t.Fatalf("ListEvents = %d, %v; want 5", len(evs), err)
 	}
-	after, err := s.ListEvents(ctx, tb.ws.ID, c.ID, evs[2].Seq, 0)
+	after, err := s.ListEvents(ctx, tb.owner, c.ID, evs[2].Seq, 0)
 	if err != nil || len(after) != 2 || after[0].Seq != evs[3].Seq {
 		t.Fatalf("ListEvents after = %d, %v", len(after), err)
 	}
-	_, err = s.ListEvents(ctx, other.WorkspaceID, c.ID, 0, 0)
+	_, err = s.ListEvents(ctx, other, c.ID, 0, 0)
 	wantCode(t, err, signoff.ENOTFOUND)
 	tb.verify(t)
 }
@@ -223,7 +223,7 @@ func testConcurrentSameCommand(t *testing.T, b Backend) {
 	if wins != 1 {
 		t.Fatalf("%d winners, want exactly 1", wins)
 	}
-	got, _ := tb.store.GetCase(tb.ctx, tb.ws.ID, c.ID)
+	got, _ := tb.store.GetCase(tb.ctx, tb.owner, c.ID)
 	if got.Version != 2 {
 		t.Fatalf("version = %d, want 2", got.Version)
 	}
@@ -246,7 +246,7 @@ func testConcurrentMixedCommands(t *testing.T, b Backend) {
 			t.Fatalf("got %v, want success or conflict", err)
 		}
 	}
-	evs, err := tb.store.ListEvents(tb.ctx, tb.ws.ID, c.ID, 0, 0)
+	evs, err := tb.store.ListEvents(tb.ctx, tb.owner, c.ID, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func testConcurrentMixedCommands(t *testing.T, b Backend) {
 		}
 		state = tr.To
 	}
-	got, _ := tb.store.GetCase(tb.ctx, tb.ws.ID, c.ID)
+	got, _ := tb.store.GetCase(tb.ctx, tb.owner, c.ID)
 	if got.State != state || got.Version != int64(wins+1) {
 		t.Fatalf("case = %s v%d; replay says %s v%d", got.State, got.Version, state, wins+1)
 	}

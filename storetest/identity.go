@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,12 +154,34 @@ func testProjects(t *testing.T, b Backend) {
 		t.Fatal(err)
 	}
 	tb.clock.Advance(time.Minute)
-	up, err := s.UpdateProject(ctx, tb.owner, p2.ID, signoff.ProjectInput{Name: "orbit-run", RepoURL: "/srv/git/orbit"})
-	if err != nil || up.Name != "orbit-run" || up.RepoURL != "/srv/git/orbit" || !up.UpdatedAt.After(up.CreatedAt) {
+	str := func(s string) *string { return &s }
+	up, err := s.UpdateProject(ctx, tb.owner, p2.ID, signoff.ProjectPatch{Name: str("orbit-run"), RepoURL: str("/srv/git/orbit")})
+	if err != nil || up.Name != "orbit-run" || up.RepoURL != "/srv/git/orbit" || up.Description != "mobile game" || !up.UpdatedAt.After(up.CreatedAt) {
 		t.Fatalf("UpdateProject = %+v, %v", up, err)
 	}
-	_, err = s.UpdateProject(ctx, tb.owner, p2.ID, signoff.ProjectInput{Name: "shoplite"})
+	_, err = s.UpdateProject(ctx, tb.owner, p2.ID, signoff.ProjectPatch{Name: str("shoplite")})
 	wantCode(t, err, signoff.ECONFLICT)
+	_, err = s.UpdateProject(ctx, tb.owner, p2.ID, signoff.ProjectPatch{Name: str("")})
+	wantCode(t, err, signoff.EINVALID)
+	// Concurrent patches of different fields both land.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			patch := signoff.ProjectPatch{Description: str("described")}
+			if i%2 == 0 {
+				patch = signoff.ProjectPatch{RepoURL: str("/srv/git/orbit-2")}
+			}
+			if _, err := s.UpdateProject(ctx, tb.owner, p2.ID, patch); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got, _ := s.GetProject(ctx, tb.ws.ID, p2.ID); got.Description != "described" || got.RepoURL != "/srv/git/orbit-2" || got.Name != "orbit-run" {
+		t.Fatalf("after concurrent patches: %+v", got)
+	}
 	list, err := s.ListProjects(ctx, tb.ws.ID)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("ListProjects = %d, %v", len(list), err)
@@ -166,7 +189,7 @@ func testProjects(t *testing.T, b Backend) {
 	_, other, _ := s.CreateWorkspace(ctx, "Other", "bob")
 	_, err = s.GetProject(ctx, other.WorkspaceID, p2.ID)
 	wantCode(t, err, signoff.ENOTFOUND)
-	_, err = s.UpdateProject(ctx, other, p2.ID, signoff.ProjectInput{Name: "x"})
+	_, err = s.UpdateProject(ctx, other, p2.ID, signoff.ProjectPatch{Name: str("x")})
 	wantCode(t, err, signoff.ENOTFOUND)
 	tb.verify(t)
 }

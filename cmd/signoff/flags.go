@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/postgres"
+	"github.com/signoff-dev/signoff/sqlite"
+	"github.com/signoff-dev/signoff/sqlstore"
+)
+
+// errUsage means the command line was wrong and usage was already printed.
+var errUsage = errors.New("usage")
+
+func newFlags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func parse(fs *flag.FlagSet, e *env, args []string) error {
+	fs.SetOutput(e.stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(e.stdout)
+			fs.Usage()
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// dbFlags are the storage flags every storage command takes.
+type dbFlags struct {
+	db, key string
+	json    bool
+}
+
+func addDBFlags(fs *flag.FlagSet, e *env, d *dbFlags) {
+	def := e.getenv("SIGNOFF_DB")
+	if def == "" {
+		def = "./signoff.db"
+	}
+	fs.StringVar(&d.db, "db", def, "database: a SQLite file path or a postgres:// URL (env SIGNOFF_DB)")
+	fs.StringVar(&d.key, "key", e.getenv("SIGNOFF_KEY"), "server signing key file (env SIGNOFF_KEY; default: signoff.key beside a SQLite file, ./signoff.key for PostgreSQL)")
+	fs.BoolVar(&d.json, "json", false, "print JSON for scripts")
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+func (d *dbFlags) keyPath() string {
+	if d.key != "" {
+		return d.key
+	}
+	if isPostgres(d.db) {
+		return "signoff.key"
+	}
+	return filepath.Join(filepath.Dir(d.db), "signoff.key")
+}
+
+// signer loads the server key, creating it (mode 0600) on first use.
+func (d *dbFlags) signer(e *env) (ed25519.PrivateKey, error) {
+	k, created, err := keys.LoadOrCreate(d.keyPath())
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		fmt.Fprintf(e.stderr, "created server signing key %s (key id %s); back it up: it proves the ledger's history\n", d.keyPath(), keys.ID(k.Public().(ed25519.PublicKey)))
+	}
+	return k, nil
+}
+
+// open opens and migrates the store with the given signer (nil: read-only).
+func (d *dbFlags) open(ctx context.Context, signer ed25519.PrivateKey) (*sqlstore.DB, error) {
+	o := sqlstore.Options{Signer: signer}
+	if isPostgres(d.db) {
+		return postgres.Open(ctx, d.db, o)
+	}
+	return sqlite.Open(ctx, d.db, o)
+}
+
+// openRW opens the store for writing, with the server key.
+func (d *dbFlags) openRW(ctx context.Context, e *env) (*sqlstore.DB, error) {
+	k, err := d.signer(e)
+	if err != nil {
+		return nil, err
+	}
+	return d.open(ctx, k)
+}
+
+func printJSON(e *env, v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func required(fs *flag.FlagSet, e *env, pairs ...string) error {
+	for i := 0; i < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			fmt.Fprintf(e.stderr, "flag --%s is required\n", pairs[i])
+			fs.Usage()
+			return errUsage
+		}
+	}
+	return nil
+}
+
+// subcommand splits "workspace create ..." into its verb and the rest.
+func subcommand(e *env, name string, args []string, verbs ...string) (string, []string, error) {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintf(e.stdout, "Usage: signoff %s <%s> [flags]\n", name, strings.Join(verbs, "|"))
+		if len(args) == 0 {
+			return "", nil, errUsage
+		}
+		return "", nil, flag.ErrHelp
+	}
+	for _, v := range verbs {
+		if args[0] == v {
+			return v, args[1:], nil
+		}
+	}
+	fmt.Fprintf(e.stderr, "signoff %s: unknown subcommand %q (want %s)\n", name, args[0], strings.Join(verbs, ", "))
+	return "", nil, errUsage
+}

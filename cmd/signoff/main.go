@@ -1,0 +1,126 @@
+// Command signoff is the Signoff server and CLI. It only wires packages
+// together: every decision lives in the packages it calls.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"sort"
+	"syscall"
+
+	"github.com/signoff-dev/signoff"
+)
+
+// Set with -ldflags "-X main.version=... -X main.commit=...".
+var (
+	version = "dev"
+	commit  = ""
+)
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+var commands = map[string]command{
+	"version":   {"print the version and commit", runVersion},
+	"serve":     {"run the HTTP API", runServe},
+	"demo":      {"start a local server with demo data on SQLite", runDemo},
+	"migrate":   {"bring the database schema up to date", runMigrate},
+	"workspace": {"create or list workspaces (create|list)", runWorkspace},
+	"actor":     {"add or list actors (add|list)", runActor},
+	"token":     {"create, list or revoke API tokens (create|list|revoke)", runToken},
+	"ledger":    {"verify the hash-chained ledger (verify)", runLedger},
+	"keys":      {"show the server's public signing key (show)", runKeys},
+}
+
+// env is what commands read and write, so tests can run them in-process.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(e.stdout)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "signoff: unknown command %q\n\n", args[0])
+		usage(e.stderr)
+		return 2
+	}
+	err := cmd.run(ctx, e, args[1:])
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, new(*verifyFailed)):
+		fmt.Fprintf(e.stderr, "signoff %s: %v\n", args[0], err)
+		return 1
+	}
+	fmt.Fprintf(e.stderr, "signoff %s: %s\n", args[0], describe(err))
+	return signoff.Mapping(err).ExitCode
+}
+
+// describe shows domain errors by their message and everything else in full:
+// the CLI runs on the operator's machine, so there is nothing to hide.
+func describe(err error) string {
+	var se *signoff.Error
+	if errors.As(err, &se) {
+		return se.Message
+	}
+	return err.Error()
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Signoff: agents draft, people decide, the reporter has the last word.")
+	fmt.Fprintln(w, "\nUsage: signoff <command> [flags]   (signoff <command> --help for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}
+
+func runVersion(_ context.Context, e *env, args []string) error {
+	fs := newFlags("version", "signoff version")
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "signoff %s (commit %s)\n", version, buildCommit())
+	return nil
+}
+
+func buildCommit() string {
+	if commit != "" {
+		return commit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/sqlstore"
+)
+
+func newLogger(w io.Writer, format string) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	var d dbFlags
+	var addr, logFormat string
+	fs := newFlags("serve", "signoff serve [--addr 127.0.0.1:8080] [--db PATH|URL] [--key FILE]")
+	addDBFlags(fs, e, &d)
+	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	log := newLogger(e.stderr, logFormat)
+	s, err := d.openRW(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	log.Info("serving", "url", "http://"+ln.Addr().String(), "backend", s.Dialect())
+	return serveUntilDone(ctx, log, ln, s)
+}
+
+// serveUntilDone serves until ctx ends, then drains in-flight requests for
+// up to 15 s before closing.
+func serveUntilDone(ctx context.Context, log *slog.Logger, ln net.Listener, s *sqlstore.DB) error {
+	srv := httpapi.NewServer(ln.Addr().String(), httpapi.New(s, log))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func runDemo(ctx context.Context, e *env, args []string) error {
+	var addr, dir string
+	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR]")
+	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (a free port is chosen if this one is taken)")
+	fs.StringVar(&dir, "dir", "", "keep the demo database and key here (default: a new temporary directory)")
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "signoff-demo-"); err != nil {
+			return err
+		}
+	}
+	d := dbFlags{db: filepath.Join(dir, "signoff.db"), key: filepath.Join(dir, "signoff.key")}
+	s, err := d.openRW(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	w, owner, err := s.CreateWorkspace(ctx, "Demo", "demo-owner")
+	if err != nil {
+		return err
+	}
+	_, secret, err := s.CreateToken(ctx, signoff.CLIActor(w.ID), owner.ID, "demo", nil)
+	if err != nil {
+		return err
+	}
+	p, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shoplite", Description: "sample shop (its repository arrives with the bug loop)"})
+	if err != nil {
+		return err
+	}
+	c, err := s.CreateCase(ctx, owner, signoff.CaseInput{ProjectID: p.ID, Kind: signoff.KindBug, Title: "[simulated report] coupon applied twice at checkout"})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+	}
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(e.stdout, `Signoff demo (SQLite, builtin data)
+
+  server     %[1]s
+  database   %[2]s
+  workspace  %[3]s
+  owner      %[4]s   token: %[5]s
+
+What is here so far: a workspace, a project and one bug case whose report
+text is SIMULATED (written by this demo, not by a user). Every ledger event
+is LIVE: it was executed and signed by this process.
+
+Try:
+  curl -s -H 'Authorization: Bearer %[5]s' %[1]s/api/v1/cases
+  curl -s -H 'Authorization: Bearer %[5]s' -H 'Content-Type: application/json' \
+       -d '{"command":"start_triage"}' %[1]s/api/v1/cases/%[6]s/transitions
+  curl -s -H 'Authorization: Bearer %[5]s' %[1]s/api/v1/cases/%[6]s/events
+  signoff ledger verify --db %[2]s
+
+Press Ctrl-C to stop.
+`, url, d.db, w.ID, owner.ID, secret, c.ID)
+	return serveUntilDone(ctx, newLogger(e.stderr, "text"), ln, s)
+}

@@ -1,0 +1,204 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/sqlite"
+	"github.com/signoff-dev/signoff/sqlstore"
+)
+
+// openStore opens a fresh SQLite store, closed at cleanup.
+func openStore(t *testing.T) *sqlstore.DB {
+	t.Helper()
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), sqlstore.Options{Signer: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// serve starts the API over store; a nil log discards.
+func serve(t *testing.T, store signoff.Store, log *slog.Logger) *httptest.Server {
+	t.Helper()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := httptest.NewServer(httpapi.New(store, log))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// workspace is one tenant with its owner, a project and a bug, with a
+// token for the owner.
+type workspace struct {
+	store      *sqlstore.DB
+	ws         signoff.Workspace
+	owner      signoff.Actor
+	ownerToken string
+	proj       signoff.Project
+	bug        signoff.Case
+}
+
+func newWorkspace(t *testing.T, store *sqlstore.DB, name string) *workspace {
+	t.Helper()
+	ctx := context.Background()
+	ws, owner, err := store.CreateWorkspace(ctx, name, "owner of "+name)
+	if err != nil {
+		t.Fatalf("CreateWorkspace: %v", err)
+	}
+	w := &workspace{store: store, ws: ws, owner: owner}
+	w.ownerToken = w.token(t, owner)
+	if w.proj, err = store.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shoplite"}); err != nil {
+		t.Fatalf("CreateProject: %v", err)
+	}
+	w.bug = w.newCase(t, signoff.KindBug, "")
+	return w
+}
+
+func (w *workspace) actor(t *testing.T, name string, role signoff.Role) signoff.Actor {
+	t.Helper()
+	a, err := w.store.CreateActor(context.Background(), w.owner, name, role)
+	if err != nil {
+		t.Fatalf("CreateActor(%s): %v", role, err)
+	}
+	return a
+}
+
+func (w *workspace) token(t *testing.T, a signoff.Actor) string {
+	t.Helper()
+	_, secret, err := w.store.CreateToken(context.Background(), w.owner, a.ID, "test", nil)
+	if err != nil {
+		t.Fatalf("CreateToken: %v", err)
+	}
+	return secret
+}
+
+func (w *workspace) newCase(t *testing.T, kind signoff.CaseKind, reporter string) signoff.Case {
+	t.Helper()
+	c, err := w.store.CreateCase(context.Background(), w.owner, signoff.CaseInput{ProjectID: w.proj.ID, Kind: kind, Title: "coupon applied twice", ReporterID: reporter})
+	if err != nil {
+		t.Fatalf("CreateCase: %v", err)
+	}
+	return c
+}
+
+// move applies commands as the owner.
+func (w *workspace) move(t *testing.T, c signoff.Case, commands ...string) {
+	t.Helper()
+	for _, cmd := range commands {
+		if _, _, err := w.store.TransitionCase(context.Background(), w.owner, c.ID, signoff.TransitionInput{Command: cmd}); err != nil {
+			t.Fatalf("TransitionCase(%s): %v", cmd, err)
+		}
+	}
+}
+
+func (w *workspace) head(t *testing.T) int64 {
+	t.Helper()
+	seq, err := w.store.HeadSeq(context.Background(), w.ws.ID)
+	if err != nil {
+		t.Fatalf("HeadSeq: %v", err)
+	}
+	return seq
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// request is one API call. An empty token sends no Authorization header; a
+// non-empty body is sent as application/json unless contentType says
+// otherwise ("-" sends none).
+type request struct {
+	method, path, token, contentType, body string
+	header                                 map[string]string
+}
+
+func do(t *testing.T, srv *httptest.Server, rq request) response {
+	t.Helper()
+	var body io.Reader
+	if rq.body != "" {
+		body = strings.NewReader(rq.body)
+	}
+	req, err := http.NewRequest(rq.method, srv.URL+rq.path, body)
+	if err != nil {
+		t.Fatalf("NewRequest %s %s: %v", rq.method, rq.path, err)
+	}
+	switch {
+	case rq.contentType == "-":
+	case rq.contentType != "":
+		req.Header.Set("Content-Type", rq.contentType)
+	case rq.body != "":
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if rq.token != "" {
+		req.Header.Set("Authorization", "Bearer "+rq.token)
+	}
+	for k, v := range rq.header {
+		req.Header.Set(k, v)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", rq.method, rq.path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", rq.method, rq.path, err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// problem decodes a problem response, failing unless it is one.
+func (r response) problem(t *testing.T) httpapi.Problem {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type = %q, want application/problem+json (status %d, body %s)", ct, r.status, r.body)
+	}
+	var p httpapi.Problem
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		t.Fatalf("problem body %s: %v", r.body, err)
+	}
+	if p.Status != r.status {
+		t.Fatalf("problem status = %d, want %d", p.Status, r.status)
+	}
+	if p.Type != "https://signoff.dev/problems/"+p.Code {
+		t.Fatalf("problem type = %q, code %q", p.Type, p.Code)
+	}
+	if p.Title != http.StatusText(r.status) || p.RequestID == "" || p.Instance == "" {
+		t.Fatalf("problem = %+v", p)
+	}
+	return p
+}
+
+func (r response) decode(t *testing.T, v any) {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type = %q, want application/json (status %d, body %s)", ct, r.status, r.body)
+	}
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("body %s: %v", r.body, err)
+	}
+}
+
+// unknownToken is shaped like a real token so that it reaches the lookup.
+func unknownToken() string {
+	return "so_" + strings.TrimPrefix(signoff.NewID(signoff.PrefixToken), signoff.PrefixToken+"_") + "_" + strings.Repeat("a", 32)
+}

@@ -1,0 +1,352 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff"
+)
+
+// principals are the columns of the matrix: every assignable role (in the
+// order of signoff.AllRoles), then no credential, a well-formed but unknown
+// token, and the owner of another workspace using this workspace's ids.
+var principals = [14]string{
+	"reporter", "operator", "owner", "viewer",
+	"concierge", "triager", "reproducer", "fixer", "reviewer", "planner", "recorder",
+	"none", "unknown", "foreign",
+}
+
+// statuses holds one expected status per principal, in column order.
+type statuses [14]int
+
+// matrix is the expected status of every route for every principal. It is
+// written out rather than derived from identity's policy so that a wrong
+// policy fails here. The reporter's 404s are cases that are not theirs.
+var matrix = []struct {
+	route string
+	req   func(t *testing.T, f *matrixFixture, who string) request
+	want  statuses
+}{
+	//                                                       rep  op   own  view conc tri  repr fix  rev  plan rec  none unk  foreign
+	{"GET /healthz", get("/healthz"), statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}},
+	{"GET /readyz", get("/readyz"), statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}},
+	{"GET /api/v1/me", get("/api/v1/me"), statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 200}},
+
+	{"GET /api/v1/workspace", get("/api/v1/workspace"), statuses{403, 200, 200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+	{"PATCH /api/v1/workspace", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PATCH", path: "/api/v1/workspace", body: `{"name":"renamed by ` + who + `"}`}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+
+	{"GET /api/v1/projects", get("/api/v1/projects"), statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 200}},
+	{"GET /api/v1/projects/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"POST /api/v1/projects", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects", body: `{"name":"project of ` + who + `"}`}
+	}, statuses{403, 403, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 201}},
+	{"PATCH /api/v1/projects/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PATCH", path: "/api/v1/projects/" + f.proj.ID, body: `{"description":"edited by ` + who + `"}`}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+
+	{"GET /api/v1/actors", get("/api/v1/actors"), statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+	{"GET /api/v1/actors/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/actors/" + f.target.ID}
+	}, statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/actors", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/actors", body: `{"name":"made by ` + who + `","role":"viewer"}`}
+	}, statuses{403, 403, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 201}},
+	{"GET /api/v1/actors/{id}/tokens", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/actors/" + f.target.ID + "/tokens"}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/actors/{id}/tokens", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/actors/" + f.target.ID + "/tokens", body: `{"label":"by ` + who + `"}`}
+	}, statuses{403, 403, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"DELETE /api/v1/tokens/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		tok, _, err := f.store.CreateToken(context.Background(), f.owner, f.target.ID, "doomed", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return request{method: "DELETE", path: "/api/v1/tokens/" + tok.ID}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+
+	{"GET /api/v1/cases", get("/api/v1/cases"), statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 200}},
+	{"POST /api/v1/cases", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/cases", body: `{"project_id":"` + f.proj.ID + `","kind":"bug","title":"filed by ` + who + `"}`}
+	}, statuses{403, 201, 201, 403, 201, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID}
+	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	// escalate from received is open to every agent and to the humans who
+	// work cases; the viewer is stopped by policy, the reporter by owning
+	// a different case.
+	{"POST /api/v1/cases/{id}/transitions", func(t *testing.T, f *matrixFixture, who string) request {
+		c := f.newCase(t, signoff.KindBug, f.otherReporter.ID)
+		return request{method: "POST", path: "/api/v1/cases/" + c.ID + "/transitions", body: `{"command":"escalate","note":"by ` + who + `"}`}
+	}, statuses{404, 200, 200, 403, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/events", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/events"}
+	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+}
+
+func get(path string) func(*testing.T, *matrixFixture, string) request {
+	return func(*testing.T, *matrixFixture, string) request { return request{method: "GET", path: path} }
+}
+
+// matrixFixture is workspace A with one actor and token per role, the
+// reporter's own case, another reporter's case, and workspace B's owner.
+type matrixFixture struct {
+	*workspace
+	tokens        map[string]string
+	actors        map[string]signoff.Actor
+	otherReporter signoff.Actor
+	target        signoff.Actor // whose tokens are listed and issued
+	ownCase       signoff.Case  // the reporter's own case, in needs_info
+}
+
+func newMatrixFixture(t *testing.T) *matrixFixture {
+	t.Helper()
+	store := openStore(t)
+	f := &matrixFixture{workspace: newWorkspace(t, store, "Acme"), tokens: map[string]string{}, actors: map[string]signoff.Actor{}}
+	for _, role := range signoff.AllRoles() {
+		var a signoff.Actor
+		if role == signoff.RoleOwner {
+			a = f.owner
+		} else {
+			a = f.actor(t, string(role)+" one", role)
+		}
+		f.actors[string(role)] = a
+		f.tokens[string(role)] = f.token(t, a)
+	}
+	f.tokens["unknown"] = unknownToken()
+	f.tokens["foreign"] = newWorkspace(t, store, "Globex").ownerToken
+	f.otherReporter = f.actor(t, "another reporter", signoff.RoleReporter)
+	f.target = f.actor(t, "token holder", signoff.RoleViewer)
+	f.bug = f.newCase(t, signoff.KindBug, f.otherReporter.ID)
+	f.ownCase = f.newCase(t, signoff.KindBug, f.actors["reporter"].ID)
+	f.move(t, f.ownCase, "start_triage", "request_info")
+	return f
+}
+
+func TestRoleMatrix(t *testing.T) {
+	t.Parallel()
+	for i, r := range signoff.AllRoles() {
+		if principals[i] != string(r) {
+			t.Fatalf("principal %d = %q, want role %q: update the matrix for the new role list", i, principals[i], r)
+		}
+	}
+	if n := len(signoff.AllRoles()); n != 11 {
+		t.Fatalf("%d assignable roles, the matrix has 11 columns for them", n)
+	}
+	f := newMatrixFixture(t)
+	srv := serve(t, f.store, nil)
+	cells := 0
+	for _, row := range matrix {
+		for col, who := range principals {
+			want := row.want[col]
+			cells++
+			t.Run(row.route+"/"+who, func(t *testing.T) {
+				t.Parallel()
+				rq := row.req(t, f, who)
+				rq.token = f.tokens[who]
+				got := do(t, srv, rq)
+				if got.status != want {
+					t.Fatalf("%s as %s: status = %d, want %d (body %s)", row.route, who, got.status, want, got.body)
+				}
+				checkShape(t, got)
+			})
+		}
+	}
+	if cells != 20*14 {
+		t.Fatalf("tested %d cells, want %d", cells, 20*14)
+	}
+}
+
+// checkShape checks what every response must carry whatever its status.
+func checkShape(t *testing.T, got response) {
+	t.Helper()
+	if got.header.Get("X-Content-Type-Options") != "nosniff" || got.header.Get("Cache-Control") != "no-store" || got.header.Get("X-Request-Id") == "" {
+		t.Fatalf("missing common headers: %v", got.header)
+	}
+	if got.status >= 400 {
+		got.problem(t)
+	} else if ct := got.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type = %q, want application/json", ct)
+	}
+	if got.status == http.StatusUnauthorized && got.header.Get("WWW-Authenticate") != "Bearer" {
+		t.Fatalf("401 without WWW-Authenticate: Bearer: %v", got.header)
+	}
+}
+
+// TestReporterOwnCase covers the reporter on the one case that is theirs:
+// they may read it and its events and give their answer, but the transition
+// table still decides which commands they hold.
+func TestReporterOwnCase(t *testing.T) {
+	t.Parallel()
+	f := newMatrixFixture(t)
+	srv := serve(t, f.store, nil)
+	tok := f.tokens["reporter"]
+	tests := []struct {
+		name string
+		rq   request
+		want int
+	}{
+		{"read own case", request{method: "GET", path: "/api/v1/cases/" + f.ownCase.ID}, 200},
+		{"read own events", request{method: "GET", path: "/api/v1/cases/" + f.ownCase.ID + "/events"}, 200},
+		{"escalate is not a reporter command", request{method: "POST", path: "/api/v1/cases/" + f.ownCase.ID + "/transitions", body: `{"command":"escalate"}`}, 403},
+		{"provide info on own case", request{method: "POST", path: "/api/v1/cases/" + f.ownCase.ID + "/transitions", body: `{"command":"provide_info","note":"it happens on Android 14"}`}, 200},
+		{"list cases", request{method: "GET", path: "/api/v1/cases"}, 403},
+	}
+	for _, tt := range tests {
+		// Sequential: the transitions act on the same case in order.
+		tt.rq.token = tok
+		got := do(t, srv, tt.rq)
+		if got.status != tt.want {
+			t.Fatalf("%s: status = %d, want %d (body %s)", tt.name, got.status, tt.want, got.body)
+		}
+		checkShape(t, got)
+	}
+	// Another reporter's case is indistinguishable from one that does not
+	// exist.
+	others := do(t, srv, request{method: "GET", path: "/api/v1/cases/" + f.bug.ID, token: tok}).problem(t)
+	missing := do(t, srv, request{method: "GET", path: "/api/v1/cases/" + signoff.NewID(signoff.PrefixCase), token: tok}).problem(t)
+	if others.Status != missing.Status || others.Code != missing.Code || others.Detail != missing.Detail {
+		t.Fatalf("another's case answers %+v, a missing one %+v", others, missing)
+	}
+	got := do(t, srv, request{method: "GET", path: "/api/v1/cases/" + f.ownCase.ID + "/events?after=0&limit=500", token: tok})
+	var evs struct{ Events []signoff.Event }
+	got.decode(t, &evs)
+	if len(evs.Events) != 4 { // created, start_triage, request_info, provide_info
+		t.Fatalf("events = %d, want 4", len(evs.Events))
+	}
+	for _, e := range evs.Events {
+		if e.CaseID != f.ownCase.ID {
+			t.Fatalf("event of case %s in the events of %s", e.CaseID, f.ownCase.ID)
+		}
+	}
+}
+
+// TestTokenSecretShownOnce checks that the secret appears in the creation
+// response only, is never cached, and works.
+func TestTokenSecretShownOnce(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	op := w.actor(t, "olga", signoff.RoleOperator)
+	srv := serve(t, store, nil)
+	got := do(t, srv, request{method: "POST", path: "/api/v1/actors/" + op.ID + "/tokens", token: w.ownerToken, body: `{"label":"laptop","expires_at":"2099-01-02T03:04:05Z"}`})
+	if got.status != http.StatusCreated {
+		t.Fatalf("status = %d, want 201 (%s)", got.status, got.body)
+	}
+	if cc := got.header.Get("Cache-Control"); cc != "no-store" {
+		t.Fatalf("Cache-Control = %q, want no-store", cc)
+	}
+	var created struct {
+		Token  signoff.Token `json:"token"`
+		Secret string        `json:"secret"`
+	}
+	got.decode(t, &created)
+	if !strings.HasPrefix(created.Secret, "so_") || created.Token.ActorID != op.ID || created.Token.ExpiresAt == nil {
+		t.Fatalf("created = %+v", created)
+	}
+	list := do(t, srv, request{method: "GET", path: "/api/v1/actors/" + op.ID + "/tokens", token: w.ownerToken})
+	if list.status != http.StatusOK {
+		t.Fatalf("list status = %d", list.status)
+	}
+	if strings.Contains(string(list.body), created.Secret) || strings.Contains(string(list.body), `"secret"`) {
+		t.Fatalf("token list shows a secret: %s", list.body)
+	}
+	var toks struct{ Tokens []map[string]any }
+	list.decode(t, &toks)
+	if len(toks.Tokens) != 1 || toks.Tokens[0]["id"] != created.Token.ID {
+		t.Fatalf("tokens = %v", toks.Tokens)
+	}
+	me := do(t, srv, request{method: "GET", path: "/api/v1/me", token: created.Secret})
+	var a signoff.Actor
+	me.decode(t, &a)
+	if a.ID != op.ID {
+		t.Fatalf("me = %+v, want %s", a, op.ID)
+	}
+	// Revoked, the secret stops working.
+	if got := do(t, srv, request{method: "DELETE", path: "/api/v1/tokens/" + created.Token.ID, token: w.ownerToken}); got.status != http.StatusOK {
+		t.Fatalf("revoke status = %d", got.status)
+	}
+	if got := do(t, srv, request{method: "GET", path: "/api/v1/me", token: created.Secret}); got.status != http.StatusUnauthorized {
+		t.Fatalf("revoked token: status = %d, want 401", got.status)
+	}
+	if got := do(t, srv, request{method: "DELETE", path: "/api/v1/tokens/" + created.Token.ID, token: w.ownerToken}); got.status != http.StatusConflict {
+		t.Fatalf("second revoke: status = %d, want 409", got.status)
+	}
+}
+
+// TestAgentsCannotDecide checks that no agent can approve, merge or execute
+// through the API, whatever state the case is in.
+func TestAgentsCannotDecide(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	srv := serve(t, store, nil)
+	for _, role := range signoff.AgentRoles {
+		tok := w.token(t, w.actor(t, string(role), role))
+		for _, tt := range []struct {
+			kind    signoff.CaseKind
+			command string
+		}{{signoff.KindBug, "approve"}, {signoff.KindBug, "merge"}, {signoff.KindChange, "approve"}, {signoff.KindChange, "execute"}} {
+			c := w.newCase(t, tt.kind, "")
+			before := w.head(t)
+			got := do(t, srv, request{method: "POST", path: "/api/v1/cases/" + c.ID + "/transitions", token: tok, body: fmt.Sprintf(`{"command":%q}`, tt.command)})
+			if got.status != http.StatusForbidden {
+				t.Fatalf("%s %s on a %s: status = %d, want 403 (%s)", role, tt.command, tt.kind, got.status, got.body)
+			}
+			if p := got.problem(t); p.Code != signoff.EFORBIDDEN {
+				t.Fatalf("code = %q, want %q", p.Code, signoff.EFORBIDDEN)
+			}
+			if after := w.head(t); after != before {
+				t.Fatalf("ledger head moved from %d to %d", before, after)
+			}
+		}
+	}
+}
+
+// TestCaseListing walks pages through the API.
+func TestCaseListing(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	for i := 0; i < 4; i++ {
+		w.newCase(t, signoff.KindChange, "")
+	}
+	srv := serve(t, store, nil)
+	seen := map[string]bool{}
+	path := "/api/v1/cases?limit=2&project_id=" + w.proj.ID
+	for pages := 0; path != ""; pages++ {
+		if pages > 5 {
+			t.Fatal("too many pages")
+		}
+		got := do(t, srv, request{method: "GET", path: path, token: w.ownerToken})
+		var page struct {
+			Cases      []signoff.Case `json:"cases"`
+			NextCursor string         `json:"next_cursor"`
+		}
+		got.decode(t, &page)
+		for _, c := range page.Cases {
+			seen[c.ID] = true
+		}
+		path = ""
+		if page.NextCursor != "" {
+			path = "/api/v1/cases?limit=2&cursor=" + page.NextCursor
+		}
+	}
+	if len(seen) != 5 {
+		t.Fatalf("listed %d cases, want 5", len(seen))
+	}
+	got := do(t, srv, request{method: "GET", path: "/api/v1/cases?kind=change&state=requested", token: w.ownerToken})
+	var page struct{ Cases []json.RawMessage }
+	got.decode(t, &page)
+	if len(page.Cases) != 4 {
+		t.Fatalf("change cases = %d, want 4", len(page.Cases))
+	}
+}

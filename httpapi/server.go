@@ -1,0 +1,314 @@
+// Package httpapi serves the Signoff JSON API over HTTP. It is a transport:
+// it authenticates the caller, asks identity whether the caller's role may
+// attempt the operation, decodes and bounds the input, and hands the rest to
+// a signoff.Store, which decides. Every error is an RFC 9457 problem whose
+// status comes from signoff.Mapping.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/identity"
+)
+
+// requestTimeout bounds the work done for one request, so a stuck database
+// call cannot hold a connection and a goroutine forever.
+const requestTimeout = 30 * time.Second
+
+type server struct {
+	store signoff.Store
+	log   *slog.Logger
+	mux   *http.ServeMux
+}
+
+// New returns the API handler over store. It logs one access line per
+// request and the full text of internal errors to log; it never logs
+// credentials or request bodies.
+func New(store signoff.Store, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &server{store: store, log: log, mux: http.NewServeMux()}
+	s.routes()
+	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))
+}
+
+// NewServer returns an http.Server for h with timeouts on every phase, so
+// that slow or idle clients cannot pin connections.
+func NewServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+func (s *server) routes() {
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+
+	s.api("GET /api/v1/me", "", s.getMe)
+
+	s.api("GET /api/v1/workspace", identity.OpWorkspaceRead, s.getWorkspace)
+	s.api("PATCH /api/v1/workspace", identity.OpWorkspaceUpdate, s.patchWorkspace)
+
+	s.api("GET /api/v1/projects", identity.OpProjectRead, s.listProjects)
+	s.api("POST /api/v1/projects", identity.OpProjectWrite, s.createProject)
+	s.api("GET /api/v1/projects/{id}", identity.OpProjectRead, s.getProject)
+	s.api("PATCH /api/v1/projects/{id}", identity.OpProjectWrite, s.patchProject)
+
+	s.api("GET /api/v1/actors", identity.OpActorRead, s.listActors)
+	s.api("POST /api/v1/actors", identity.OpActorWrite, s.createActor)
+	s.api("GET /api/v1/actors/{id}", identity.OpActorRead, s.getActor)
+	s.api("GET /api/v1/actors/{id}/tokens", identity.OpTokenWrite, s.listTokens)
+	s.api("POST /api/v1/actors/{id}/tokens", identity.OpTokenWrite, s.createToken)
+	s.api("DELETE /api/v1/tokens/{id}", identity.OpTokenWrite, s.revokeToken)
+
+	s.api("GET /api/v1/cases", identity.OpCaseList, s.listCases)
+	s.api("POST /api/v1/cases", identity.OpCaseCreate, s.createCase)
+	s.api("GET /api/v1/cases/{id}", identity.OpCaseRead, s.getCase)
+	s.api("POST /api/v1/cases/{id}/transitions", identity.OpCaseTransition, s.transitionCase)
+	s.api("GET /api/v1/cases/{id}/events", identity.OpLedgerRead, s.listEvents)
+}
+
+// apiFunc is an authenticated, authorized handler. A returned error is
+// answered as a problem.
+type apiFunc func(w http.ResponseWriter, r *http.Request, by signoff.Actor) error
+
+// api registers an authenticated route. The checks run in a fixed order so
+// that the status says which one failed: credential (401), role policy for
+// op (403), then the handler's own validation (422) and the store (404, 409,
+// ...). An empty op admits any authenticated actor.
+func (s *server) api(pattern string, op identity.Operation, fn apiFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		by, err := s.authenticate(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		infoFrom(r.Context()).actorID = by.ID
+		if op != "" {
+			if err := identity.Authorize(by.Role, op); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+		}
+		if err := fn(w, r, by); err != nil {
+			s.fail(w, r, err)
+		}
+	})
+}
+
+var errNoCredential = signoff.Errorf(signoff.EUNAUTHORIZED, "a bearer token is required")
+
+// authenticate resolves the one Bearer credential of r. The store answers
+// every kind of bad token alike, so the response reveals nothing about it.
+func (s *server) authenticate(r *http.Request) (signoff.Actor, error) {
+	vals := r.Header.Values("Authorization")
+	if len(vals) != 1 {
+		return signoff.Actor{}, errNoCredential
+	}
+	scheme, secret, ok := strings.Cut(vals[0], " ")
+	secret = strings.TrimSpace(secret)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		return signoff.Actor{}, errNoCredential
+	}
+	return s.store.Authenticate(r.Context(), secret)
+}
+
+// route dispatches to the mux, answering what it cannot route as a problem
+// rather than with the mux's plain-text pages. A path that is not in
+// canonical form (dot segments, doubled or trailing slashes) names no
+// resource: it answers 404 instead of the mux's redirect, so that a client
+// never follows a redirect to somewhere it did not ask for.
+func (s *server) route(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.EscapedPath(); p != path.Clean(p) {
+		s.fail(w, r, signoff.Errorf(signoff.ENOTFOUND, "no such route"))
+		return
+	}
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		s.unrouted(w, r, h)
+		return
+	}
+	infoFrom(r.Context()).route = pattern
+	s.mux.ServeHTTP(w, r)
+}
+
+// unrouted runs the mux's own 404/405 handler into a probe to learn which it
+// is and, for 405, the Allow list, and answers the same as a problem.
+func (s *server) unrouted(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	probe := &probeWriter{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		s.fail(w, r, signoff.Errorf(signoff.EMETHOD, "method not allowed on this route; see the Allow header"))
+		return
+	}
+	s.fail(w, r, signoff.Errorf(signoff.ENOTFOUND, "no such route"))
+}
+
+// probeWriter records a status and headers and discards the body.
+type probeWriter struct {
+	header http.Header
+	status int
+}
+
+func (p *probeWriter) Header() http.Header         { return p.header }
+func (p *probeWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (p *probeWriter) WriteHeader(status int)      { p.status = status }
+
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 503 until the store answers and its schema is current, so
+// a load balancer sends no traffic to a process that cannot serve it.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := s.store.Ready(r.Context()); err != nil {
+		if signoff.ErrorCode(err) != signoff.EUNAVAILABLE {
+			s.log.ErrorContext(r.Context(), "readiness check", "err", err, "request_id", infoFrom(r.Context()).id)
+			err = signoff.Errorf(signoff.EUNAVAILABLE, "not ready")
+		}
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// requestInfo collects what the access log reports about one request as the
+// request goes through the layers.
+type requestInfo struct {
+	id, route, actorID string
+}
+
+type infoKey struct{}
+
+func infoFrom(ctx context.Context) *requestInfo {
+	if i, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		return i
+	}
+	return &requestInfo{}
+}
+
+// withRequest gives every request an id, the common response headers, a
+// deadline and one access log line. The line carries no path, query, header
+// or body, because any of those could hold a credential a client put in the
+// wrong place.
+func (s *server) withRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id"))}
+		sw := &statusWriter{ResponseWriter: w}
+		h := w.Header()
+		h.Set("X-Request-Id", info.id)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), infoKey{}, info), requestTimeout)
+		defer cancel()
+		defer func() {
+			level := slog.LevelInfo
+			if sw.code() >= 500 {
+				level = slog.LevelError
+			}
+			s.log.LogAttrs(ctx, level, "http request",
+				slog.String("method", logMethod(r.Method)),
+				slog.String("route", info.route),
+				slog.Int("status", sw.code()),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("actor_id", info.actorID),
+				slog.String("request_id", info.id))
+		}()
+		next.ServeHTTP(sw, r.WithContext(ctx))
+	})
+}
+
+// recoverPanics turns a panic in a handler into a logged 500, so one bad
+// request cannot take the connection's caller down with a bare reset.
+func (s *server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v) // the handler asked for the connection to be dropped
+			}
+			s.log.ErrorContext(r.Context(), "panic serving request", "panic", fmt.Sprint(v),
+				"stack", string(debug.Stack()), "request_id", infoFrom(r.Context()).id)
+			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+				return // too late for a problem: the response has begun
+			}
+			s.fail(w, r, signoff.Errorf(signoff.EINTERNAL, "internal error"))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestID keeps a caller's id when it is a short, safe token, so that
+// requests can be followed across systems, and makes a new one otherwise.
+// Underscores are not accepted because API tokens contain them: a token
+// pasted into the wrong header must never be echoed into the logs.
+func requestID(given string) string {
+	if n := len(given); n > 0 && n <= 64 && strings.Trim(given, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == "" {
+		return given
+	}
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics if the OS source is broken)
+	return hex.EncodeToString(b[:])
+}
+
+// logMethod keeps arbitrary client-chosen text out of the log.
+func logMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// statusWriter remembers the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}

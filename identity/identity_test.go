@@ -1,0 +1,80 @@
+package identity_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/identity"
+)
+
+func TestTokenRoundTrip(t *testing.T) {
+	t.Parallel()
+	id, secret, hash := identity.NewToken()
+	if !signoff.ValidID(signoff.PrefixToken, id) || !strings.HasPrefix(secret, identity.TokenPrefix) {
+		t.Fatalf("NewToken = %q, %q", id, secret)
+	}
+	got, ok := identity.ParseToken(secret)
+	if !ok || got != id {
+		t.Fatalf("ParseToken = %q, %v; want %q", got, ok, id)
+	}
+	if !identity.SecretMatches(secret, hash) {
+		t.Fatal("secret does not match its own hash")
+	}
+	_, other, _ := identity.NewToken()
+	if identity.SecretMatches(other, hash) {
+		t.Fatal("another secret matches")
+	}
+	if strings.Contains(string(hash), secret) || len(hash) != 32 {
+		t.Fatal("hash must be a SHA-256, not the secret")
+	}
+}
+
+func TestParseTokenRejects(t *testing.T) {
+	t.Parallel()
+	_, good, _ := identity.NewToken()
+	for _, s := range []string{"", "so_", "Bearer " + good, good[:len(good)-1], good + "x", "xx" + good[2:],
+		"so_../../etc/passwd_" + strings.Repeat("a", 32), "so_" + strings.Repeat("z", 26) + "_" + strings.Repeat("a", 32)} {
+		if _, ok := identity.ParseToken(s); ok {
+			t.Errorf("ParseToken(%q) accepted", s)
+		}
+	}
+}
+
+// TestPolicy lists, per operation, exactly the roles that may attempt it.
+// It is written out by hand so that a change to the policy is a deliberate
+// change to this table too.
+func TestPolicy(t *testing.T) {
+	t.Parallel()
+	agents := "concierge triager reproducer fixer reviewer planner recorder"
+	want := map[identity.Operation]string{
+		identity.OpWorkspaceRead:   "owner operator viewer",
+		identity.OpWorkspaceUpdate: "owner",
+		identity.OpProjectRead:     "owner operator viewer " + agents,
+		identity.OpProjectWrite:    "owner",
+		identity.OpActorRead:       "owner operator",
+		identity.OpActorWrite:      "owner",
+		identity.OpTokenWrite:      "owner",
+		identity.OpCaseCreate:      "owner operator concierge",
+		identity.OpCaseList:        "owner operator viewer " + agents,
+		identity.OpCaseRead:        "reporter owner operator viewer " + agents,
+		identity.OpCaseTransition:  "reporter owner operator " + agents,
+		identity.OpLedgerRead:      "reporter owner operator viewer " + agents,
+	}
+	roles := append(signoff.AllRoles(), signoff.RoleSystem)
+	for op, allowed := range want {
+		set := map[string]bool{}
+		for _, r := range strings.Fields(allowed) {
+			set[r] = true
+		}
+		for _, r := range roles {
+			if got := identity.Can(r, op); got != set[string(r)] {
+				t.Errorf("Can(%s, %s) = %v, want %v", r, op, got, set[string(r)])
+			}
+			err := identity.Authorize(r, op)
+			if (err == nil) != set[string(r)] || (err != nil && signoff.ErrorCode(err) != signoff.EFORBIDDEN) {
+				t.Errorf("Authorize(%s, %s) = %v", r, op, err)
+			}
+		}
+	}
+}
