@@ -76,11 +76,12 @@ func TestVerifier(t *testing.T) {
 	_, other, _ := ed25519.GenerateKey(nil)
 	trusted := ledger.Trust(key.Public().(ed25519.PublicKey))
 	tests := []struct {
-		name    string
-		edit    func(evs []signoff.Event) []signoff.Event
-		head    func(evs []signoff.Event) ledger.Checkpoint
-		wantSeq int64 // 0 = no failure
-		reason  string
+		name     string
+		unsorted bool // events arrive out of sequence order: storage sorts, so only one pass applies
+		edit     func(evs []signoff.Event) []signoff.Event
+		head     func(evs []signoff.Event) ledger.Checkpoint
+		wantSeq  int64 // 0 = no failure
+		reason   string
 	}{
 		{name: "intact"},
 		{name: "payload edited", edit: func(e []signoff.Event) []signoff.Event { e[4].Payload = []byte(`{"n":99}`); return e }, wantSeq: 5, reason: "edited"},
@@ -88,7 +89,7 @@ func TestVerifier(t *testing.T) {
 		{name: "time edited", edit: func(e []signoff.Event) []signoff.Event { e[6].Time = e[6].Time.Add(time.Microsecond); return e }, wantSeq: 7, reason: "edited"},
 		{name: "event removed", edit: func(e []signoff.Event) []signoff.Event { return append(e[:3], e[4:]...) }, wantSeq: 4, reason: "missing"},
 		{name: "last event removed", edit: func(e []signoff.Event) []signoff.Event { return e[:len(e)-1] }, wantSeq: 10, reason: "missing"},
-		{name: "two events swapped", edit: func(e []signoff.Event) []signoff.Event {
+		{name: "two events swapped", unsorted: true, edit: func(e []signoff.Event) []signoff.Event {
 			e[2], e[3] = e[3], e[2]
 			return e
 		}, wantSeq: 3, reason: "missing"},
@@ -128,26 +129,59 @@ func TestVerifier(t *testing.T) {
 			if tt.head != nil {
 				head = tt.head(evs)
 			}
-			v := ledger.NewVerifier(ws, trusted)
-			for i := range evs {
-				if v.Add(&evs[i]) != nil {
-					break
-				}
+			// One pass, and every way of cutting the chain into parallel
+			// segments, must reach the same verdict.
+			allCuts := [][]int64{nil, {5}, {4, 8}, {2, 3, 4, 5, 6, 7, 8, 9, 10}, {10}, {11}}
+			if tt.unsorted {
+				allCuts = allCuts[:1]
 			}
-			res, err := v.Finish(head, nil)
-			var f *ledger.Failure
-			switch {
-			case tt.wantSeq == 0 && err != nil:
-				t.Fatalf("Finish = %v, want success", err)
-			case tt.wantSeq == 0:
-				if res.Events != 10 || !res.SignaturesOK {
-					t.Fatalf("result = %+v", res)
+			for _, cuts := range allCuts {
+				v := verifySegments(ws, trusted, evs, cuts)
+				res, err := v.Finish(head, nil)
+				var f *ledger.Failure
+				switch {
+				case tt.wantSeq == 0 && err != nil:
+					t.Fatalf("cuts %v: Finish = %v, want success", cuts, err)
+				case tt.wantSeq == 0:
+					if res.Events != 10 || !res.SignaturesOK {
+						t.Fatalf("cuts %v: result = %+v", cuts, res)
+					}
+				case !errors.As(err, &f) || f.Seq != tt.wantSeq || !strings.Contains(f.Reason, tt.reason):
+					t.Fatalf("cuts %v: Finish = %v, want failure at %d mentioning %q", cuts, err, tt.wantSeq, tt.reason)
 				}
-			case !errors.As(err, &f) || f.Seq != tt.wantSeq || !strings.Contains(f.Reason, tt.reason):
-				t.Fatalf("Finish = %v, want failure at %d mentioning %q", err, tt.wantSeq, tt.reason)
 			}
 		})
 	}
+}
+
+// verifySegments feeds evs to one verifier per segment, as storage does:
+// segment k covers sequences from cuts[k-1] up to cuts[k]-1, the first open
+// below and the last open above, and each stops at its first failure.
+func verifySegments(ws string, trusted map[string]ed25519.PublicKey, evs []signoff.Event, cuts []int64) *ledger.Verifier {
+	if len(cuts) == 0 {
+		v := ledger.NewVerifier(ws, trusted)
+		for i := range evs {
+			if v.Add(&evs[i]) != nil {
+				break
+			}
+		}
+		return v
+	}
+	starts := append([]int64{1}, cuts...)
+	segs := make([]*ledger.Verifier, len(starts))
+	for k, from := range starts {
+		segs[k] = ledger.NewSegment(ws, from)
+		for i := range evs {
+			e := &evs[i]
+			if (k > 0 && e.Seq < from) || (k < len(starts)-1 && e.Seq >= starts[k+1]) {
+				continue
+			}
+			if segs[k].Add(e) != nil {
+				break
+			}
+		}
+	}
+	return ledger.Join(ws, trusted, segs)
 }
 
 func TestCheckpoints(t *testing.T) {

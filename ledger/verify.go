@@ -27,12 +27,64 @@ type Verifier struct {
 	hash    string
 	marks   map[int64]string // hashes at checkpoint positions
 	fail    *Failure
+	// A segment starting mid-chain accepts its first link on trust (open)
+	// and remembers it (entry, of event entrySeq) for Join to check; first
+	// is the sequence of the first event that verified.
+	open     bool
+	entry    string
+	entrySeq int64
+	first    int64
 }
 
 // NewVerifier starts a verification of workspace ws. With no trusted keys
 // the signatures are not checked and Result says so.
 func NewVerifier(ws string, trusted map[string]ed25519.PublicKey) *Verifier {
 	return &Verifier{ws: ws, trusted: trusted, hash: Genesis, marks: map[int64]string{}}
+}
+
+// NewSegment starts a verifier for the part of a chain that begins at
+// sequence from. It takes the first event's prev_hash on trust and Join
+// checks that link against the previous segment, so a long chain can be
+// verified in parallel pieces.
+func NewSegment(ws string, from int64) *Verifier {
+	v := &Verifier{ws: ws, seq: from - 1, hash: Genesis, marks: map[int64]string{}}
+	if from > 1 {
+		v.hash, v.open = "", true
+	}
+	return v
+}
+
+// Join chains segments verified in order of their starting sequence into
+// one verifier ready for Finish. It reports the earliest failure, whether
+// inside a segment or where two meet, with the reason a single pass over
+// the whole chain would give.
+func Join(ws string, trusted map[string]ed25519.PublicKey, segs []*Verifier) *Verifier {
+	out := NewVerifier(ws, trusted)
+	keep := func(f *Failure) {
+		if f != nil && (out.fail == nil || f.Seq < out.fail.Seq) {
+			out.fail = f
+		}
+	}
+	for _, s := range segs {
+		if s.entrySeq > 0 {
+			// Where two segments meet: the events the earlier one did not
+			// reach are missing, else the link must hold.
+			switch {
+			case s.entrySeq > out.seq+1:
+				keep(&Failure{WorkspaceID: ws, Seq: out.seq + 1, Reason: fmt.Sprintf("event missing (next stored is %d)", s.entrySeq)})
+			case s.entry != out.hash:
+				keep(&Failure{WorkspaceID: ws, Seq: s.entrySeq, Reason: fmt.Sprintf("prev_hash does not match the hash of event %d (inserted, removed or reordered)", out.seq)})
+			}
+		}
+		keep(s.fail)
+		for k, h := range s.marks {
+			out.marks[k] = h
+		}
+		if s.first > 0 && s.seq > out.seq {
+			out.seq, out.hash = s.seq, s.hash
+		}
+	}
+	return out
 }
 
 func (v *Verifier) failf(seq int64, format string, args ...any) *Failure {
@@ -56,6 +108,8 @@ func (v *Verifier) Add(e *signoff.Event) error {
 		return v.failf(want, "event missing (next stored is %d)", e.Seq)
 	case e.Seq < want:
 		return v.failf(e.Seq, "sequence repeats or goes backwards after %d", v.seq)
+	case v.open:
+		v.open, v.entry, v.entrySeq = false, e.PrevHash, e.Seq
 	case e.PrevHash != v.hash:
 		return v.failf(e.Seq, "prev_hash does not match the hash of event %d (inserted, removed or reordered)", v.seq)
 	}
@@ -63,6 +117,9 @@ func (v *Verifier) Add(e *signoff.Event) error {
 		return v.failf(e.Seq, "hash mismatch: content was edited")
 	}
 	v.seq, v.hash = e.Seq, e.Hash
+	if v.first == 0 {
+		v.first = e.Seq
+	}
 	if e.Seq%CheckpointInterval == 0 {
 		v.marks[e.Seq] = e.Hash
 	}

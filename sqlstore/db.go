@@ -45,6 +45,9 @@ type Options struct {
 	River *river.Client[*sql.Tx]
 	// MaxRetries bounds re-reads after a lost optimistic race (default 8).
 	MaxRetries int
+	// VerifySegment is the fewest events verified as one parallel piece
+	// (default 100,000); tests set it small to exercise the joins.
+	VerifySegment int64
 }
 
 // DB is the storage implementation shared by both backends.
@@ -57,6 +60,7 @@ type DB struct {
 	ready   func(context.Context) error
 	river   *river.Client[*sql.Tx]
 	retries int
+	segment int64
 	closer  []func() error
 	heads   headCache
 }
@@ -74,6 +78,10 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	}
 	if s.retries <= 0 {
 		s.retries = 8
+	}
+	s.segment = o.VerifySegment
+	if s.segment <= 0 {
+		s.segment = 100_000
 	}
 	return s, nil
 }

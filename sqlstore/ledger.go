@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"sync"
 
 	"github.com/signoff-dev/signoff"
@@ -53,7 +56,27 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		}
 		out[i] = signoff.Event{WorkspaceID: ws, CaseID: ei.CaseID, Type: ei.Type, ActorID: ei.ActorID, Time: now, Payload: body}
 	}
-	prev, cached := s.heads.get(ws)
+	// One append per workspace at a time in this process takes the cached
+	// fast path, holding the workspace's latch from reading the hint until
+	// its guarded UPDATE has the row: the next one in line then reads a
+	// fresh hint and waits on the row lock in the database instead of
+	// racing with a stale one. Appends that find the latch taken (including
+	// a second append in a transaction that already holds the row) take
+	// the locking read and never wait on the latch, so it cannot deadlock.
+	latch := s.heads.latch(ws)
+	cached := latch.TryLock()
+	var prev headPos
+	if cached {
+		defer func() {
+			if cached {
+				latch.Unlock()
+			}
+		}()
+		prev, cached = s.heads.get(ws)
+		if !cached {
+			latch.Unlock()
+		}
+	}
 	var head ledger.Checkpoint
 	for {
 		if !cached {
@@ -80,6 +103,7 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 			return nil, fmt.Errorf("append: move head: %w", err)
 		}
 		if n == 1 {
+			s.heads.set(ws, head.Seq, head.Hash)
 			break
 		}
 		if !cached {
@@ -88,8 +112,12 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 			return nil, fmt.Errorf("append: head of %s vanished: %w", ws, sql.ErrNoRows)
 		}
 		cached = false
+		latch.Unlock()
 	}
-	s.heads.set(ws, head.Seq, head.Hash)
+	if cached {
+		cached = false
+		latch.Unlock()
+	}
 	const insertEvent = `INSERT INTO ledger_events (workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 	exec := func(args ...any) error { _, err := tx.ExecContext(ctx, insertEvent, args...); return err }
@@ -125,8 +153,23 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 // headCache remembers the last head each workspace's chain was moved to by
 // this process. It is only a hint: a stale entry costs one extra read.
 type headCache struct {
-	mu sync.Mutex
-	m  map[string]headPos
+	mu      sync.Mutex
+	m       map[string]headPos
+	latches map[string]*sync.Mutex
+}
+
+func (c *headCache) latch(ws string) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.latches == nil {
+		c.latches = map[string]*sync.Mutex{}
+	}
+	l, ok := c.latches[ws]
+	if !ok {
+		l = &sync.Mutex{}
+		c.latches[ws] = l
+	}
+	return l
 }
 
 type headPos struct {
@@ -147,7 +190,11 @@ func (c *headCache) set(ws string, seq int64, hash string) {
 	if c.m == nil {
 		c.m = map[string]headPos{}
 	}
-	c.m[ws] = headPos{seq, hash}
+	// Heads only move forward; an append that finished later but read
+	// earlier must not wind the hint back.
+	if cur, ok := c.m[ws]; !ok || seq > cur.Seq {
+		c.m[ws] = headPos{seq, hash}
+	}
 }
 
 func (c *headCache) forget(ws string) {
@@ -238,31 +285,40 @@ func (s *DB) HeadSeq(ctx context.Context, ws string) (int64, error) {
 	return seq, err
 }
 
-// VerifyLedger streams the whole chain of ws through a ledger.Verifier and
-// checks the signed head and checkpoints against the trusted keys.
+// VerifyLedger checks the whole chain of ws against its signed head and
+// checkpoints. Long chains are split into sequence ranges verified in
+// parallel on separate connections; ledger.Join checks the links between
+// them. The first range is open below and the last open above, so events
+// outside the expected range are still seen.
 func (s *DB) VerifyLedger(ctx context.Context, ws string, trusted map[string]ed25519.PublicKey) (ledger.Result, error) {
-	v := ledger.NewVerifier(ws, trusted)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM ledger_events WHERE workspace_id = $1 ORDER BY seq`, ws)
-	if err != nil {
-		return ledger.Result{}, fmt.Errorf("verify %s: %w", ws, err)
-	}
-	var e signoff.Event
-	for rows.Next() {
-		if err := scanEvent(rows, &e); err != nil {
-			rows.Close()
-			return ledger.Result{}, fmt.Errorf("verify %s: %w", ws, err)
-		}
-		if v.Add(&e) != nil {
-			break // the verifier keeps the first failure; Finish reports it
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return ledger.Result{}, fmt.Errorf("verify %s: %w", ws, err)
-	}
 	head, err := s.readCheckpoint(ctx, `SELECT workspace_id, seq, hash, key_id, signed_at, signature FROM ledger_heads WHERE workspace_id = $1`, ws)
 	if err != nil {
 		return ledger.Result{}, err
+	}
+	parts := int(min(int64(runtime.GOMAXPROCS(0)), head.Seq/s.segment+1))
+	segs := make([]*ledger.Verifier, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		from := head.Seq*int64(i)/int64(parts) + 1
+		to := head.Seq * int64(i+1) / int64(parts)
+		lo, hi := from, to
+		if i == 0 {
+			lo = math.MinInt64
+		}
+		if i == parts-1 {
+			hi = math.MaxInt64
+		}
+		segs[i] = ledger.NewSegment(ws, from)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.verifyRange(ctx, segs[i], ws, lo, hi)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return ledger.Result{}, fmt.Errorf("verify %s: %w", ws, err)
 	}
 	var cps []ledger.Checkpoint
 	crow, err := s.db.QueryContext(ctx, `SELECT workspace_id, seq, hash, key_id, signed_at, signature FROM ledger_checkpoints WHERE workspace_id = $1 ORDER BY seq`, ws)
@@ -280,7 +336,32 @@ func (s *DB) VerifyLedger(ctx context.Context, ws string, trusted map[string]ed2
 	if err := crow.Err(); err != nil {
 		return ledger.Result{}, fmt.Errorf("verify %s: checkpoints: %w", ws, err)
 	}
-	return v.Finish(head, cps)
+	return ledger.Join(ws, trusted, segs).Finish(head, cps)
+}
+
+// verifyRange streams events with lo <= seq <= hi through v. It reads only
+// what the hash covers and reuses its buffers: this loop is what makes
+// verifying millions of events take seconds.
+func (s *DB) verifyRange(ctx context.Context, v *ledger.Verifier, ws string, lo, hi int64) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash
+		FROM ledger_events WHERE workspace_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`, ws, lo, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	e := signoff.Event{WorkspaceID: ws}
+	var at int64
+	var payload sql.RawBytes // valid until the next row; the verifier keeps no payload
+	for rows.Next() {
+		if err := rows.Scan(&e.Seq, &e.CaseID, &e.Type, &e.ActorID, &at, &payload, &e.PrevHash, &e.Hash); err != nil {
+			return err
+		}
+		e.Time, e.Payload = fromMicros(at), json.RawMessage(payload)
+		if v.Add(&e) != nil {
+			return nil // the verifier keeps the first failure; Finish reports it
+		}
+	}
+	return rows.Err()
 }
 
 func (s *DB) readCheckpoint(ctx context.Context, q, ws string) (ledger.Checkpoint, error) {

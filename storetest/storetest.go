@@ -59,7 +59,9 @@ func setup(t *testing.T, b Backend) *bundle {
 	t.Helper()
 	_, key, _ := ed25519.GenerateKey(nil)
 	clock := NewClock()
-	s := b.Open(t, sqlstore.Options{Signer: key, Now: clock.Now})
+	// Small verification segments make every test's ledger check run in
+	// parallel pieces, so the joins between them are always exercised.
+	s := b.Open(t, sqlstore.Options{Signer: key, Now: clock.Now, VerifySegment: 3})
 	ctx := context.Background()
 	ws, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
 	if err != nil {

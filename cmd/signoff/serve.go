@@ -132,7 +132,8 @@ Try:
   curl -s -H 'Authorization: Bearer %[5]s' %[1]s/api/v1/cases/%[6]s/events
   signoff ledger verify --db %[2]s
 
-Press Ctrl-C to stop.
+("signoff" above is "go run ./cmd/signoff" from a checkout; "make build" puts
+the binary in bin/.) Press Ctrl-C to stop.
 `, url, d.db, w.ID, owner.ID, secret, c.ID)
 	return serveUntilDone(ctx, newLogger(e.stderr, "text"), ln, s)
 }
