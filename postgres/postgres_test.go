@@ -45,7 +45,7 @@ var Backend = storetest.Backend{
 	},
 }
 
-func TestConformance(t *testing.T) {
+func TestConformancePostgres(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, Backend)
 }

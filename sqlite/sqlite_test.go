@@ -44,7 +44,7 @@ var Backend = storetest.Backend{
 	},
 }
 
-func TestConformance(t *testing.T) {
+func TestConformanceSQLite(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, Backend)
 }
