@@ -41,7 +41,7 @@ func (s *DB) insertActor(ctx context.Context, tx *sql.Tx, by, a signoff.Actor) e
 
 const actorColumns = `id, workspace_id, name, role, created_at, disabled_at`
 
-func scanActor(sc interface{ Scan(...any) error }, a *signoff.Actor) error {
+func scanActor(sc scanner, a *signoff.Actor) error {
 	var at int64
 	var disabled sql.NullInt64
 	var role string
@@ -77,20 +77,11 @@ func (s *DB) getActor(ctx context.Context, q queryer, ws, id string) (signoff.Ac
 
 // ListActors implements signoff.ActorService.
 func (s *DB) ListActors(ctx context.Context, ws string) ([]signoff.Actor, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+actorColumns+` FROM actors WHERE workspace_id = $1 ORDER BY id`, ws)
+	out, err := queryAll(ctx, s.db, scanActor, `SELECT `+actorColumns+` FROM actors WHERE workspace_id = $1 ORDER BY id`, ws)
 	if err != nil {
 		return nil, fmt.Errorf("list actors: %w", err)
 	}
-	defer rows.Close()
-	out := []signoff.Actor{}
-	for rows.Next() {
-		var a signoff.Actor
-		if err := scanActor(rows, &a); err != nil {
-			return nil, fmt.Errorf("list actors: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CreateToken implements signoff.ActorService.
@@ -131,7 +122,7 @@ func (s *DB) CreateToken(ctx context.Context, by signoff.Actor, actorID, label s
 
 const tokenColumns = `id, workspace_id, actor_id, label, created_at, expires_at, revoked_at`
 
-func scanToken(sc interface{ Scan(...any) error }, t *signoff.Token) error {
+func scanToken(sc scanner, t *signoff.Token) error {
 	var at int64
 	var exp, rev sql.NullInt64
 	if err := sc.Scan(&t.ID, &t.WorkspaceID, &t.ActorID, &t.Label, &at, &exp, &rev); err != nil {
@@ -149,20 +140,11 @@ func (s *DB) ListTokens(ctx context.Context, ws, actorID string) ([]signoff.Toke
 	if _, err := s.getActor(ctx, s.db, ws, actorID); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE workspace_id = $1 AND actor_id = $2 ORDER BY id`, ws, actorID)
+	out, err := queryAll(ctx, s.db, scanToken, `SELECT `+tokenColumns+` FROM tokens WHERE workspace_id = $1 AND actor_id = $2 ORDER BY id`, ws, actorID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	defer rows.Close()
-	out := []signoff.Token{}
-	for rows.Next() {
-		var t signoff.Token
-		if err := scanToken(rows, &t); err != nil {
-			return nil, fmt.Errorf("list tokens: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RevokeToken implements signoff.ActorService.

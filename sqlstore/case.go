@@ -72,7 +72,7 @@ func (s *DB) CreateCase(ctx context.Context, by signoff.Actor, in signoff.CaseIn
 
 const caseColumns = `id, workspace_id, project_id, kind, title, state, version, fix_attempts, max_fix_attempts, reporter_id, created_by, created_at, updated_at`
 
-func scanCase(sc interface{ Scan(...any) error }, c *signoff.Case) error {
+func scanCase(sc scanner, c *signoff.Case) error {
 	var kind string
 	var ca, ua int64
 	if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.ProjectID, &kind, &c.Title, &c.State, &c.Version, &c.FixAttempts, &c.MaxFixAttempts, &c.ReporterID, &c.CreatedBy, &ca, &ua); err != nil {
@@ -151,22 +151,11 @@ func (s *DB) ListCases(ctx context.Context, ws string, f signoff.CaseFilter) (si
 	limit := clampLimit(f.Limit)
 	args = append(args, limit+1)
 	fmt.Fprintf(&q, " ORDER BY id DESC LIMIT $%d", len(args))
-	rows, err := s.db.QueryContext(ctx, q.String(), args...)
+	cases, err := queryAll(ctx, s.db, scanCase, q.String(), args...)
 	if err != nil {
 		return signoff.CasePage{}, fmt.Errorf("list cases: %w", err)
 	}
-	defer rows.Close()
-	page := signoff.CasePage{Cases: []signoff.Case{}}
-	for rows.Next() {
-		var c signoff.Case
-		if err := scanCase(rows, &c); err != nil {
-			return signoff.CasePage{}, fmt.Errorf("list cases: %w", err)
-		}
-		page.Cases = append(page.Cases, c)
-	}
-	if err := rows.Err(); err != nil {
-		return signoff.CasePage{}, fmt.Errorf("list cases: %w", err)
-	}
+	page := signoff.CasePage{Cases: cases}
 	if len(page.Cases) > limit {
 		page.Cases = page.Cases[:limit]
 		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page.Cases[limit-1].ID))

@@ -184,3 +184,25 @@ func timePtr(n sql.NullInt64) *time.Time {
 	t := fromMicros(n.Int64)
 	return &t
 }
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs q and scans every row with scan. It never returns a nil
+// slice, so an empty list encodes as [] rather than null.
+func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner, *T) error, q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -234,7 +234,7 @@ func (s *DB) createHead(ctx context.Context, tx *sql.Tx, ws string) error {
 
 const eventColumns = `workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash`
 
-func scanEvent(sc interface{ Scan(...any) error }, e *signoff.Event) error {
+func scanEvent(sc scanner, e *signoff.Event) error {
 	var at int64
 	var payload []byte
 	if err := sc.Scan(&e.WorkspaceID, &e.Seq, &e.CaseID, &e.Type, &e.ActorID, &at, &payload, &e.PrevHash, &e.Hash); err != nil {
@@ -257,22 +257,12 @@ func (s *DB) ListEvents(ctx context.Context, by signoff.Actor, caseID string, af
 	if _, err := s.GetCase(ctx, by, caseID); err != nil {
 		return nil, err
 	}
-	limit = clampLimit(limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+eventColumns+` FROM ledger_events
-		WHERE workspace_id = $1 AND case_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`, ws, caseID, afterSeq, limit)
+	out, err := queryAll(ctx, s.db, scanEvent, `SELECT `+eventColumns+` FROM ledger_events
+		WHERE workspace_id = $1 AND case_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`, ws, caseID, afterSeq, clampLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", caseID, err)
 	}
-	defer rows.Close()
-	out := []signoff.Event{}
-	for rows.Next() {
-		var e signoff.Event
-		if err := scanEvent(rows, &e); err != nil {
-			return nil, fmt.Errorf("list events of %s: %w", caseID, err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // HeadSeq implements signoff.LedgerService.
@@ -373,7 +363,7 @@ func (s *DB) readCheckpoint(ctx context.Context, q, ws string) (ledger.Checkpoin
 	return cp, err
 }
 
-func scanCheckpoint(sc interface{ Scan(...any) error }, cp *ledger.Checkpoint) error {
+func scanCheckpoint(sc scanner, cp *ledger.Checkpoint) error {
 	var at int64
 	if err := sc.Scan(&cp.WorkspaceID, &cp.Seq, &cp.Hash, &cp.KeyID, &at, &cp.Signature); err != nil {
 		return err

@@ -53,7 +53,7 @@ func (s *DB) CreateProject(ctx context.Context, by signoff.Actor, in signoff.Pro
 
 const projectColumns = `id, workspace_id, name, repo_url, description, created_at, updated_at`
 
-func scanProject(sc interface{ Scan(...any) error }, p *signoff.Project) error {
+func scanProject(sc scanner, p *signoff.Project) error {
 	var c, u int64
 	if err := sc.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.RepoURL, &p.Description, &c, &u); err != nil {
 		return err
@@ -83,20 +83,11 @@ func (s *DB) getProject(ctx context.Context, q queryer, ws, id string) (signoff.
 
 // ListProjects implements signoff.ProjectService.
 func (s *DB) ListProjects(ctx context.Context, ws string) ([]signoff.Project, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE workspace_id = $1 ORDER BY id`, ws)
+	out, err := queryAll(ctx, s.db, scanProject, `SELECT `+projectColumns+` FROM projects WHERE workspace_id = $1 ORDER BY id`, ws)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
-	defer rows.Close()
-	out := []signoff.Project{}
-	for rows.Next() {
-		var p signoff.Project
-		if err := scanProject(rows, &p); err != nil {
-			return nil, fmt.Errorf("list projects: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // UpdateProject implements signoff.ProjectService. The read, merge and

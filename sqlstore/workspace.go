@@ -46,35 +46,31 @@ func (s *DB) GetWorkspace(ctx context.Context, id string) (signoff.Workspace, er
 		return signoff.Workspace{}, err
 	}
 	var w signoff.Workspace
-	var at int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, name, created_at FROM workspaces WHERE id = $1`, id).Scan(&w.ID, &w.Name, &at)
+	err := scanWorkspace(s.db.QueryRowContext(ctx, `SELECT id, name, created_at FROM workspaces WHERE id = $1`, id), &w)
 	if errors.Is(err, sql.ErrNoRows) {
 		return w, signoff.Errorf(signoff.ENOTFOUND, "workspace not found")
 	} else if err != nil {
 		return w, fmt.Errorf("get workspace %s: %w", id, err)
 	}
-	w.CreatedAt = fromMicros(at)
 	return w, nil
 }
 
 // ListWorkspaces implements signoff.WorkspaceService.
 func (s *DB) ListWorkspaces(ctx context.Context) ([]signoff.Workspace, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
+	out, err := queryAll(ctx, s.db, scanWorkspace, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list workspaces: %w", err)
 	}
-	defer rows.Close()
-	out := []signoff.Workspace{}
-	for rows.Next() {
-		var w signoff.Workspace
-		var at int64
-		if err := rows.Scan(&w.ID, &w.Name, &at); err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", err)
-		}
-		w.CreatedAt = fromMicros(at)
-		out = append(out, w)
+	return out, nil
+}
+
+func scanWorkspace(sc scanner, w *signoff.Workspace) error {
+	var at int64
+	if err := sc.Scan(&w.ID, &w.Name, &at); err != nil {
+		return err
 	}
-	return out, rows.Err()
+	w.CreatedAt = fromMicros(at)
+	return nil
 }
 
 // RenameWorkspace implements signoff.WorkspaceService.
