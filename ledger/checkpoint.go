@@ -16,8 +16,10 @@ import (
 const CheckpointInterval = 1024
 
 // Checkpoint is the server's signed statement that the chain of a workspace
-// had hash Hash at sequence Seq. The head of each chain is a checkpoint that
-// is overwritten on every append.
+// had hash Hash at sequence Seq. The head of each chain is the same kind of
+// statement, overwritten on every append, but signed under its own type so
+// that a permanent checkpoint can never be passed off as the head (which
+// would let a truncation back to that checkpoint verify).
 type Checkpoint struct {
 	WorkspaceID string    `json:"workspace_id"`
 	Seq         int64     `json:"seq"`
@@ -25,6 +27,8 @@ type Checkpoint struct {
 	KeyID       string    `json:"key_id"`
 	SignedAt    time.Time `json:"signed_at"`
 	Signature   []byte    `json:"signature"`
+	// Head marks the statement "this is where the chain ends".
+	Head bool `json:"head,omitempty"`
 }
 
 // statement is the exact byte string that is signed: RFC 8785 canonical JSON
@@ -40,7 +44,11 @@ func (c *Checkpoint) statement() []byte {
 	b = strconv.AppendInt(b, c.Seq, 10)
 	b = append(b, `,"signed_at":"`...)
 	b = c.SignedAt.UTC().AppendFormat(b, TimeLayout)
-	b = append(b, `","type":"signoff.ledger.checkpoint/v1","workspace":`...)
+	if c.Head {
+		b = append(b, `","type":"signoff.ledger.head/v1","workspace":`...)
+	} else {
+		b = append(b, `","type":"signoff.ledger.checkpoint/v1","workspace":`...)
+	}
 	b = canonical.AppendString(b, c.WorkspaceID)
 	return append(b, '}')
 }

@@ -65,7 +65,7 @@ func TestSealTruncatesToMicroseconds(t *testing.T) {
 
 func signedHead(key ed25519.PrivateKey, evs []signoff.Event) ledger.Checkpoint {
 	last := evs[len(evs)-1]
-	h := ledger.Checkpoint{WorkspaceID: ws, Seq: last.Seq, Hash: last.Hash}
+	h := ledger.Checkpoint{WorkspaceID: ws, Seq: last.Seq, Hash: last.Hash, Head: true}
 	h.Sign(key, last.Time)
 	return h
 }
@@ -220,6 +220,28 @@ func TestCheckpoints(t *testing.T) {
 	moved[1].Seq = 7
 	if err := run(moved); !errors.As(err, &f) || f.Seq != 7 {
 		t.Fatalf("checkpoint off position: %v", err)
+	}
+}
+
+// TestWipeAndTruncate: emptying the chain, or cutting it back to a
+// checkpoint and presenting that checkpoint as the head, must not verify.
+func TestWipeAndTruncate(t *testing.T) {
+	t.Parallel()
+	_, key, _ := ed25519.GenerateKey(nil)
+	trusted := ledger.Trust(key.Public().(ed25519.PublicKey))
+	var f *ledger.Failure
+	if _, err := ledger.NewVerifier(ws, trusted).Finish(ledger.Checkpoint{WorkspaceID: ws, Hash: ledger.Genesis}, nil); !errors.As(err, &f) || f.Seq != 1 {
+		t.Fatalf("wiped chain: %v, want failure at 1", err)
+	}
+	evs := chain(ledger.CheckpointInterval + 3)
+	cp := ledger.Checkpoint{WorkspaceID: ws, Seq: ledger.CheckpointInterval, Hash: evs[ledger.CheckpointInterval-1].Hash}
+	cp.Sign(key, evs[ledger.CheckpointInterval-1].Time)
+	v := ledger.NewVerifier(ws, trusted)
+	for i := range evs[:ledger.CheckpointInterval] {
+		v.Add(&evs[i])
+	}
+	if _, err := v.Finish(cp, []ledger.Checkpoint{cp}); !errors.As(err, &f) || !strings.Contains(f.Reason, "signature") {
+		t.Fatalf("checkpoint presented as head: %v, want a signature failure", err)
 	}
 }
 

@@ -144,6 +144,12 @@ func (v *Verifier) Finish(head Checkpoint, checkpoints []Checkpoint) (Result, er
 	if v.fail != nil {
 		return res, v.fail
 	}
+	// Every workspace's chain starts with its own creation, so an empty
+	// chain is a wiped one, not a new one.
+	if head.Seq < 1 || v.seq < 1 {
+		return res, v.failf(1, "chain is empty: events removed (every workspace starts with workspace.created)")
+	}
+	head.Head = true
 	if head.Seq != v.seq || head.Hash != v.hash {
 		if head.Seq > v.seq {
 			return res, v.failf(v.seq+1, "event missing: the signed head is at %d", head.Seq)
@@ -172,7 +178,7 @@ func (v *Verifier) Finish(head Checkpoint, checkpoints []Checkpoint) (Result, er
 			return res, v.failf(s, "signed checkpoint missing")
 		}
 	}
-	if res.SignaturesOK && v.seq > 0 {
+	if res.SignaturesOK {
 		if err := head.Verify(v.trusted); err != nil {
 			return res, v.failf(v.seq, "head %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -46,23 +47,26 @@ type Options struct {
 	// MaxRetries bounds re-reads after a lost optimistic race (default 8).
 	MaxRetries int
 	// VerifySegment is the fewest events verified as one parallel piece
-	// (default 100,000); tests set it small to exercise the joins.
-	VerifySegment int64
+	// (default 100,000) and VerifyParallelism the most pieces at once
+	// (default GOMAXPROCS); tests set them to exercise the joins.
+	VerifySegment     int64
+	VerifyParallelism int
 }
 
 // DB is the storage implementation shared by both backends.
 type DB struct {
-	db      *sql.DB
-	d       Dialect
-	signer  ed25519.PrivateKey
-	keyID   string
-	now     func() time.Time
-	ready   func(context.Context) error
-	river   *river.Client[*sql.Tx]
-	retries int
-	segment int64
-	closer  []func() error
-	heads   headCache
+	db       *sql.DB
+	d        Dialect
+	signer   ed25519.PrivateKey
+	keyID    string
+	now      func() time.Time
+	ready    func(context.Context) error
+	river    *river.Client[*sql.Tx]
+	retries  int
+	segment  int64
+	parallel int
+	closer   []func() error
+	heads    headCache
 }
 
 var _ signoff.Store = (*DB)(nil)
@@ -79,9 +83,12 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	if s.retries <= 0 {
 		s.retries = 8
 	}
-	s.segment = o.VerifySegment
+	s.segment, s.parallel = o.VerifySegment, o.VerifyParallelism
 	if s.segment <= 0 {
 		s.segment = 100_000
+	}
+	if s.parallel <= 0 {
+		s.parallel = runtime.GOMAXPROCS(0)
 	}
 	return s, nil
 }
@@ -115,7 +122,7 @@ func (s *DB) Ready(ctx context.Context) error {
 	}
 	if s.ready != nil {
 		if err := s.ready(ctx); err != nil {
-			return signoff.Errorf(signoff.EUNAVAILABLE, "database not ready: %v", err)
+			return signoff.Errorf(signoff.EUNAVAILABLE, "database schema not current")
 		}
 	}
 	return nil

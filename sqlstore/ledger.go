@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/canonical"
@@ -47,14 +47,13 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 	if s.signer == nil {
 		return nil, signoff.Errorf(signoff.EUNAVAILABLE, "store opened read-only: no signing key")
 	}
-	now := s.now()
 	out := make([]signoff.Event, len(in))
 	for i, ei := range in {
 		body, err := canonical.Marshal(ei.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("append %s: payload: %w", ei.Type, err)
 		}
-		out[i] = signoff.Event{WorkspaceID: ws, CaseID: ei.CaseID, Type: ei.Type, ActorID: ei.ActorID, Time: now, Payload: body}
+		out[i] = signoff.Event{WorkspaceID: ws, CaseID: ei.CaseID, Type: ei.Type, ActorID: ei.ActorID, Payload: body}
 	}
 	// One append per workspace at a time in this process takes the cached
 	// fast path, holding the workspace's latch from reading the hint until
@@ -78,19 +77,31 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		}
 	}
 	var head ledger.Checkpoint
+	var now time.Time
 	for {
 		if !cached {
-			err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM ledger_heads WHERE workspace_id = $1`+s.d.ForUpdate, ws).Scan(&prev.Seq, &prev.Hash)
+			var at int64
+			err := tx.QueryRowContext(ctx, `SELECT seq, hash, signed_at FROM ledger_heads WHERE workspace_id = $1`+s.d.ForUpdate, ws).Scan(&prev.Seq, &prev.Hash, &at)
 			if err != nil {
 				return nil, fmt.Errorf("append: read head of %s: %w", ws, err)
 			}
+			prev.Time = fromMicros(at)
+		}
+		// Event times never run backwards along the chain, even when clocks
+		// of two processes disagree or the clock steps back.
+		now = s.now()
+		if now.Before(prev.Time) {
+			now = prev.Time
+		}
+		for i := range out {
+			out[i].Time = now
 		}
 		seq, hash := prev.Seq, prev.Hash
 		for i := range out {
 			ledger.Seal(&out[i], seq, hash)
 			seq, hash = out[i].Seq, out[i].Hash
 		}
-		head = ledger.Checkpoint{WorkspaceID: ws, Seq: seq, Hash: hash}
+		head = ledger.Checkpoint{WorkspaceID: ws, Seq: seq, Hash: hash, Head: true}
 		head.Sign(s.signer, now)
 		res, err := tx.ExecContext(ctx, `UPDATE ledger_heads SET seq = $1, hash = $2, key_id = $3, signed_at = $4, signature = $5
 			WHERE workspace_id = $6 AND seq = $7 AND hash = $8`,
@@ -103,7 +114,7 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 			return nil, fmt.Errorf("append: move head: %w", err)
 		}
 		if n == 1 {
-			s.heads.set(ws, head.Seq, head.Hash)
+			s.heads.set(ws, headPos{head.Seq, head.Hash, head.SignedAt})
 			break
 		}
 		if !cached {
@@ -175,6 +186,7 @@ func (c *headCache) latch(ws string) *sync.Mutex {
 type headPos struct {
 	Seq  int64
 	Hash string
+	Time time.Time
 }
 
 func (c *headCache) get(ws string) (headPos, bool) {
@@ -184,16 +196,17 @@ func (c *headCache) get(ws string) (headPos, bool) {
 	return p, ok
 }
 
-func (c *headCache) set(ws string, seq int64, hash string) {
+func (c *headCache) set(ws string, p headPos) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]headPos{}
 	}
 	// Heads only move forward; an append that finished later but read
-	// earlier must not wind the hint back.
-	if cur, ok := c.m[ws]; !ok || seq > cur.Seq {
-		c.m[ws] = headPos{seq, hash}
+	// earlier must not wind the hint back. At an equal sequence the newer
+	// write wins, replacing a hint a rolled-back append may have left.
+	if cur, ok := c.m[ws]; !ok || p.Seq >= cur.Seq {
+		c.m[ws] = p
 	}
 }
 
@@ -275,31 +288,38 @@ func (s *DB) HeadSeq(ctx context.Context, ws string) (int64, error) {
 	return seq, err
 }
 
-// VerifyLedger checks the whole chain of ws against its signed head and
+// VerifyLedger checks the chain of ws up to its signed head and the
 // checkpoints. Long chains are split into sequence ranges verified in
 // parallel on separate connections; ledger.Join checks the links between
-// them. The first range is open below and the last open above, so events
-// outside the expected range are still seen.
+// them. The first range is open below, so stray events there are seen.
+// Events above the head are either appends committed while verifying (the
+// head has moved on by the end) or forgeries (it has not).
 func (s *DB) VerifyLedger(ctx context.Context, ws string, trusted map[string]ed25519.PublicKey) (ledger.Result, error) {
-	head, err := s.readCheckpoint(ctx, `SELECT workspace_id, seq, hash, key_id, signed_at, signature FROM ledger_heads WHERE workspace_id = $1`, ws)
-	if err != nil {
+	const headQuery = `SELECT workspace_id, seq, hash, key_id, signed_at, signature FROM ledger_heads WHERE workspace_id = $1`
+	head, err := s.readCheckpoint(ctx, headQuery, ws)
+	if signoff.ErrorCode(err) == signoff.ENOTFOUND {
+		// Events without a head: the head row was removed.
+		head, err = ledger.Checkpoint{WorkspaceID: ws}, nil
+	} else if err != nil {
 		return ledger.Result{}, err
 	}
-	parts := int(min(int64(runtime.GOMAXPROCS(0)), head.Seq/s.segment+1))
+	parts := int64(1)
+	if head.Seq > 0 {
+		parts = min(int64(s.parallel), head.Seq/s.segment+1)
+	}
+	step := max(head.Seq, 0) / parts
 	segs := make([]*ledger.Verifier, parts)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
-		from := head.Seq*int64(i)/int64(parts) + 1
-		to := head.Seq * int64(i+1) / int64(parts)
-		lo, hi := from, to
+		lo, hi := step*i+1, step*(i+1)
+		segs[i] = ledger.NewSegment(ws, lo)
 		if i == 0 {
 			lo = math.MinInt64
 		}
 		if i == parts-1 {
-			hi = math.MaxInt64
+			hi = max(head.Seq, 0)
 		}
-		segs[i] = ledger.NewSegment(ws, from)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -310,23 +330,30 @@ func (s *DB) VerifyLedger(ctx context.Context, ws string, trusted map[string]ed2
 	if err := errors.Join(errs...); err != nil {
 		return ledger.Result{}, fmt.Errorf("verify %s: %w", ws, err)
 	}
-	var cps []ledger.Checkpoint
-	crow, err := s.db.QueryContext(ctx, `SELECT workspace_id, seq, hash, key_id, signed_at, signature FROM ledger_checkpoints WHERE workspace_id = $1 ORDER BY seq`, ws)
+	cps, err := queryAll(ctx, s.db, scanCheckpoint, `SELECT workspace_id, seq, hash, key_id, signed_at, signature FROM ledger_checkpoints
+		WHERE workspace_id = $1 AND seq <= $2 ORDER BY seq`, ws, max(head.Seq, 0))
 	if err != nil {
 		return ledger.Result{}, fmt.Errorf("verify %s: checkpoints: %w", ws, err)
 	}
-	defer crow.Close()
-	for crow.Next() {
-		var cp ledger.Checkpoint
-		if err := scanCheckpoint(crow, &cp); err != nil {
-			return ledger.Result{}, fmt.Errorf("verify %s: checkpoints: %w", ws, err)
+	v := ledger.Join(ws, trusted, segs)
+	res, verr := v.Finish(head, cps)
+	if verr != nil {
+		return res, verr
+	}
+	var above, top int64
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(seq), 0) FROM ledger_events WHERE workspace_id = $1 AND seq > $2`, ws, head.Seq).Scan(&above, &top); err != nil {
+		return res, fmt.Errorf("verify %s: %w", ws, err)
+	}
+	if above > 0 {
+		now, err := s.readCheckpoint(ctx, headQuery, ws)
+		if err != nil {
+			return res, err
 		}
-		cps = append(cps, cp)
+		if now.Seq < top {
+			return res, &ledger.Failure{WorkspaceID: ws, Seq: head.Seq + 1, Reason: fmt.Sprintf("%d event(s) stored beyond the signed head (up to seq %d)", above, top)}
+		}
 	}
-	if err := crow.Err(); err != nil {
-		return ledger.Result{}, fmt.Errorf("verify %s: checkpoints: %w", ws, err)
-	}
-	return ledger.Join(ws, trusted, segs).Finish(head, cps)
+	return res, nil
 }
 
 // verifyRange streams events with lo <= seq <= hi through v. It reads only

@@ -63,6 +63,14 @@ func testLedgerTamper(t *testing.T, b Backend) {
 			`UPDATE ledger_events SET seq = -1 WHERE workspace_id = $1 AND seq = 5`,
 			`UPDATE ledger_events SET seq = 5 WHERE workspace_id = $1 AND seq = 6`,
 			`UPDATE ledger_events SET seq = 6 WHERE workspace_id = $1 AND seq = -1`}, 5, "prev_hash"},
+		{"wipe everything", []string{
+			`DELETE FROM ledger_events WHERE workspace_id = $1`,
+			`DELETE FROM ledger_checkpoints WHERE workspace_id = $1`,
+			`UPDATE ledger_heads SET seq = 0, hash = '` + ledger.Genesis + `', key_id = '', signed_at = 0 WHERE workspace_id = $1`}, 1, "empty"},
+		{"event beyond the head", []string{
+			`INSERT INTO ledger_events (workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash)
+			 SELECT workspace_id, seq + 1, case_id, type, actor_id, occurred_at, payload, hash, hash FROM ledger_events
+			 WHERE workspace_id = $1 AND seq = (SELECT max(seq) FROM ledger_events WHERE workspace_id = $1)`}, -1, "beyond the signed head"},
 		{"edit actor", []string{`UPDATE ledger_events SET actor_id = 'act_00000000000000000000000000' WHERE workspace_id = $1 AND seq = 4`}, 4, "edited"},
 	}
 	for _, tt := range tests {
@@ -72,8 +80,11 @@ func testLedgerTamper(t *testing.T, b Backend) {
 			fill(t, tb, 12)
 			head, _ := tb.store.HeadSeq(tb.ctx, tb.ws.ID)
 			want := tt.wantSeq
-			if want == 0 {
+			switch want {
+			case 0:
 				want = head
+			case -1:
+				want = head + 1
 			}
 			tb.tamper(t, tb.store.SQL())
 			for _, q := range tt.tamper {
@@ -250,6 +261,40 @@ func testTwoProcessesOneChain(t *testing.T, b Backend) {
 		}
 		if want := int64(4*perWriter + 2); res.Events != want { // + workspace.created, actor.created
 			t.Fatalf("events = %d, want %d", res.Events, want)
+		}
+	}
+}
+
+// testVerifyWhileAppending: verification of a live ledger that keeps
+// growing must never report tampering.
+func testVerifyWhileAppending(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	trusted := ledger.Trust(tb.key.Public().(ed25519.PublicKey))
+	done := make(chan error, 1)
+	go func() {
+		for i := range 300 {
+			if _, err := tb.store.Append(tb.ctx, tb.ws.ID, sqlstore.EventInput{Type: "test.event", ActorID: tb.owner.ID, Payload: map[string]int{"i": i}}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for checks := 0; ; checks++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if checks == 0 {
+				t.Log("appends finished before the first check")
+			}
+			tb.verify(t)
+			return
+		default:
+		}
+		if _, err := tb.store.VerifyLedger(tb.ctx, tb.ws.ID, trusted); err != nil {
+			t.Fatalf("check %d of a growing ledger: %v", checks, err)
 		}
 	}
 }

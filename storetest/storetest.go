@@ -61,7 +61,7 @@ func setup(t *testing.T, b Backend) *bundle {
 	clock := NewClock()
 	// Small verification segments make every test's ledger check run in
 	// parallel pieces, so the joins between them are always exercised.
-	s := b.Open(t, sqlstore.Options{Signer: key, Now: clock.Now, VerifySegment: 3})
+	s := b.Open(t, sqlstore.Options{Signer: key, Now: clock.Now, VerifySegment: 3, VerifyParallelism: 4})
 	ctx := context.Background()
 	ws, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
 	if err != nil {
@@ -125,6 +125,7 @@ func Run(t *testing.T, b Backend) {
 		{"ConcurrentMixedCommands", testConcurrentMixedCommands},
 		{"LedgerCheckpoints", testLedgerCheckpoints},
 		{"TwoProcessesOneChain", testTwoProcessesOneChain},
+		{"VerifyWhileAppending", testVerifyWhileAppending},
 		{"LedgerTamper", testLedgerTamper},
 		{"AppendOnly", testAppendOnly},
 		{"TransactionalEnqueue", testTransactionalEnqueue},

@@ -271,7 +271,7 @@ func rehashAll(t *testing.T, db, ws string) {
 	}
 	// Re-sign the head with a key of the attacker's own: it is not trusted.
 	_, forged, _ := ed25519.GenerateKey(nil)
-	head := ledger.Checkpoint{WorkspaceID: ws, Seq: evs[len(evs)-1].Seq, Hash: prev}
+	head := ledger.Checkpoint{WorkspaceID: ws, Seq: evs[len(evs)-1].Seq, Hash: prev, Head: true}
 	head.Sign(forged, evs[len(evs)-1].Time)
 	if _, err := raw.Exec(`UPDATE ledger_heads SET hash = $1, key_id = $2, signature = $3 WHERE workspace_id = $4`, head.Hash, head.KeyID, head.Signature, ws); err != nil {
 		t.Fatal(err)
