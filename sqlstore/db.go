@@ -93,6 +93,12 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	return s, nil
 }
 
+// SetSigner gives a store opened read-only its signing key. Call it before
+// the store is used; it is not safe to change the key under load.
+func (s *DB) SetSigner(k ed25519.PrivateKey) {
+	s.signer, s.keyID = k, keys.ID(k.Public().(ed25519.PublicKey))
+}
+
 // OnClose registers cleanup to run, in reverse order, when the DB closes.
 func (s *DB) OnClose(fn func() error) { s.closer = append(s.closer, fn) }
 

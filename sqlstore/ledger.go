@@ -408,3 +408,26 @@ func clampLimit(n int) int {
 	}
 	return n
 }
+
+// SigningKeyIDs lists the keys the chain heads are signed with, so a
+// process can refuse to sign with a key nobody trusts.
+func (s *DB) SigningKeyIDs(ctx context.Context) ([]string, error) {
+	ids, err := queryAll(ctx, s.db, scanString, `SELECT DISTINCT key_id FROM ledger_heads WHERE key_id <> '' ORDER BY key_id`)
+	if err != nil {
+		return nil, fmt.Errorf("signing keys: %w", err)
+	}
+	return ids, nil
+}
+
+// LedgerWorkspaceIDs lists every workspace that has any trace in the
+// database: a workspace row, a chain head or an event.
+func (s *DB) LedgerWorkspaceIDs(ctx context.Context) ([]string, error) {
+	ids, err := queryAll(ctx, s.db, scanString, `SELECT id FROM workspaces UNION SELECT workspace_id FROM ledger_heads
+		UNION SELECT workspace_id FROM ledger_events ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("ledger workspaces: %w", err)
+	}
+	return ids, nil
+}
+
+func scanString(sc scanner, v *string) error { return sc.Scan(v) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 func runMigrate(ctx context.Context, e *env, args []string) error {
@@ -16,7 +17,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, e, args); err != nil {
 		return err
 	}
-	s, err := d.open(ctx, nil) // opening migrates
+	s, err := d.openStore(ctx) // opening creates and migrates
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func runWorkspace(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if verb == "list" {
-		s, err := d.open(ctx, nil)
+		s, err := d.open(ctx)
 		if err != nil {
 			return err
 		}
@@ -71,7 +72,7 @@ func runWorkspace(ctx context.Context, e *env, args []string) error {
 	if err := required(fs, e, "name", name, "owner", owner); err != nil {
 		return err
 	}
-	s, err := d.openRW(ctx, e)
+	s, err := d.openRW(ctx, e, true)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func runActor(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if verb == "list" {
-		s, err := d.open(ctx, nil)
+		s, err := d.open(ctx)
 		if err != nil {
 			return err
 		}
@@ -140,7 +141,7 @@ func runActor(ctx context.Context, e *env, args []string) error {
 	if err := required(fs, e, "role", role, "name", name); err != nil {
 		return err
 	}
-	s, err := d.openRW(ctx, e)
+	s, err := d.openRW(ctx, e, false)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,15 @@ func runToken(ctx context.Context, e *env, args []string) error {
 	if err := required(fs, e, check...); err != nil {
 		return err
 	}
-	s, err := d.openRW(ctx, e)
+	if ttl < 0 {
+		fmt.Fprintln(e.stderr, "--ttl must not be negative")
+		return errUsage
+	}
+	open := func() (*sqlstore.DB, error) { return d.openRW(ctx, e, false) }
+	if verb == "list" {
+		open = func() (*sqlstore.DB, error) { return d.open(ctx) }
+	}
+	s, err := open()
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	iofs "io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -76,34 +79,75 @@ func (d *dbFlags) keyPath() string {
 	return filepath.Join(filepath.Dir(d.db), "signoff.key")
 }
 
-// signer loads the server key, creating it (mode 0600) on first use.
-func (d *dbFlags) signer(e *env) (ed25519.PrivateKey, error) {
-	k, created, err := keys.LoadOrCreate(d.keyPath())
-	if err != nil {
-		return nil, err
+// open opens and migrates the store read-only (no signing key). A SQLite
+// file must already exist: a mistyped path is an error, not a new, empty,
+// "verified" database.
+func (d *dbFlags) open(ctx context.Context) (*sqlstore.DB, error) {
+	if !isPostgres(d.db) {
+		if _, err := os.Stat(d.db); err != nil {
+			return nil, signoff.Errorf(signoff.ENOTFOUND, "no database at %s (create one with signoff workspace create or signoff serve)", d.db)
+		}
 	}
-	if created {
-		fmt.Fprintf(e.stderr, "created server signing key %s (key id %s); back it up: it proves the ledger's history\n", d.keyPath(), keys.ID(k.Public().(ed25519.PublicKey)))
-	}
-	return k, nil
+	return d.openStore(ctx)
 }
 
-// open opens and migrates the store with the given signer (nil: read-only).
-func (d *dbFlags) open(ctx context.Context, signer ed25519.PrivateKey) (*sqlstore.DB, error) {
-	o := sqlstore.Options{Signer: signer}
+func (d *dbFlags) openStore(ctx context.Context) (*sqlstore.DB, error) {
 	if isPostgres(d.db) {
-		return postgres.Open(ctx, d.db, o)
+		return postgres.Open(ctx, d.db, sqlstore.Options{})
 	}
-	return sqlite.Open(ctx, d.db, o)
+	return sqlite.Open(ctx, d.db, sqlstore.Options{})
 }
 
-// openRW opens the store for writing, with the server key.
-func (d *dbFlags) openRW(ctx context.Context, e *env) (*sqlstore.DB, error) {
-	k, err := d.signer(e)
+// openRW opens the store for writing with the server key, creating the
+// database if create is set. The key must be the one the ledger is already
+// signed with: a key is generated only for a database whose ledger has no
+// signature yet, so a CLI run from the wrong directory cannot start signing
+// with a key nobody trusts.
+func (d *dbFlags) openRW(ctx context.Context, e *env, create bool) (*sqlstore.DB, error) {
+	open := d.open
+	if create {
+		open = d.openStore
+	}
+	s, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return d.open(ctx, k)
+	if err := d.attachKey(ctx, e, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (d *dbFlags) attachKey(ctx context.Context, e *env, s *sqlstore.DB) error {
+	ids, err := s.SigningKeyIDs(ctx)
+	if err != nil {
+		return err
+	}
+	path := d.keyPath()
+	k, err := keys.Load(path)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist) && len(ids) > 0:
+		return signoff.Errorf(signoff.EINVALID, "no signing key at %s, but this database's ledger is signed by key %s: pass --key (or SIGNOFF_KEY)", path, strings.Join(ids, ", "))
+	case errors.Is(err, iofs.ErrNotExist):
+		var created bool
+		if k, created, err = keys.LoadOrCreate(path); err != nil {
+			return err
+		}
+		if created {
+			fmt.Fprintf(e.stderr, "created server signing key %s (key id %s); back it up: it proves the ledger's history\n", path, keys.ID(k.Public().(ed25519.PublicKey)))
+		}
+	case err != nil:
+		return err
+	}
+	id := keys.ID(k.Public().(ed25519.PublicKey))
+	for _, have := range ids {
+		if have != id {
+			return signoff.Errorf(signoff.EINVALID, "%s holds key %s, but this database's ledger is signed by key %s: pass the right --key", path, id, have)
+		}
+	}
+	s.SetSigner(k)
+	return nil
 }
 
 func printJSON(e *env, v any) error {

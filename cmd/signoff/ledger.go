@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"slices"
 	"time"
 
 	"github.com/signoff-dev/signoff"
@@ -36,6 +37,11 @@ func runLedger(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, e, rest); err != nil {
 		return err
 	}
+	s, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
 	var trusted map[string]ed25519.PublicKey
 	if !skipSig {
 		path := pubPath
@@ -50,25 +56,20 @@ func runLedger(ctx context.Context, e *env, args []string) error {
 		}
 		trusted = ledger.Trust(pub)
 	}
-	s, err := d.open(ctx, nil)
+	// Chains are found wherever any trace of them is left, so removing a
+	// workspace row does not hide its ledger from verification.
+	ids, err := s.LedgerWorkspaceIDs(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	var ids []string
 	if ws != "" {
-		if _, err := s.GetWorkspace(ctx, ws); err != nil {
-			return err
+		if !slices.Contains(ids, ws) {
+			return signoff.Errorf(signoff.ENOTFOUND, "no ledger for workspace %s in this database", ws)
 		}
 		ids = []string{ws}
-	} else {
-		list, err := s.ListWorkspaces(ctx)
-		if err != nil {
-			return err
-		}
-		for _, w := range list {
-			ids = append(ids, w.ID)
-		}
+	}
+	if len(ids) == 0 {
+		return signoff.Errorf(signoff.ENOTFOUND, "no workspaces in this database: nothing to verify")
 	}
 	type report struct {
 		ledger.Result

@@ -300,3 +300,31 @@ func TestLedgerVerifyNeedsAKey(t *testing.T) {
 		t.Fatalf("verify with --public-key: exit %d %s", code, out)
 	}
 }
+
+// TestCLIRefusesUnsafeDefaults: a mistyped path, a foreign key or a
+// negative lifetime must fail loudly instead of doing something plausible.
+func TestCLIRefusesUnsafeDefaults(t *testing.T) {
+	t.Parallel()
+	db, ws := seedLedger(t, 2)
+	missing := filepath.Join(t.TempDir(), "sigoff.db")
+	if out, code := signoffCmd(t, "ledger", "verify", "--db", missing); code != 3 || !strings.Contains(out, "no database") {
+		t.Fatalf("verify of a missing file: exit %d %s", code, out)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatal("verify created the missing database")
+	}
+	other := filepath.Join(t.TempDir(), "other.key")
+	out, code := signoffCmd(t, "actor", "add", "--db", db, "--key", other, "--workspace", ws, "--role", "viewer", "--name", "v")
+	if code != 2 || !strings.Contains(out, "signed by key") {
+		t.Fatalf("write without the ledger's key: exit %d %s", code, out)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Fatal("a new key was created for a database that already has one")
+	}
+	if out, code := signoffCmd(t, "ledger", "verify", "--db", db); code != 0 {
+		t.Fatalf("ledger no longer verifies: exit %d %s", code, out)
+	}
+	if out, code := signoffCmd(t, "token", "create", "--db", db, "--workspace", ws, "--actor", "act_00000000000000000000000000", "--ttl", "-1h"); code != 2 {
+		t.Fatalf("negative ttl: exit %d %s", code, out)
+	}
+}

@@ -35,7 +35,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	log := newLogger(e.stderr, logFormat)
-	s, err := d.openRW(ctx, e)
+	s, err := d.openRW(ctx, e, true)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	d := dbFlags{db: filepath.Join(dir, "signoff.db"), key: filepath.Join(dir, "signoff.key")}
-	s, err := d.openRW(ctx, e)
+	s, err := d.openRW(ctx, e, true)
 	if err != nil {
 		return err
 	}
