@@ -218,6 +218,12 @@ func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in
 		if by.Role.IsAgent() && workflow.HumanOnly(in.Command) {
 			return signoff.Errorf(signoff.EFORBIDDEN, "agents may not %s", in.Command)
 		}
+		// Decisions are applied by the services that verify a signed
+		// approval or the reporter's capability (later capabilities), never
+		// through this generic path, whoever asks.
+		if workflow.Decision(in.Command) {
+			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a decision over an exact digest: it is given as a signed approval (or, for a reporter, on their tracking page), never as a transition by id", in.Command)
+		}
 		if in.ExpectedVersion != nil && *in.ExpectedVersion != c.Version {
 			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
 				Message: fmt.Sprintf("case is at version %d, not %d", c.Version, *in.ExpectedVersion)}

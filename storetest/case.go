@@ -129,7 +129,7 @@ func testTransitions(t *testing.T, b Backend) {
 		t.Fatalf("event = %+v (%v)", ev, err)
 	}
 	// Illegal in this state: 409 carrying the current state.
-	_, _, err = s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: "merge"})
+	_, _, err = s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: "start_fix"})
 	wantCode(t, err, signoff.ECONFLICT)
 	if st := signoff.ErrorState(err); st != "triaging" {
 		t.Fatalf("conflict state = %q, want triaging", st)
@@ -184,21 +184,52 @@ func testReporterOwnsCase(t *testing.T, b Backend) {
 	rep := tb.actor(t, "rita", signoff.RoleReporter)
 	stranger := tb.actor(t, "sam", signoff.RoleReporter)
 	c := tb.bug(t, rep.ID)
+	for _, cmd := range []string{"start_triage", "request_info"} {
+		if _, _, err := s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: cmd}); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	// Another reporter cannot see the case at all.
+	_, _, err := s.TransitionCase(ctx, stranger, c.ID, signoff.TransitionInput{Command: "provide_info"})
+	wantCode(t, err, signoff.ENOTFOUND)
+	_, err = s.GetCase(ctx, stranger, c.ID)
+	wantCode(t, err, signoff.ENOTFOUND)
+	_, err = s.ListEvents(ctx, stranger, c.ID, 0, 0)
+	wantCode(t, err, signoff.ENOTFOUND)
+	got, _, err := s.TransitionCase(ctx, rep, c.ID, signoff.TransitionInput{Command: "provide_info", Note: "Pixel 8, app 4.2.1"})
+	if err != nil || got.State != "triaging" {
+		t.Fatalf("provide_info = %+v, %v", got, err)
+	}
+	if _, err := s.GetCase(ctx, rep, c.ID); err != nil {
+		t.Fatalf("reporter reading their own case: %v", err)
+	}
+	tb.verify(t)
+}
+
+// testDecisionsNeedTheirOwnPath: approvals, merges, executions and the
+// reporter's answers bind to a digest, so no caller (not even the owner or
+// the case's own reporter) can apply them as a plain transition by id.
+func testDecisionsNeedTheirOwnPath(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	s, ctx := tb.store, tb.ctx
+	rep := tb.actor(t, "rita", signoff.RoleReporter)
+	c := tb.bug(t, rep.ID)
 	for _, cmd := range []string{"start_triage", "ticket", "start_reproduction", "propose_reproduction"} {
 		if _, _, err := s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: cmd}); err != nil {
 			t.Fatalf("%s: %v", cmd, err)
 		}
 	}
-	// The owner cannot answer for the reporter, nor can another reporter.
-	_, _, err := s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: "confirm_reproduction"})
-	wantCode(t, err, signoff.EFORBIDDEN)
-	_, _, err = s.TransitionCase(ctx, stranger, c.ID, signoff.TransitionInput{Command: "confirm_reproduction"})
-	wantCode(t, err, signoff.ENOTFOUND)
-	got, _, err := s.TransitionCase(ctx, rep, c.ID, signoff.TransitionInput{Command: "confirm_reproduction"})
-	if err != nil || got.State != "reproduced" {
-		t.Fatalf("confirm_reproduction = %+v, %v", got, err)
+	before, _ := s.HeadSeq(ctx, tb.ws.ID)
+	for _, try := range []struct {
+		by  signoff.Actor
+		cmd string
+	}{{rep, "confirm_reproduction"}, {rep, "reject_reproduction"}, {tb.owner, "confirm_reproduction"}, {tb.owner, "approve"}, {tb.owner, "merge"}} {
+		_, _, err := s.TransitionCase(ctx, try.by, c.ID, signoff.TransitionInput{Command: try.cmd})
+		wantCode(t, err, signoff.EFORBIDDEN)
 	}
-	tb.verify(t)
+	if after, _ := s.HeadSeq(ctx, tb.ws.ID); after != before {
+		t.Fatalf("ledger moved from %d to %d on refused decisions", before, after)
+	}
 }
 
 const racers = 32

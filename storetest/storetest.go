@@ -121,6 +121,7 @@ func Run(t *testing.T, b Backend) {
 		{"CaseCreateAndList", testCaseCreateAndList},
 		{"Transitions", testTransitions},
 		{"ReporterOwnsCase", testReporterOwnsCase},
+		{"DecisionsNeedTheirOwnPath", testDecisionsNeedTheirOwnPath},
 		{"ConcurrentSameCommand", testConcurrentSameCommand},
 		{"ConcurrentMixedCommands", testConcurrentMixedCommands},
 		{"LedgerCheckpoints", testLedgerCheckpoints},

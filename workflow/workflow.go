@@ -375,3 +375,18 @@ var (
 )
 
 func one(r signoff.Role) []signoff.Role { return []signoff.Role{r} }
+
+// decisions are the commands that bind a person to exactly what they saw:
+// approvals, merges and gate executions bind to a digest (SPEC principle 2),
+// and the reporter's answers are given on their own tracking page. None of
+// them may be applied "by id" through a generic transition request; the
+// services that verify the signed approval or the reporter's capability
+// apply them.
+var decisions = map[string]bool{
+	"approve": true, "approve_triage": true, "merge": true, "execute": true, "revert": true,
+	"confirm_reproduction": true, "reject_reproduction": true, "confirm_fix": true, "report_still_broken": true,
+}
+
+// Decision reports whether command is a decision that only a verified
+// approval or the reporter's own answer may apply.
+func Decision(command string) bool { return decisions[command] }
