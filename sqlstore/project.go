@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
@@ -19,8 +20,18 @@ func checkProject(in signoff.ProjectInput) error {
 		return err
 	}
 	if in.RepoURL != "" {
-		if _, err := url.Parse(in.RepoURL); err != nil {
+		// Later capabilities hand this to git: only schemes git should
+		// fetch from here, or an absolute local path. No options ("-..."),
+		// no credentials in the URL.
+		u, err := url.Parse(in.RepoURL)
+		switch {
+		case err != nil:
 			return signoff.Errorf(signoff.EINVALID, "repo_url is not a valid URL or path")
+		case u.Scheme == "" && strings.HasPrefix(in.RepoURL, "/"):
+		case u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "ssh" && u.Scheme != "git" && u.Scheme != "file":
+			return signoff.Errorf(signoff.EINVALID, "repo_url must be an https, http, ssh, git or file URL, or an absolute path")
+		case u.User != nil && u.Scheme != "ssh":
+			return signoff.Errorf(signoff.EINVALID, "repo_url must not carry credentials")
 		}
 	}
 	return signoff.CheckText("description", in.Description, false, 2000)

@@ -164,8 +164,11 @@ func testProjects(t *testing.T, b Backend) {
 	s, ctx := tb.store, tb.ctx
 	_, err := s.CreateProject(ctx, tb.owner, signoff.ProjectInput{Name: "shoplite"})
 	wantCode(t, err, signoff.ECONFLICT)
-	_, err = s.CreateProject(ctx, tb.owner, signoff.ProjectInput{Name: ""})
-	wantCode(t, err, signoff.EINVALID)
+	for _, bad := range []signoff.ProjectInput{{Name: ""}, {Name: "x", RepoURL: "-uexploit"}, {Name: "x", RepoURL: "ext::sh -c touch /tmp/x"},
+		{Name: "x", RepoURL: "https://user:pw@example.com/r.git"}, {Name: "x", RepoURL: "relative/path"}} {
+		_, err = s.CreateProject(ctx, tb.owner, bad)
+		wantCode(t, err, signoff.EINVALID)
+	}
 	p2, err := s.CreateProject(ctx, tb.owner, signoff.ProjectInput{Name: "orbit", Description: "mobile game"})
 	if err != nil {
 		t.Fatal(err)

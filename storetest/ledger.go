@@ -161,11 +161,24 @@ func rehash(t *testing.T, tb *bundle, seq int64) {
 func testAppendOnly(t *testing.T, b Backend) {
 	tb := setup(t, b)
 	fill(t, tb, 2)
-	for _, q := range []string{
+	qs := []string{
 		`UPDATE ledger_events SET type = 'x' WHERE workspace_id = $1`,
 		`DELETE FROM ledger_events WHERE workspace_id = $1`,
-	} {
-		if _, err := tb.store.SQL().ExecContext(tb.ctx, q, tb.ws.ID); err == nil || !strings.Contains(err.Error(), "append-only") {
+		`UPDATE ledger_checkpoints SET hash = 'x' WHERE workspace_id = $1`,
+		`DELETE FROM ledger_checkpoints WHERE workspace_id = $1`,
+	}
+	if tb.store.Dialect() == "postgres" {
+		qs = append(qs, `TRUNCATE ledger_events`, `TRUNCATE ledger_checkpoints`)
+	}
+	// Checkpoint rows exist only every 1024 events; the triggers fire per
+	// row, so give the checkpoint statements one to refuse.
+	fill(t, tb, 1030)
+	for _, q := range qs {
+		args := []any{tb.ws.ID}
+		if strings.HasPrefix(q, "TRUNCATE") {
+			args = nil
+		}
+		if _, err := tb.store.SQL().ExecContext(tb.ctx, q, args...); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Fatalf("%s: err = %v, want append-only refusal", q, err)
 		}
 	}

@@ -185,7 +185,8 @@ func tamper(t *testing.T, db string, stmts ...string) {
 	}
 	defer raw.Close()
 	// An attacker with database access removes the append-only triggers first.
-	for _, q := range append([]string{`DROP TRIGGER ledger_events_no_update`, `DROP TRIGGER ledger_events_no_delete`}, stmts...) {
+	for _, q := range append([]string{`DROP TRIGGER ledger_events_no_update`, `DROP TRIGGER ledger_events_no_delete`,
+		`DROP TRIGGER ledger_checkpoints_no_update`, `DROP TRIGGER ledger_checkpoints_no_delete`}, stmts...) {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -95,12 +95,18 @@ CREATE TABLE ledger_checkpoints (
 -- +goose StatementBegin
 CREATE FUNCTION ledger_events_append_only() RETURNS trigger AS $$
 BEGIN
-    RAISE EXCEPTION 'ledger_events is append-only';
+    RAISE EXCEPTION '% is append-only', TG_TABLE_NAME;
 END;
 $$ LANGUAGE plpgsql;
 -- +goose StatementEnd
 CREATE TRIGGER ledger_events_no_change BEFORE UPDATE OR DELETE ON ledger_events
     FOR EACH ROW EXECUTE FUNCTION ledger_events_append_only();
+CREATE TRIGGER ledger_events_no_truncate BEFORE TRUNCATE ON ledger_events
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_append_only();
+CREATE TRIGGER ledger_checkpoints_no_change BEFORE UPDATE OR DELETE ON ledger_checkpoints
+    FOR EACH ROW EXECUTE FUNCTION ledger_events_append_only();
+CREATE TRIGGER ledger_checkpoints_no_truncate BEFORE TRUNCATE ON ledger_checkpoints
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_append_only();
 
 -- +goose Down
 DROP TABLE ledger_checkpoints;

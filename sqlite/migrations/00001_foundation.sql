@@ -105,6 +105,19 @@ BEGIN
 END;
 -- +goose StatementEnd
 
+-- +goose StatementBegin
+CREATE TRIGGER ledger_checkpoints_no_update BEFORE UPDATE ON ledger_checkpoints
+BEGIN
+    SELECT RAISE(ABORT, 'ledger_checkpoints is append-only');
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER ledger_checkpoints_no_delete BEFORE DELETE ON ledger_checkpoints
+BEGIN
+    SELECT RAISE(ABORT, 'ledger_checkpoints is append-only');
+END;
+-- +goose StatementEnd
+
 -- +goose Down
 DROP TABLE ledger_checkpoints;
 DROP TABLE ledger_heads;
