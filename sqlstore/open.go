@@ -23,8 +23,9 @@ type Schema struct {
 }
 
 // Open migrates db (Signoff's tables, then River's) and returns the store.
-// The store's Ready check reports pending migrations, so a process started
-// against a newer schema than it knows about is not ready.
+// The store's Ready check reports migrations this binary knows of that the
+// database lacks. (A database migrated by a newer binary is not detected:
+// goose reports nothing pending then.)
 func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB, error) {
 	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
 	if err != nil {
