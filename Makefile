@@ -26,6 +26,7 @@ test: vet
 	@echo "$(GO) test -short -count=1 -race -v $(STORAGE_PKGS)   (full log: storage-test.log)"
 	@$(GO) test -short -count=1 -race -v $(STORAGE_PKGS) > storage-test.log 2>&1 || { cat storage-test.log; exit 1; }
 	@grep -E '^ *--- |^(ok|FAIL)|^pgtest' storage-test.log
+	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 15s ./airlock/
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
@@ -36,10 +37,12 @@ vet:
 bench:
 	$(GO) test -run '^$$' -bench 'Append' -benchtime 5000x ./sqlite/ ./postgres/
 	$(GO) test -run '^$$' -bench 'Verify1M' -benchtime 3x -timeout 30m ./sqlite/ ./postgres/
-	$(GO) test -run '^$$' -bench . ./canonical/ ./ledger/
+	$(GO) test -run '^$$' -bench . ./canonical/ ./ledger/ ./airlock/
+	$(GO) test -run '^$$' -bench Intake -benchtime 5000x ./httpapi/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/
+	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 120s ./airlock/
 
 demo:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo

@@ -3,6 +3,8 @@ package signoff
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/signoff-dev/signoff/airlock"
 )
 
 // Workspace is a tenant. No data crosses workspaces: a foreign id answers
@@ -102,4 +104,39 @@ type Event struct {
 	Payload     json.RawMessage `json:"payload"`
 	PrevHash    string          `json:"prev_hash"`
 	Hash        string          `json:"hash"`
+}
+
+// ReportInput is what the public intake form sends. Everything in it is
+// hostile until the airlock has seen it.
+type ReportInput struct {
+	ProjectID  string `json:"-"`
+	Text       string `json:"text"`
+	Device     string `json:"device,omitempty"`
+	OS         string `json:"os,omitempty"`
+	AppVersion string `json:"app_version,omitempty"`
+	Steps      string `json:"steps,omitempty"`
+	Contact    string `json:"contact,omitempty"`
+}
+
+// Report is one piece of reporter text on a case: the first report or a
+// later answer. Agents and most people see only the dossier; Original and
+// Contact are filled for owners alone.
+type Report struct {
+	ID        string            `json:"id"`
+	CaseID    string            `json:"case_id"`
+	Kind      string            `json:"kind"` // "report" or "answer"
+	Dossier   airlock.Dossier   `json:"dossier"`
+	Metadata  map[string]string `json:"metadata"`
+	Original  string            `json:"original,omitempty"`
+	Contact   string            `json:"contact,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// Tracking is what a reporter sees through their tracking link.
+type Tracking struct {
+	CaseID    string    `json:"case_id"`
+	Title     string    `json:"title"`
+	State     string    `json:"state"`
+	Question  string    `json:"question,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }

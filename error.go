@@ -19,6 +19,7 @@ const (
 	ETOOLARGE     = "too_large"              // request body over the limit
 	EMETHOD       = "method_not_allowed"     // a transport refused the method
 	EMEDIATYPE    = "unsupported_media_type" // a transport refused the body's type
+	ERATELIMIT    = "rate_limited"           // too many requests; retry later
 	EUNAVAILABLE  = "unavailable"            // a dependency is not ready
 	EINTERNAL     = "internal"               // anything else; details are only logged
 )
@@ -40,6 +41,7 @@ var Codes = map[string]CodeMapping{
 	ETOOLARGE:     {HTTPStatus: 413, ExitCode: 2, MCPCode: -32602},
 	EMETHOD:       {HTTPStatus: 405, ExitCode: 2, MCPCode: -32601},
 	EMEDIATYPE:    {HTTPStatus: 415, ExitCode: 2, MCPCode: -32602},
+	ERATELIMIT:    {HTTPStatus: 429, ExitCode: 7, MCPCode: -32005},
 	EUNAVAILABLE:  {HTTPStatus: 503, ExitCode: 7, MCPCode: -32603},
 	EINTERNAL:     {HTTPStatus: 500, ExitCode: 1, MCPCode: -32603},
 }

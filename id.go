@@ -16,6 +16,8 @@ const (
 	PrefixActor     = "act"
 	PrefixToken     = "tok"
 	PrefixCase      = "case"
+	PrefixReport    = "rpt"
+	PrefixTracking  = "trk"
 )
 
 // idAlphabet is Crockford's base32 in lower case: no i, l, o, u.

@@ -131,6 +131,25 @@ type LedgerService interface {
 	HeadSeq(ctx context.Context, ws string) (int64, error)
 }
 
+// IntakeService takes public reports and the reporter's later words. Every
+// text passes the airlock before it is stored; the original is kept for
+// owners only.
+type IntakeService interface {
+	// SubmitReport opens a bug case from a public report and returns the
+	// tracking secret, shown once. ENOTFOUND for an unknown project,
+	// EINVALID for empty or oversized fields.
+	SubmitReport(ctx context.Context, in ReportInput) (Case, Report, string, error)
+	// Track resolves a tracking secret to its case, as the reporter may see
+	// it. Any malformed, unknown or revoked secret is ENOTFOUND.
+	Track(ctx context.Context, secret string) (Tracking, error)
+	// Answer records the reporter's words on their own case, through the
+	// airlock. Same errors as Track, plus EINVALID for the text.
+	Answer(ctx context.Context, secret, text string) (Report, error)
+	// ListReports returns a case's reporter texts as by may see them:
+	// originals and contacts for owners only.
+	ListReports(ctx context.Context, by Actor, caseID string) ([]Report, error)
+}
+
 // Store is everything a storage backend provides. One conformance suite runs
 // against every implementation.
 type Store interface {
@@ -139,6 +158,7 @@ type Store interface {
 	ActorService
 	CaseService
 	LedgerService
+	IntakeService
 	// Ready returns nil when the database answers and its migrations are
 	// current, else EUNAVAILABLE.
 	Ready(ctx context.Context) error

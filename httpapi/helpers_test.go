@@ -19,7 +19,7 @@ import (
 )
 
 // openStore opens a fresh SQLite store, closed at cleanup.
-func openStore(t *testing.T) *sqlstore.DB {
+func openStore(t testing.TB) *sqlstore.DB {
 	t.Helper()
 	_, key, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -33,13 +33,17 @@ func openStore(t *testing.T) *sqlstore.DB {
 	return s
 }
 
-// serve starts the API over store; a nil log discards.
-func serve(t *testing.T, store signoff.Store, log *slog.Logger) *httptest.Server {
+// serve starts the API over store; a nil log discards. Without options the
+// intake limits are lifted, since every test client shares one address.
+func serve(t testing.TB, store signoff.Store, log *slog.Logger, opts ...httpapi.Option) *httptest.Server {
 	t.Helper()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := httptest.NewServer(httpapi.New(store, log))
+	if len(opts) == 0 {
+		opts = []httpapi.Option{httpapi.WithIntakeLimits(httpapi.Limit{Rate: 1e6, Burst: 1e6}, httpapi.Limit{Rate: 1e6, Burst: 1e6})}
+	}
+	srv := httptest.NewServer(httpapi.New(store, log, opts...))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -55,7 +59,7 @@ type workspace struct {
 	bug        signoff.Case
 }
 
-func newWorkspace(t *testing.T, store *sqlstore.DB, name string) *workspace {
+func newWorkspace(t testing.TB, store *sqlstore.DB, name string) *workspace {
 	t.Helper()
 	ctx := context.Background()
 	ws, owner, err := store.CreateWorkspace(ctx, name, "owner of "+name)
@@ -71,7 +75,7 @@ func newWorkspace(t *testing.T, store *sqlstore.DB, name string) *workspace {
 	return w
 }
 
-func (w *workspace) actor(t *testing.T, name string, role signoff.Role) signoff.Actor {
+func (w *workspace) actor(t testing.TB, name string, role signoff.Role) signoff.Actor {
 	t.Helper()
 	a, err := w.store.CreateActor(context.Background(), w.owner, name, role)
 	if err != nil {
@@ -80,7 +84,7 @@ func (w *workspace) actor(t *testing.T, name string, role signoff.Role) signoff.
 	return a
 }
 
-func (w *workspace) token(t *testing.T, a signoff.Actor) string {
+func (w *workspace) token(t testing.TB, a signoff.Actor) string {
 	t.Helper()
 	_, secret, err := w.store.CreateToken(context.Background(), w.owner, a.ID, "test", nil)
 	if err != nil {
@@ -89,7 +93,7 @@ func (w *workspace) token(t *testing.T, a signoff.Actor) string {
 	return secret
 }
 
-func (w *workspace) newCase(t *testing.T, kind signoff.CaseKind, reporter string) signoff.Case {
+func (w *workspace) newCase(t testing.TB, kind signoff.CaseKind, reporter string) signoff.Case {
 	t.Helper()
 	c, err := w.store.CreateCase(context.Background(), w.owner, signoff.CaseInput{ProjectID: w.proj.ID, Kind: kind, Title: "coupon applied twice", ReporterID: reporter})
 	if err != nil {

@@ -40,10 +40,15 @@ func writeBody(w http.ResponseWriter, status int, v any) {
 // it must hold exactly one JSON object with only known fields of the right
 // types.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	return decodeJSONLimit(w, r, v, maxBody)
+}
+
+// decodeJSONLimit is decodeJSON with a body limit of its own.
+func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	if err := checkJSONType(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return signoff.Errorf(signoff.ETOOLARGE, "request body is larger than %d bytes", tooLarge.Limit)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/httpapi"
 )
 
 // principals are the columns of the matrix: every assignable role (in the
@@ -90,6 +91,21 @@ var matrix = []struct {
 	{"GET /api/v1/cases/{id}/events", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/events"}
 	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/reports", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/reports"}
+	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+
+	// The public intake and the tracking link ignore credentials: the
+	// project id and the tracking secret are all that count.
+	{"POST /api/v1/projects/{id}/reports", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/reports", body: `{"text":"crash on checkout, sent with ` + who + `"}`}
+	}, statuses{201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201}},
+	{"GET /api/v1/track/{token}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/track/" + f.track(t)}
+	}, statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}},
+	{"POST /api/v1/track/{token}/answers", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/track/" + f.track(t) + "/answers", body: `{"text":"still broken"}`}
+	}, statuses{201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201}},
 }
 
 func get(path string) func(*testing.T, *matrixFixture, string) request {
@@ -160,8 +176,22 @@ func TestRoleMatrix(t *testing.T) {
 			})
 		}
 	}
-	if cells != 20*14 {
-		t.Fatalf("tested %d cells, want %d", cells, 20*14)
+	// Every route the server registers has a row, and every row a route.
+	rows := map[string]bool{}
+	for _, row := range matrix {
+		rows[row.route] = true
+	}
+	for _, p := range httpapi.Routes() {
+		if !rows[p] {
+			t.Errorf("route %s has no row in the matrix", p)
+		}
+		delete(rows, p)
+	}
+	for r := range rows {
+		t.Errorf("matrix row %s names no route", r)
+	}
+	if want := len(httpapi.Routes()) * len(principals); cells != want {
+		t.Fatalf("tested %d cells, want %d", cells, want)
 	}
 }
 
@@ -349,4 +379,14 @@ func TestCaseListing(t *testing.T) {
 	if len(page.Cases) != 4 {
 		t.Fatalf("change cases = %d, want 4", len(page.Cases))
 	}
+}
+
+// track files a public report and returns its tracking secret.
+func (f *matrixFixture) track(t *testing.T) string {
+	t.Helper()
+	_, _, secret, err := f.store.SubmitReport(context.Background(), signoff.ReportInput{ProjectID: f.proj.ID, Text: "the coupon applies twice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
 }

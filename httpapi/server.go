@@ -29,16 +29,60 @@ type server struct {
 	store signoff.Store
 	log   *slog.Logger
 	mux   *http.ServeMux
+	opts  options
+	// Public intake is rate limited per client address and per project.
+	perIP, perProject *limiter
+	patterns          []string
+}
+
+// Routes lists every route pattern the API serves, so tests can prove that
+// each one is covered.
+func Routes() []string {
+	s := &server{mux: http.NewServeMux()}
+	s.routes()
+	return s.patterns
+}
+
+// handle registers a route and remembers its pattern.
+func (s *server) handle(pattern string, h http.HandlerFunc) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.HandleFunc(pattern, h)
+}
+
+// Limit is a token bucket: Rate requests per second on average, Burst at
+// once.
+type Limit struct {
+	Rate  float64
+	Burst int
+}
+
+type options struct {
+	intakePerIP, intakePerProject Limit
+}
+
+// Option configures the handler.
+type Option func(*options)
+
+// WithIntakeLimits sets the public intake's rate limits, per client address
+// and per project. The defaults (10 reports a minute per address, bursts of
+// 5; 10 a second per project, bursts of 100) suit a public form.
+func WithIntakeLimits(perIP, perProject Limit) Option {
+	return func(o *options) { o.intakePerIP, o.intakePerProject = perIP, perProject }
 }
 
 // New returns the API handler over store. It logs one access line per
 // request and the full text of internal errors to log; it never logs
 // credentials or request bodies.
-func New(store signoff.Store, log *slog.Logger) http.Handler {
+func New(store signoff.Store, log *slog.Logger, opts ...Option) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{store: store, log: log, mux: http.NewServeMux()}
+	o := options{intakePerIP: Limit{Rate: 10.0 / 60, Burst: 5}, intakePerProject: Limit{Rate: 10, Burst: 100}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &server{store: store, log: log, mux: http.NewServeMux(), opts: o,
+		perIP: newLimiter(o.intakePerIP), perProject: newLimiter(o.intakePerProject)}
 	s.routes()
 	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))
 }
@@ -58,8 +102,8 @@ func NewServer(addr string, h http.Handler) *http.Server {
 }
 
 func (s *server) routes() {
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /readyz", s.readyz)
 
 	s.api("GET /api/v1/me", "", s.getMe)
 
@@ -83,6 +127,13 @@ func (s *server) routes() {
 	s.api("GET /api/v1/cases/{id}", identity.OpCaseRead, s.getCase)
 	s.api("POST /api/v1/cases/{id}/transitions", identity.OpCaseTransition, s.transitionCase)
 	s.api("GET /api/v1/cases/{id}/events", identity.OpLedgerRead, s.listEvents)
+	s.api("GET /api/v1/cases/{id}/reports", identity.OpCaseRead, s.listReports)
+
+	// Public: the intake form and the reporter's tracking link. No account;
+	// the tracking secret in the path is the capability.
+	s.public("POST /api/v1/projects/{id}/reports", s.submitReport)
+	s.public("GET /api/v1/track/{token}", s.track)
+	s.public("POST /api/v1/track/{token}/answers", s.answer)
 }
 
 // apiFunc is an authenticated, authorized handler. A returned error is
@@ -94,7 +145,7 @@ type apiFunc func(w http.ResponseWriter, r *http.Request, by signoff.Actor) erro
 // op (403), then the handler's own validation (422) and the store (404, 409,
 // ...). An empty op admits any authenticated actor.
 func (s *server) api(pattern string, op identity.Operation, fn apiFunc) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
 		by, err := s.authenticate(r)
 		if err != nil {
 			s.fail(w, r, err)

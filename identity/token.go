@@ -18,19 +18,42 @@ const TokenPrefix = "so_"
 
 const secretLen = 32 // base32 symbols, 160 bits
 
+// TrackingPrefix starts every reporter tracking secret. A tracking secret is
+// a capability for one case, never an API credential, so it looks different.
+const TrackingPrefix = "sot_"
+
 // NewToken returns a fresh token id, the secret to hand to the caller once,
 // and the SHA-256 of the secret, which is all that is stored.
 func NewToken() (id, secret string, hash []byte) {
-	id = signoff.NewID(signoff.PrefixToken)
-	body := strings.TrimPrefix(id, signoff.PrefixToken+"_")
-	secret = TokenPrefix + body + "_" + randomSymbols(secretLen)
-	return id, secret, HashSecret(secret)
+	return newSecret(signoff.PrefixToken, TokenPrefix)
 }
 
 // ParseToken returns the token id a secret claims to be, or false when the
 // secret is not shaped like a token at all.
 func ParseToken(secret string) (id string, ok bool) {
-	rest, ok := strings.CutPrefix(secret, TokenPrefix)
+	return parseSecret(signoff.PrefixToken, TokenPrefix, secret)
+}
+
+// NewTracking returns a fresh tracking link id, its secret (160 random bits
+// beyond the id) and the stored hash.
+func NewTracking() (id, secret string, hash []byte) {
+	return newSecret(signoff.PrefixTracking, TrackingPrefix)
+}
+
+// ParseTracking returns the tracking link id a secret claims to be.
+func ParseTracking(secret string) (id string, ok bool) {
+	return parseSecret(signoff.PrefixTracking, TrackingPrefix, secret)
+}
+
+func newSecret(idPrefix, secretPrefix string) (id, secret string, hash []byte) {
+	id = signoff.NewID(idPrefix)
+	body := strings.TrimPrefix(id, idPrefix+"_")
+	secret = secretPrefix + body + "_" + randomSymbols(secretLen)
+	return id, secret, HashSecret(secret)
+}
+
+func parseSecret(idPrefix, secretPrefix, secret string) (string, bool) {
+	rest, ok := strings.CutPrefix(secret, secretPrefix)
 	if !ok {
 		return "", false
 	}
@@ -38,8 +61,8 @@ func ParseToken(secret string) (id string, ok bool) {
 	if !ok || len(sym) != secretLen {
 		return "", false
 	}
-	id = signoff.PrefixToken + "_" + body
-	if !signoff.ValidID(signoff.PrefixToken, id) {
+	id := idPrefix + "_" + body
+	if !signoff.ValidID(idPrefix, id) {
 		return "", false
 	}
 	return id, true

@@ -25,7 +25,8 @@ var migrations embed.FS
 
 // Dialect is SQLite's part of the shared store.
 var Dialect = sqlstore.Dialect{
-	Name: "sqlite",
+	Name:         "sqlite",
+	SingleWriter: true,
 	IsUnique: func(err error) bool {
 		var e *sqlite.Error
 		return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)

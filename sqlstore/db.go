@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -31,6 +32,11 @@ type Dialect struct {
 	// IsTransient reports an error worth retrying the whole transaction for
 	// (busy database, serialization failure, deadlock).
 	IsTransient func(error) bool
+	// SingleWriter databases (SQLite) take one write transaction at a time.
+	// The store then queues its own writers on a mutex instead of letting
+	// them poll the database's busy handler, whose growing sleeps (up to
+	// 100 ms) would otherwise set the tail latency.
+	SingleWriter bool
 }
 
 // Options configure a DB.
@@ -67,6 +73,7 @@ type DB struct {
 	parallel int
 	closer   []func() error
 	heads    headCache
+	writeMu  sync.Mutex
 }
 
 var _ signoff.Store = (*DB)(nil)
@@ -150,6 +157,10 @@ func (s *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *DB) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.d.SingleWriter {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

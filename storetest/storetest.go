@@ -131,6 +131,7 @@ func Run(t *testing.T, b Backend) {
 		{"AppendOnly", testAppendOnly},
 		{"TransactionalEnqueue", testTransactionalEnqueue},
 		{"Ready", testReady},
+		{"Intake", testIntake},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

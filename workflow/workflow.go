@@ -390,3 +390,15 @@ var decisions = map[string]bool{
 // Decision reports whether command is a decision that only a verified
 // approval or the reporter's own answer may apply.
 func Decision(command string) bool { return decisions[command] }
+
+// questions are what a reporter is asked on their tracking page while their
+// case waits for them.
+var questions = map[string]string{
+	"needs_info":                     "We need a little more information to act on your report: what device and app version, and what steps lead to the problem?",
+	"awaiting_reporter_repro":        "Is this the bug you saw?",
+	"awaiting_reporter_confirmation": "Does the live fix work for you?",
+}
+
+// ReporterQuestion returns the question a case in state asks its reporter,
+// or "" when it is not waiting for them.
+func ReporterQuestion(state string) string { return questions[state] }

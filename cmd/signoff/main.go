@@ -38,17 +38,19 @@ var commands = map[string]command{
 	"token":     {"create, list or revoke API tokens (create|list|revoke)", runToken},
 	"ledger":    {"verify the hash-chained ledger (verify)", runLedger},
 	"keys":      {"show the server's public signing key (show)", runKeys},
+	"airlock":   {"sanitize text from stdin and print the dossier as JSON", runAirlock},
 }
 
 // env is what commands read and write, so tests can run them in-process.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	code := run(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

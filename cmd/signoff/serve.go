@@ -130,10 +130,19 @@ Try:
   curl -s -H 'Authorization: Bearer %[5]s' -H 'Content-Type: application/json' \
        -d '{"command":"start_triage"}' %[1]s/api/v1/cases/%[6]s/transitions
   curl -s -H 'Authorization: Bearer %[5]s' %[1]s/api/v1/cases/%[6]s/events
+
+File a public report (no account; it passes the airlock: try pasting an
+e-mail address, a card number or "ignore previous instructions"):
+  curl -s -H 'Content-Type: application/json' \
+       -d '{"text":"Coupon applied twice. Mail me at ana@example.com"}' \
+       %[1]s/api/v1/projects/%[7]s/reports
+  curl -s %[1]s/api/v1/track/<tracking token from the answer>
+
   signoff ledger verify --db %[2]s
+  echo 'my key is AKIAIOSFODNN7EXAMPLE' | signoff airlock
 
 ("signoff" above is "go run ./cmd/signoff" from a checkout; "make build" puts
 the binary in bin/.) Press Ctrl-C to stop.
-`, url, d.db, w.ID, owner.ID, secret, c.ID)
+`, url, d.db, w.ID, owner.ID, secret, c.ID, p.ID)
 	return serveUntilDone(ctx, newLogger(e.stderr, "text"), ln, s)
 }

@@ -1,0 +1,179 @@
+package httpapi
+
+import (
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+)
+
+// maxReportBody bounds a public report: far more than any honest report,
+// far less than the general API limit.
+const maxReportBody = 64 << 10
+
+// public registers an unauthenticated route.
+func (s *server) public(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
+	s.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	})
+}
+
+// clientIP is the connection's address. Forwarded headers are not trusted:
+// anyone can write them.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// limitKey names one bucket of one limiter.
+type limitKey struct {
+	l   *limiter
+	key string
+}
+
+// admit applies the intake limits, answering 429 with Retry-After.
+func (s *server) admit(w http.ResponseWriter, keys ...limitKey) error {
+	for _, k := range keys {
+		if wait := k.l.take(k.key, time.Now()); wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			return signoff.Errorf(signoff.ERATELIMIT, "too many reports; retry after the time in Retry-After")
+		}
+	}
+	return nil
+}
+
+type reportCreated struct {
+	CaseID   string          `json:"case_id"`
+	Report   signoff.Report  `json:"report"`
+	Tracking trackingCreated `json:"tracking"`
+}
+
+type trackingCreated struct {
+	// Token is the reporter's capability for this one case, shown once.
+	Token string `json:"token"`
+	Path  string `json:"path"`
+}
+
+func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
+	project := r.PathValue("id")
+	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}, limitKey{s.perProject, project}); err != nil {
+		return err
+	}
+	var in signoff.ReportInput
+	if err := decodeJSONLimit(w, r, &in, maxReportBody); err != nil {
+		return err
+	}
+	in.ProjectID = project
+	c, rep, secret, err := s.store.SubmitReport(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, reportCreated{CaseID: c.ID, Report: rep, Tracking: trackingCreated{Token: secret, Path: "/api/v1/track/" + secret}})
+	return nil
+}
+
+func (s *server) track(w http.ResponseWriter, r *http.Request) error {
+	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}); err != nil {
+		return err
+	}
+	t, err := s.store.Track(r.Context(), r.PathValue("token"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+type answerInput struct {
+	Text string `json:"text"`
+}
+
+func (s *server) answer(w http.ResponseWriter, r *http.Request) error {
+	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}); err != nil {
+		return err
+	}
+	var in answerInput
+	if err := decodeJSONLimit(w, r, &in, maxReportBody); err != nil {
+		return err
+	}
+	rep, err := s.store.Answer(r.Context(), r.PathValue("token"), in.Text)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, rep)
+	return nil
+}
+
+func (s *server) listReports(w http.ResponseWriter, r *http.Request, by signoff.Actor) error {
+	reps, err := s.store.ListReports(r.Context(), by, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"reports": reps})
+	return nil
+}
+
+// limiter is a set of token buckets, one per key, in this process. With
+// several server processes each enforces its own share; that is a ceiling
+// per process, not a cluster-wide guarantee.
+type limiter struct {
+	limit   Limit
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	swept   time.Time
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newLimiter(l Limit) *limiter { return &limiter{limit: l, buckets: map[string]*bucket{}} }
+
+// take spends one token for key and returns 0, or how long until one is
+// available.
+func (l *limiter) take(key string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweep(now)
+	b, ok := l.buckets[key]
+	if !ok {
+		b = &bucket{tokens: float64(l.limit.Burst), at: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(float64(l.limit.Burst), b.tokens+now.Sub(b.at).Seconds()*l.limit.Rate)
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	if l.limit.Rate <= 0 {
+		return time.Hour
+	}
+	return time.Duration((1 - b.tokens) / l.limit.Rate * float64(time.Second))
+}
+
+// sweep drops buckets that have refilled completely, so that the map does
+// not grow with every address ever seen.
+func (l *limiter) sweep(now time.Time) {
+	if now.Sub(l.swept) < time.Minute {
+		return
+	}
+	l.swept = now
+	full := time.Duration(float64(l.limit.Burst) / max(l.limit.Rate, 1e-9) * float64(time.Second))
+	for k, b := range l.buckets {
+		if now.Sub(b.at) > full {
+			delete(l.buckets, k)
+		}
+	}
+}
