@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Signal families reported by Detect. Each names an intent (text trying to
@@ -71,7 +72,13 @@ var familyNames = []struct {
 // regular expressions only on short windows around keyword hits.
 func Detect(text string) []string {
 	d := loadDetector()
-	fired := d.scan(foldedForScan(text), 0)
+	sc := scratchPool.Get().(*scratch)
+	sc.fold = append(sc.fold[:0], '\n')
+	sc.fold = append(foldBytes(sc.fold, text), '\n')
+	// The folded text lives in a pooled buffer and never leaves this call:
+	// no rule keeps its input, so a string view avoids a copy.
+	fired := d.scanHits(unsafe.String(&sc.fold[0], len(sc.fold)), 0, sc)
+	scratchPool.Put(sc)
 	fired |= d.scanEncoded(text)
 	if fired == 0 {
 		return nil
@@ -85,6 +92,14 @@ func Detect(text string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// scratch holds the buffers one Detect call reuses from the last.
+type scratch struct {
+	fold []byte
+	hits []acHit
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // foldedForScan pads the folded text with newlines so that patterns find a
 // line and sentence boundary at both ends without using ^ and $, which
@@ -109,7 +124,8 @@ const (
 	// report, and read from one hidden element: a report cannot make the
 	// rescans cost more than a small multiple of its length.
 	maxBlobBytes   = 16 << 10
-	maxDecodeTotal = 256 << 10
+	maxDecodeTotal = 64 << 10
+	maxRescans     = 256
 	maxHiddenBytes = 4 << 10
 )
 
@@ -136,22 +152,39 @@ const (
 type wordSeq struct {
 	verbs, dets, nouns string
 	minDet, maxDet     int
-	v, d, n            [][]string // phrases split into words
+	// v, d and n hold the phrases split into words, by first byte.
+	v, d, n *phraseSet
 }
 
-func splitPhrases(list string) [][]string {
-	var out [][]string
+// phraseSet holds phrases by their first byte, longest first, so that a
+// position is compared only with the phrases that can start there and
+// "these" is tried before "the".
+type phraseSet [256][][]string
+
+func splitPhrases(list string) *phraseSet {
+	var all [][]string
 	for _, p := range strings.Split(list, "|") {
-		out = append(out, strings.Fields(p))
+		all = append(all, strings.Fields(p))
 	}
-	// Longest first, so that "these" is tried before "the".
-	sort.SliceStable(out, func(i, j int) bool { return len(strings.Join(out[i], " ")) > len(strings.Join(out[j], " ")) })
-	return out
+	sort.SliceStable(all, func(i, j int) bool { return len(strings.Join(all[i], " ")) > len(strings.Join(all[j], " ")) })
+	var set phraseSet
+	for _, p := range all {
+		set[p[0][0]] = append(set[p[0][0]], p)
+	}
+	return &set
+}
+
+// at returns the phrases that may start at f[i].
+func (p *phraseSet) at(f string, i int) [][]string {
+	if i >= len(f) {
+		return nil
+	}
+	return p[f[i]]
 }
 
 // match reports whether the sequence starts at f[i:] with its verb.
 func (w *wordSeq) match(f string, i int) bool {
-	for _, v := range w.v {
+	for _, v := range w.v.at(f, i) {
 		if e, ok := matchPhrase(f, i, v); ok && w.rest(f, e, 0) {
 			return true
 		}
@@ -162,14 +195,14 @@ func (w *wordSeq) match(f string, i int) bool {
 func (w *wordSeq) rest(f string, i, dets int) bool {
 	i = skipGap(f, i)
 	if dets >= w.minDet {
-		for _, n := range w.n {
+		for _, n := range w.n.at(f, i) {
 			if _, ok := matchPhrase(f, i, n); ok {
 				return true
 			}
 		}
 	}
 	if dets < w.maxDet {
-		for _, d := range w.d {
+		for _, d := range w.d.at(f, i) {
 			if e, ok := matchPhrase(f, i, d); ok && w.rest(f, e, dets+1) {
 				return true
 			}
@@ -245,10 +278,21 @@ var loadDetector = sync.OnceValue(func() *detector {
 // that fired. depth > 0 marks content already extracted from a comment or
 // a blob, which is not searched for further nesting.
 func (d *detector) scan(f string, depth int) uint8 {
+	return d.scanHits(f, depth, nil)
+}
+
+// scanHits is scan with reusable buffers (sc may be nil).
+func (d *detector) scanHits(f string, depth int, sc *scratch) uint8 {
 	// First collect every keyword occurrence, so that a rule can ask
 	// whether its second keyword follows before running its expression.
-	var buf [64]acHit
-	hits := d.ac.scan(f, buf[:0])
+	var hits []acHit
+	if sc != nil {
+		hits = d.ac.scan(f, sc.hits[:0])
+		defer func() { sc.hits = hits[:0] }()
+	} else {
+		var buf [32]acHit
+		hits = d.ac.scan(f, buf[:0])
+	}
 	var fired uint8
 	// checked[i] is how far rule i has already been matched.
 	var checkedBuf [160]int
@@ -277,7 +321,7 @@ func (d *detector) scan(f string, depth int) uint8 {
 				// A short keyword inside a longer word ("hi" in "this").
 				continue
 			}
-			if r.second != nil && !d.followedBy(hits[hi:], r.second, start+prefixWindow) {
+			if r.second != nil && !d.followedBy(hits[hi:], r.second, start+secondWindow(r)) {
 				continue
 			}
 			var hit bool
@@ -285,8 +329,7 @@ func (d *detector) scan(f string, depth int) uint8 {
 			case kindRegexp:
 				hit = r.matchWindow(f, start, end, &checked[ri])
 			case kindComment:
-				hit = d.commentFires(f, start, end)
-				checked[ri] = end
+				hit = d.commentFires(f, start, end, &checked[ri])
 			case kindHiddenHTML:
 				hit = d.hiddenHTMLFires(f, start, end, &checked[ri])
 			case kindWordSeq:
@@ -323,6 +366,15 @@ func (d *detector) followedBy(hits []acHit, set []bool, limit int) bool {
 		}
 	}
 	return false
+}
+
+// secondWindow is how far after its first keyword a rule's second keyword
+// may end.
+func secondWindow(r *rule) int {
+	if r.prefix {
+		return prefixWindow
+	}
+	return windowAfter
 }
 
 // famAllFolded is every family that can fire on folded text; once all have
@@ -426,7 +478,11 @@ func atLineStart(f string, i int) bool {
 
 // commentFires extracts the content of the HTML or Markdown comment opened
 // at [start, end) and reports whether it fires any family by itself.
-func (d *detector) commentFires(f string, start, end int) bool {
+func (d *detector) commentFires(f string, start, end int, checked *int) bool {
+	if start < *checked {
+		// Inside a comment already read: nested openers add nothing.
+		return false
+	}
 	var content string
 	if strings.HasPrefix(f[start:end], "<!--") {
 		rest := f[end:min(len(f), end+maxHiddenBytes)]
@@ -457,7 +513,14 @@ func (d *detector) commentFires(f string, start, end int) bool {
 		}
 		content = rest
 	}
-	return d.scan("\n"+content+"\n", 1) != 0
+	*checked = end + len(content)
+	return scannable(content) && d.scan("\n"+content+"\n", 1) != 0
+}
+
+// scannable reports whether hidden or decoded content is long enough to
+// hold an instruction; shorter content is not worth a rescan.
+func scannable(content string) bool {
+	return len(strings.TrimSpace(content)) >= 8
 }
 
 // hiddenHTMLFires checks whether an element hidden by its style or by the
@@ -484,7 +547,8 @@ func (d *detector) hiddenHTMLFires(f string, start, end int, checked *int) bool 
 	if i := strings.Index(rest, "</"); i >= 0 {
 		rest = rest[:i]
 	}
-	return d.scan("\n"+rest+"\n", 1) != 0
+	*checked = body + len(rest)
+	return scannable(rest) && d.scan("\n"+rest+"\n", 1) != 0
 }
 
 // hiddenTagRe matches an opening tag whose style or attributes keep its
@@ -633,12 +697,22 @@ func setOf(s string) map[string]bool {
 // decoded again.
 func (d *detector) scanEncoded(text string) uint8 {
 	var fired uint8
-	budget := maxDecodeTotal
+	budget, rescans := maxDecodeTotal, maxRescans
+	var seen map[string]bool
 	check := func(start int, decoded []byte) {
-		if budget <= 0 || !readable(decoded) {
+		if budget <= 0 || rescans <= 0 || !readable(decoded) {
 			return
 		}
+		// A blob repeated a thousand times is read once.
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if seen[string(decoded)] {
+			return
+		}
+		seen[string(decoded)] = true
 		budget -= len(decoded)
+		rescans--
 		got := d.scan(foldedForScan(string(decoded)), 1)
 		if got == 0 {
 			return
@@ -1116,7 +1190,10 @@ type ruleSpec struct {
 	kind       ruleKind
 	// anchors, when set, replace the keywords derived from pattern.
 	anchors []string
-	seq     *wordSeq
+	// second, when set, lists second keywords: one of them is in every
+	// match, after the first keyword.
+	second []string
+	seq    *wordSeq
 	// expanded patterns are already past expandPattern.
 	expanded bool
 }
@@ -1181,10 +1258,12 @@ func buildDetector(specs []ruleSpec) (*detector, error) {
 			r.seq, r.prefix = &seq, true
 			seen := map[string]bool{}
 			anchors = nil
-			for _, v := range seq.v {
-				if !seen[v[0]] {
-					seen[v[0]] = true
-					anchors = append(anchors, v[0])
+			for _, group := range seq.v {
+				for _, v := range group {
+					if !seen[v[0]] {
+						seen[v[0]] = true
+						anchors = append(anchors, v[0])
+					}
 				}
 			}
 		}
@@ -1199,6 +1278,9 @@ func buildDetector(specs []ruleSpec) (*detector, error) {
 					seconds[len(d.rules)] = secondaryLiterals(src)
 					src = `^(?:` + src + `)`
 				}
+			}
+			if sp.second != nil {
+				seconds[len(d.rules)] = sp.second
 			}
 			re, err := regexp.Compile(src)
 			if err != nil {
@@ -1738,12 +1820,16 @@ var ruleSpecs = []ruleSpec{
 	{fam: famSystem, pattern: `(?:starting with|beginning with|that starts with|which starts with|begins with) ["']?(?:you are|you're|your role|system ?:|i am (?:an? )?(?:ai|assistant|language model))`},
 	// system-prompt: forged chat turns and template tokens.
 	{fam: famSystem, lineStart: true, anchors: []string{"system", "assistant", "developer", "sys", "ai", "model", "bot"},
+		second:  []string{"you", "ignor", "disregard", "forget", "from", "new", "always", "never", "do", "don", "user", "as", "override", "mark", "set", "close", "assign", "approve", "merge", "execute", "run", "delete", "drop", "escalate", "respond", "reply", "answer", "reveal", "repeat", "sure", "certainly", "will", "shall", "developer", "jailbreak"},
 		pattern: `\A\n[\s#*>\-\[(|]{0,12}(?:system|assistant|developer|sys|ai|model|bot)(?: message| prompt| instructions?| role| override| note| update)?[\])*|]{0,3} ?: ?[*_]{0,2} ?(?:you are|you're|you must|you will|you shall|you should|you can now|your (?:task|job|role|new|goal|instructions|purpose)|ignore|disregard|forget|from now on|new instructions|always|never|do not|don't|dont|the user|as an ai|as an assistant|override|mark (?:this|it)|set (?:the )?(?:severity|priority)|close (?:all|every|this)|assign|approve|merge|execute|run (?:the|this)|delete (?:all|the)|escalate|respond\b|reply\b|answer\b|reveal|repeat|sure[,!.]? here|certainly[,!.]? here|i (?:will|shall) now|developer mode|jailbreak)`},
 	{fam: famSystem, lineStart: true, anchors: []string{"assistant", "ai", "model", "bot", "gpt", "chatgpt", "claude"},
+		second:  []string{"marked", "set", "closed", "assigned", "approved", "merged", "escalated", "ignored", "deleted", "executed", "ran", "disabled", "granted", "bypassed", "skipped", "label", "flagged", "classified", "deployed", "pushed"},
 		pattern: `\A\n[\s#*>\-\[(|]{0,12}(?:assistant|ai|model|bot|gpt|chatgpt|claude)[\])*|]{0,3} ?: ?[*_]{0,2} ?(?:sure|certainly|of course|ok(?:ay)?|done|understood|absolutely|acknowledged|got it)[,!.]{0,2} ?(?:i(?:'ve| have| will|'ll)?|it(?:'s| is| has been)|this (?:is|has been)|the (?:ticket|issue|bug|report) (?:is|has been)) (?:now |already |successfully )?(?:marked|set|closed|assigned|approved|merged|escalated|ignored|deleted|executed|ran|disabled|granted|bypassed|skipped|labell?ed|flagged|classified|deployed|pushed)\b`},
 	{fam: famSystem, lineStart: true, anchors: []string{"system", "assistant", "developer", "sys"},
+		second:  []string{"grant", "approve", "merge", "close", "assign", "escalate", "mark", "set", "delete", "drop", "ignore", "disregard", "forget", "reveal", "run", "execute", "deploy", "skip", "bypass", "disable", "label", "classify"},
 		pattern: `\A\n[\s#*>\-\[(|]{0,12}(?:system|assistant|developer|sys)(?: message| prompt| note| update)?[\])*|]{0,3} ?: [^\n]{0,200}?[.!:] (?:grant|approve|merge|close|assign|escalate|mark|set|delete|drop|ignore|disregard|forget|reveal|run|execute|deploy|skip|bypass|disable|label|classify)\b`},
 	{fam: famSystem, lineStart: true, anchors: []string{"##"},
+		second:  []string{"you", "ignor", "disregard", "always", "never", "do", "from", "respond", "reply", "answer", "assistant", "ai", "user", "below"},
 		pattern: `\A\n\s?#{2,6} ?(?:system|instruction|instructions|new instructions|system prompt|system message|assistant|developer)(?: prompt| message)? ?:? ?\n(?:[^\n]{0,200}\n)?[^\n]{0,200}?(?:you are|you're|you must|you will|your task|your role|ignore|disregard|always|never|do not|from now on|respond\b|reply\b|answer\b|the assistant|the ai|the user|below is an instruction)`},
 	{fam: famSystem, pattern: `<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|end_of_text|begin_of_text|start_header_id|end_header_id|eot_id|eom_id|fim_prefix|fim_suffix|fim_middle|channel|message|start|end|constrain|return|call|tool_call|python_tag)\|?>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|</?(?:system|system_prompt|sys_prompt|instructions|admin_instructions|developer_instructions|developer_message|system_message)>`},
 	// system-prompt: other languages.
