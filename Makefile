@@ -26,7 +26,7 @@ test: vet
 	@echo "$(GO) test -short -count=1 -race -v $(STORAGE_PKGS)   (full log: storage-test.log)"
 	@$(GO) test -short -count=1 -race -v $(STORAGE_PKGS) > storage-test.log 2>&1 || { cat storage-test.log; exit 1; }
 	@grep -E '^ *--- |^(ok|FAIL)|^pgtest' storage-test.log
-	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 15s ./airlock/
+	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 100000x ./airlock/
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
