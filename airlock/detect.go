@@ -1418,15 +1418,7 @@ func prefixInfo(re *syntax.Regexp) ([]string, bool) {
 		}
 		return prefixInfo(re.Sub[0])
 	case syntax.OpAlternate:
-		var set []string
-		for _, sub := range re.Sub {
-			p, ok := prefixInfo(sub)
-			if !ok {
-				return nil, false
-			}
-			set = append(set, p...)
-		}
-		return set, true
+		return unionOf(re.Sub, prefixInfo)
 	case syntax.OpConcat:
 		subs := re.Sub
 		// Zero-width assertions (\b) take no text.
@@ -1490,15 +1482,7 @@ func secondaryInfo(re *syntax.Regexp) ([]string, bool) {
 	case syntax.OpCapture:
 		return secondaryInfo(re.Sub[0])
 	case syntax.OpAlternate:
-		var set []string
-		for _, sub := range re.Sub {
-			p, ok := secondaryInfo(sub)
-			if !ok {
-				return nil, false
-			}
-			set = append(set, p...)
-		}
-		return set, true
+		return unionOf(re.Sub, secondaryInfo)
 	case syntax.OpConcat:
 		subs := re.Sub
 		for len(subs) > 0 && isZeroWidth(subs[0]) {
@@ -1900,4 +1884,18 @@ var ruleSpecs = []ruleSpec{
 	// hidden-comment.
 	{fam: famHidden, kind: kindComment, anchors: []string{"<!--", "]:"}},
 	{fam: famHidden, kind: kindHiddenHTML, anchors: []string{"display", "visibility", "font-size", "opacity", "hidden", "color", "height", "width", "text-indent", "left", "clip"}},
+}
+
+// unionOf collects info over every branch of an alternation; one branch
+// without usable info makes the whole alternation unusable.
+func unionOf(subs []*syntax.Regexp, info func(*syntax.Regexp) ([]string, bool)) ([]string, bool) {
+	var set []string
+	for _, sub := range subs {
+		p, ok := info(sub)
+		if !ok {
+			return nil, false
+		}
+		set = append(set, p...)
+	}
+	return set, true
 }
