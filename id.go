@@ -18,6 +18,10 @@ const (
 	PrefixCase      = "case"
 	PrefixReport    = "rpt"
 	PrefixTracking  = "trk"
+	PrefixTask      = "task"
+	PrefixCall      = "call"
+	PrefixMessage   = "msg"
+	PrefixDecision  = "dec"
 )
 
 // idAlphabet is Crockford's base32 in lower case: no i, l, o, u.

@@ -159,6 +159,11 @@ type Store interface {
 	CaseService
 	LedgerService
 	IntakeService
+	TaskService
+	CallService
+	ConversationService
+	DecisionService
+	AgentService
 	// Ready returns nil when the database answers and its migrations are
 	// current, else EUNAVAILABLE.
 	Ready(ctx context.Context) error

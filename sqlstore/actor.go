@@ -26,16 +26,30 @@ func (s *DB) CreateActor(ctx context.Context, by signoff.Actor, name string, rol
 	return a, nil
 }
 
+// insertActor stores a new actor. An agent gets an owner, the person
+// responsible for it (see agentOwner); people get none.
 func (s *DB) insertActor(ctx context.Context, tx *sql.Tx, by, a signoff.Actor) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO actors (id, workspace_id, name, role, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		a.ID, a.WorkspaceID, a.Name, string(a.Role), micros(a.CreatedAt))
+	var owner sql.NullString
+	if a.Role.IsAgent() {
+		id, err := s.agentOwner(ctx, tx, by, a.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		owner = sql.NullString{String: id, Valid: id != ""}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO actors (id, workspace_id, name, role, created_at, owner_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+		a.ID, a.WorkspaceID, a.Name, string(a.Role), micros(a.CreatedAt), owner)
 	if err != nil {
 		if s.d.IsUnique(err) {
 			return signoff.Errorf(signoff.ECONFLICT, "an actor named %q already exists", a.Name)
 		}
 		return err
 	}
-	_, err = s.appendEvent(ctx, tx, a.WorkspaceID, "", "actor.created", by.ID, map[string]any{"actor_id": a.ID, "name": a.Name, "role": string(a.Role)})
+	payload := map[string]any{"actor_id": a.ID, "name": a.Name, "role": string(a.Role)}
+	if owner.Valid {
+		payload["owner_id"] = owner.String
+	}
+	_, err = s.appendEvent(ctx, tx, a.WorkspaceID, "", "actor.created", by.ID, payload)
 	return err
 }
 

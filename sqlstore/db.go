@@ -212,9 +212,14 @@ func timePtr(n sql.NullInt64) *time.Time {
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(...any) error }
 
+// rowsQueryer is a *sql.DB or a *sql.Tx.
+type rowsQueryer interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
 // queryAll runs q and scans every row with scan. It never returns a nil
 // slice, so an empty list encodes as [] rather than null.
-func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner, *T) error, q string, args ...any) ([]T, error) {
+func queryAll[T any](ctx context.Context, db rowsQueryer, scan func(scanner, *T) error, q string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

@@ -132,6 +132,17 @@ func Run(t *testing.T, b Backend) {
 		{"TransactionalEnqueue", testTransactionalEnqueue},
 		{"Ready", testReady},
 		{"Intake", testIntake},
+		{"TaskCreate", testTaskCreate},
+		{"TaskReceipts", testTaskReceipts},
+		{"TaskConcurrentSubmit", testTaskConcurrentSubmit},
+		{"TaskHandoff", testTaskHandoff},
+		{"TaskClose", testTaskClose},
+		{"Transcripts", testTranscripts},
+		{"AgentOwners", testAgentOwners},
+		{"Addressing", testAddressing},
+		{"Decisions", testDecisions},
+		{"Presence", testPresence},
+		{"Settings", testSettings},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
