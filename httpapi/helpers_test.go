@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/httpapi"
@@ -110,6 +111,43 @@ func (w *workspace) move(t *testing.T, c signoff.Case, commands ...string) {
 			t.Fatalf("TransitionCase(%s): %v", cmd, err)
 		}
 	}
+}
+
+// newTask opens a task on the workspace's bug for agent a, as the owner.
+func (w *workspace) newTask(t testing.TB, a signoff.Actor) signoff.Task {
+	t.Helper()
+	tk, err := w.store.CreateTask(context.Background(), w.owner, signoff.TaskInput{
+		CaseID: w.bug.ID, Kind: "step", Role: a.Role, AssigneeID: a.ID,
+		Input: json.RawMessage(`{"question":"what broke?","nonce":"` + signoff.NewID(signoff.PrefixTask) + `"}`),
+	})
+	if err != nil {
+		t.Fatalf("CreateTask for %s: %v", a.Role, err)
+	}
+	return tk
+}
+
+// recordedTask opens a task for agent a and records a's result on it.
+func (w *workspace) recordedTask(t testing.TB, a signoff.Actor) signoff.Task {
+	t.Helper()
+	tk := w.newTask(t, a)
+	tk, err := w.store.SubmitTask(context.Background(), a, signoff.Submission{
+		TaskID: tk.ID, InputDigest: tk.InputDigest, Output: json.RawMessage(`{"answer":"the coupon"}`), Evidence: signoff.EvidenceLive,
+	})
+	if err != nil {
+		t.Fatalf("SubmitTask: %v", err)
+	}
+	return tk
+}
+
+// newDecision asks, as the owner, for a decision on case c.
+func (w *workspace) newDecision(t testing.TB, c signoff.Case) signoff.Decision {
+	t.Helper()
+	d, err := w.store.RequestDecision(context.Background(), w.owner, c.ID, "approval",
+		json.RawMessage(`{"plan":"roll back flag checkout_v2","case":"`+c.ID+`"}`), time.Hour)
+	if err != nil {
+		t.Fatalf("RequestDecision: %v", err)
+	}
+	return d
 }
 
 func (w *workspace) head(t *testing.T) int64 {

@@ -109,6 +109,30 @@ func TestBadInput(t *testing.T) {
 		{name: "stale version", method: "POST", path: bugPath("/transitions"), body: `{"command":"start_triage","expected_version":7}`, want: 409, code: signoff.ECONFLICT, state: "received"},
 		{name: "unknown command", method: "POST", path: bugPath("/transitions"), body: `{"command":"self_destruct"}`, want: 422, code: signoff.EINVALID},
 		{name: "missing command", method: "POST", path: bugPath("/transitions"), body: `{}`, want: 422, code: signoff.EINVALID, detail: "command"},
+
+		{name: "malformed task id", method: "GET", path: fixed("/api/v1/tasks/task_x"), want: 422, code: signoff.EINVALID, detail: "task"},
+		{name: "unknown task", method: "GET", path: func(*workspace) string { return "/api/v1/tasks/" + signoff.NewID(signoff.PrefixTask) + "/prompt" }, want: 404, code: signoff.ENOTFOUND},
+		{name: "unknown task filter", method: "GET", path: fixed("/api/v1/tasks?state=open"), want: 422, code: signoff.EINVALID, detail: "state"},
+		{name: "unknown task status", method: "GET", path: fixed("/api/v1/tasks?status=done"), want: 422, code: signoff.EINVALID, detail: "status"},
+		{name: "task for a person", method: "POST", path: fixed("/api/v1/tasks"), bodyFor: func(w *workspace) string {
+			return `{"case_id":"` + w.bug.ID + `","kind":"triage","role":"owner","input":{}}`
+		}, want: 422, code: signoff.EINVALID, detail: "agent role"},
+		{name: "task for a missing agent", method: "POST", path: fixed("/api/v1/tasks"), bodyFor: func(w *workspace) string {
+			return `{"case_id":"` + w.bug.ID + `","kind":"triage","role":"triager","input":{}}`
+		}, want: 404, code: signoff.ENOTFOUND, detail: "triager"},
+		{name: "task input not an object", method: "POST", path: fixed("/api/v1/tasks"), bodyFor: func(w *workspace) string {
+			return `{"case_id":"` + w.bug.ID + `","kind":"triage","role":"triager","input":"do it"}`
+		}, want: 422, code: signoff.EINVALID},
+		{name: "close without outcome", method: "POST", path: func(*workspace) string { return "/api/v1/tasks/" + signoff.NewID(signoff.PrefixTask) + "/close" }, body: `{"reason":"x"}`, want: 422, code: signoff.EINVALID, detail: "outcome"},
+		{name: "empty message", method: "POST", path: bugPath("/messages"), body: `{"body":"  "}`, want: 422, code: signoff.EINVALID, detail: "body"},
+		{name: "message with an author", method: "POST", path: bugPath("/messages"), body: `{"body":"hi","author_id":"act_x"}`, want: 422, code: signoff.EINVALID, detail: "author_id"},
+		{name: "addressing of a person", method: "PUT", path: func(w *workspace) string { return "/api/v1/agents/" + w.owner.ID + "/addressing" }, body: `{"rules":[]}`, want: 422, code: signoff.EINVALID, detail: "not an agent"},
+		{name: "malformed decision id", method: "GET", path: fixed("/api/v1/decisions/dec_x"), want: 422, code: signoff.EINVALID, detail: "decision"},
+		{name: "unknown decision", method: "POST", path: func(*workspace) string {
+			return "/api/v1/decisions/" + signoff.NewID(signoff.PrefixDecision) + "/decide"
+		},
+			body: `{"subject_digest":"` + strings.Repeat("a", 64) + `","approve":true}`, want: 404, code: signoff.ENOTFOUND},
+		{name: "roles not a string", method: "PUT", path: fixed("/api/v1/roles"), body: `{"yaml":{"roles":{}}}`, want: 422, code: signoff.EINVALID, detail: `"yaml"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ const maxReportBody = 64 << 10
 
 // public registers an unauthenticated route.
 func (s *server) public(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
-	s.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(Route{Pattern: pattern, Public: true}, func(w http.ResponseWriter, r *http.Request) {
 		if err := fn(w, r); err != nil {
 			s.fail(w, r, err)
 		}

@@ -33,7 +33,7 @@ func writeBody(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// decodeJSON reads the body of a POST or PATCH into v, which must be a
+// decodeJSON reads the body of a POST, PUT or PATCH into v, which must be a
 // pointer to a struct. It is strict so that a typo in a field name or a
 // second JSON value is an error the client sees rather than data silently
 // ignored: the media type must be JSON, the body at most maxBody bytes, and

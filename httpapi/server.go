@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/identity"
 )
 
@@ -32,21 +33,43 @@ type server struct {
 	opts  options
 	// Public intake is rate limited per client address and per project.
 	perIP, perProject *limiter
-	patterns          []string
+	// tools are the agent tools role configurations are checked against.
+	tools  *agent.Registry
+	routes []Route
+}
+
+// Route is one route the API serves and what guards it.
+type Route struct {
+	Pattern string
+	// Op is the operation the role policy checks; empty for a route any
+	// authenticated caller may attempt, and for a public one.
+	Op identity.Operation
+	// Public routes take no credential at all.
+	Public bool
 }
 
 // Routes lists every route pattern the API serves, so tests can prove that
 // each one is covered.
 func Routes() []string {
-	s := &server{mux: http.NewServeMux()}
-	s.routes()
-	return s.patterns
+	var out []string
+	for _, r := range RouteTable() {
+		out = append(out, r.Pattern)
+	}
+	return out
 }
 
-// handle registers a route and remembers its pattern.
-func (s *server) handle(pattern string, h http.HandlerFunc) {
-	s.patterns = append(s.patterns, pattern)
-	s.mux.HandleFunc(pattern, h)
+// RouteTable lists every route with the operation that guards it, so tests
+// can prove which roles reach which routes.
+func RouteTable() []Route {
+	s := &server{mux: http.NewServeMux()}
+	s.register()
+	return s.routes
+}
+
+// handle registers a route and remembers it.
+func (s *server) handle(rt Route, h http.HandlerFunc) {
+	s.routes = append(s.routes, rt)
+	s.mux.HandleFunc(rt.Pattern, h)
 }
 
 // Limit is a token bucket: Rate requests per second on average, Burst at
@@ -58,6 +81,7 @@ type Limit struct {
 
 type options struct {
 	intakePerIP, intakePerProject Limit
+	tools                         *agent.Registry
 }
 
 // Option configures the handler.
@@ -68,6 +92,13 @@ type Option func(*options)
 // 5; 10 a second per project, bursts of 100) suit a public form.
 func WithIntakeLimits(perIP, perProject Limit) Option {
 	return func(o *options) { o.intakePerIP, o.intakePerProject = perIP, perProject }
+}
+
+// WithTools sets the agent tools that role configurations are checked
+// against and handoffs are configured with. Without it (or with nil) the
+// server knows the base tools only.
+func WithTools(r *agent.Registry) Option {
+	return func(o *options) { o.tools = r }
 }
 
 // New returns the API handler over store. It logs one access line per
@@ -81,9 +112,12 @@ func New(store signoff.Store, log *slog.Logger, opts ...Option) http.Handler {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &server{store: store, log: log, mux: http.NewServeMux(), opts: o,
+	if o.tools == nil {
+		o.tools = agent.NewRegistry(agent.BaseTools()...)
+	}
+	s := &server{store: store, log: log, mux: http.NewServeMux(), opts: o, tools: o.tools,
 		perIP: newLimiter(o.intakePerIP), perProject: newLimiter(o.intakePerProject)}
-	s.routes()
+	s.register()
 	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))
 }
 
@@ -101,9 +135,9 @@ func NewServer(addr string, h http.Handler) *http.Server {
 	}
 }
 
-func (s *server) routes() {
-	s.handle("GET /healthz", s.healthz)
-	s.handle("GET /readyz", s.readyz)
+func (s *server) register() {
+	s.handle(Route{Pattern: "GET /healthz", Public: true}, s.healthz)
+	s.handle(Route{Pattern: "GET /readyz", Public: true}, s.readyz)
 
 	s.api("GET /api/v1/me", "", s.getMe)
 
@@ -129,6 +163,34 @@ func (s *server) routes() {
 	s.api("GET /api/v1/cases/{id}/events", identity.OpLedgerRead, s.listEvents)
 	s.api("GET /api/v1/cases/{id}/reports", identity.OpCaseRead, s.listReports)
 
+	// Tasks: the receipts agents quote. Agents see and act on their own
+	// only; the store enforces that per task.
+	s.api("GET /api/v1/tasks", identity.OpTaskRead, s.listTasks)
+	s.api("POST /api/v1/tasks", identity.OpTaskCreate, s.createTask)
+	s.api("GET /api/v1/tasks/{id}", identity.OpTaskRead, s.getTask)
+	s.api("GET /api/v1/tasks/{id}/prompt", identity.OpTaskRead, s.taskPrompt)
+	s.api("POST /api/v1/tasks/{id}/submit", identity.OpTaskSubmit, s.submitTask)
+	s.api("POST /api/v1/tasks/{id}/handoff", identity.OpTaskSubmit, s.handoffTask)
+	s.api("POST /api/v1/tasks/{id}/close", identity.OpTaskClose, s.closeTask)
+	s.api("GET /api/v1/tasks/{id}/calls", identity.OpCallRead, s.listCalls)
+
+	// The case room. Mentions open tasks only as addressing policies allow.
+	s.api("GET /api/v1/cases/{id}/messages", identity.OpMessageRead, s.listMessages)
+	s.api("POST /api/v1/cases/{id}/messages", identity.OpMessagePost, s.postMessage)
+
+	// Agents: presence, who may address them, and the role configuration.
+	s.api("GET /api/v1/agents", identity.OpAgentRead, s.listAgents)
+	s.api("POST /api/v1/agents/heartbeat", identity.OpHeartbeat, s.heartbeat)
+	s.api("GET /api/v1/agents/{id}/addressing", identity.OpAddressingRead, s.getAddressing)
+	s.api("PUT /api/v1/agents/{id}/addressing", identity.OpAddressingWrite, s.putAddressing)
+	s.api("GET /api/v1/roles", identity.OpRolesRead, s.getRoles)
+	s.api("PUT /api/v1/roles", identity.OpRolesWrite, s.putRoles)
+
+	// Decisions are requested by the server; people decide them over the
+	// exact digest they saw. No agent role holds OpDecisionDecide.
+	s.api("GET /api/v1/decisions/{id}", identity.OpDecisionRead, s.getDecision)
+	s.api("POST /api/v1/decisions/{id}/decide", identity.OpDecisionDecide, s.decide)
+
 	// Public: the intake form and the reporter's tracking link. No account;
 	// the tracking secret in the path is the capability.
 	s.public("POST /api/v1/projects/{id}/reports", s.submitReport)
@@ -145,7 +207,7 @@ type apiFunc func(w http.ResponseWriter, r *http.Request, by signoff.Actor) erro
 // op (403), then the handler's own validation (422) and the store (404, 409,
 // ...). An empty op admits any authenticated actor.
 func (s *server) api(pattern string, op identity.Operation, fn apiFunc) {
-	s.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(Route{Pattern: pattern, Op: op}, func(w http.ResponseWriter, r *http.Request) {
 		by, err := s.authenticate(r)
 		if err != nil {
 			s.fail(w, r, err)

@@ -41,6 +41,18 @@ func TestParseTokenRejects(t *testing.T) {
 	}
 }
 
+// TestNoAgentDecides proves SPEC principle 4 at the policy layer: no agent
+// role may attempt a decision, and only the people who run the desk may.
+func TestNoAgentDecides(t *testing.T) {
+	t.Parallel()
+	for _, r := range append(signoff.AllRoles(), signoff.RoleSystem) {
+		want := r == signoff.RoleOwner || r == signoff.RoleOperator
+		if got := identity.Can(r, identity.OpDecisionDecide); got != want {
+			t.Errorf("Can(%s, %s) = %v, want %v", r, identity.OpDecisionDecide, got, want)
+		}
+	}
+}
+
 // TestPolicy lists, per operation, exactly the roles that may attempt it.
 // It is written out by hand so that a change to the policy is a deliberate
 // change to this table too.
@@ -60,6 +72,26 @@ func TestPolicy(t *testing.T) {
 		identity.OpCaseRead:        "reporter owner operator viewer " + agents,
 		identity.OpCaseTransition:  "reporter owner operator " + agents,
 		identity.OpLedgerRead:      "reporter owner operator viewer " + agents,
+		identity.OpTaskCreate:      "owner operator",
+		identity.OpTaskRead:        "owner operator viewer " + agents,
+		identity.OpTaskSubmit:      agents,
+		identity.OpTaskClose:       "owner operator " + agents,
+		identity.OpCallRead:        "owner operator viewer " + agents,
+		identity.OpMessagePost:     "owner operator " + agents,
+		identity.OpMessageRead:     "owner operator viewer " + agents,
+		identity.OpAddressingRead:  "owner operator " + agents,
+		identity.OpAddressingWrite: "owner operator",
+		identity.OpDecisionRead:    "owner operator viewer " + agents,
+		identity.OpDecisionDecide:  "owner operator",
+		identity.OpAgentRead:       "owner operator viewer",
+		identity.OpHeartbeat:       agents,
+		identity.OpRolesRead:       "owner operator viewer",
+		identity.OpRolesWrite:      "owner",
+	}
+	for _, op := range identity.Operations() {
+		if _, ok := want[op]; !ok {
+			t.Errorf("operation %s is in the policy but not in this table", op)
+		}
 	}
 	roles := append(signoff.AllRoles(), signoff.RoleSystem)
 	for op, allowed := range want {

@@ -1,6 +1,11 @@
 package identity
 
-import "github.com/signoff-dev/signoff"
+import (
+	"maps"
+	"slices"
+
+	"github.com/signoff-dev/signoff"
+)
 
 // Operation names one thing an API caller can ask for.
 type Operation string
@@ -18,13 +23,34 @@ const (
 	OpCaseRead        Operation = "case.read"
 	OpCaseTransition  Operation = "case.transition"
 	OpLedgerRead      Operation = "ledger.read"
+
+	// Agent work: tasks and their receipts, model transcripts, the case
+	// room, addressing policies, decisions, presence and role configuration.
+	OpTaskCreate      Operation = "task.create"
+	OpTaskRead        Operation = "task.read"
+	OpTaskSubmit      Operation = "task.submit"
+	OpTaskClose       Operation = "task.close"
+	OpCallRead        Operation = "call.read"
+	OpMessagePost     Operation = "message.post"
+	OpMessageRead     Operation = "message.read"
+	OpAddressingRead  Operation = "addressing.read"
+	OpAddressingWrite Operation = "addressing.write"
+	OpDecisionRead    Operation = "decision.read"
+	OpDecisionDecide  Operation = "decision.decide"
+	OpAgentRead       Operation = "agent.read"
+	OpHeartbeat       Operation = "agent.heartbeat"
+	OpRolesRead       Operation = "roles.read"
+	OpRolesWrite      Operation = "roles.write"
 )
 
 var (
 	owner     = []signoff.Role{signoff.RoleOwner}
 	staff     = []signoff.Role{signoff.RoleOwner, signoff.RoleOperator, signoff.RoleViewer}
+	desk      = []signoff.Role{signoff.RoleOwner, signoff.RoleOperator}
 	agents    = signoff.AgentRoles
 	allButRep = append(append([]signoff.Role{}, staff...), agents...)
+	// deskAgents are the people who run the desk and the agents.
+	deskAgents = append(append([]signoff.Role{}, desk...), agents...)
 )
 
 // policy says which roles may attempt each operation. It is the first of two
@@ -43,6 +69,40 @@ var policy = map[Operation][]signoff.Role{
 	OpCaseRead:        append([]signoff.Role{signoff.RoleReporter}, allButRep...),
 	OpCaseTransition:  append([]signoff.Role{signoff.RoleReporter, signoff.RoleOwner, signoff.RoleOperator}, agents...),
 	OpLedgerRead:      append([]signoff.Role{signoff.RoleReporter}, allButRep...),
+
+	// People who run the desk issue tasks; agents reach new tasks only
+	// through handoffs and addressing. Every reader below that is an agent
+	// sees only its own tasks and transcripts: the store enforces that.
+	OpTaskCreate: desk,
+	OpTaskRead:   allButRep,
+	// Submitting a result and handing off quote a receipt issued to an
+	// agent identity, so only agents hold them.
+	OpTaskSubmit: agents,
+	// People cancel any task; an agent may only give up its own (the store
+	// enforces both).
+	OpTaskClose: deskAgents,
+	OpCallRead:  allButRep,
+	// Viewers only watch; reporters speak through intake and their
+	// tracking link.
+	OpMessagePost: deskAgents,
+	OpMessageRead: allButRep,
+	// An agent may read its own addressing policy, and the store further
+	// admits only the agent's owner or a workspace owner to change one.
+	OpAddressingRead:  deskAgents,
+	OpAddressingWrite: desk,
+	OpDecisionRead:    allButRep,
+	// SPEC principle 4: agents never approve. Deciding is for the people
+	// who run the desk, and for no one else.
+	OpDecisionDecide: desk,
+	OpAgentRead:      staff,
+	OpHeartbeat:      agents,
+	OpRolesRead:      staff,
+	OpRolesWrite:     owner,
+}
+
+// Operations lists every operation the policy knows, sorted.
+func Operations() []Operation {
+	return slices.Sorted(maps.Keys(policy))
 }
 
 // Can reports whether role may attempt op.
