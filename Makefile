@@ -13,7 +13,7 @@ SHELL := bash
 # the log shows every conformance test passing on SQLite and on PostgreSQL.
 STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
-RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/...
+RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/...
 
 .PHONY: build test vet race bench fuzz demo clean
 
@@ -27,6 +27,7 @@ test: vet
 	@$(GO) test -short -count=1 -race -v $(STORAGE_PKGS) > storage-test.log 2>&1 || { cat storage-test.log; exit 1; }
 	@grep -E '^ *--- |^(ok|FAIL)|^pgtest' storage-test.log
 	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 100000x ./airlock/
+	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 50000x ./agent/
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
@@ -39,10 +40,13 @@ bench:
 	$(GO) test -run '^$$' -bench 'Verify1M' -benchtime 3x -timeout 30m ./sqlite/ ./postgres/
 	$(GO) test -run '^$$' -bench . ./canonical/ ./ledger/ ./airlock/
 	$(GO) test -run '^$$' -bench Intake -benchtime 5000x ./httpapi/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./agent/
+	$(GO) test -run '^$$' -bench RoundTrip -benchtime 3000x ./mcp/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/
 	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 120s ./airlock/
+	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 60s ./agent/
 
 demo:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo

@@ -180,3 +180,22 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func FuzzMentions(f *testing.F) {
+	for _, s := range []string{"@fixer please", "mail a@b.com @Reviewer.", "@@x @-y @a_b-c. ", "\u00a0@fixer"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		hs := Mentions(body)
+		if len(hs) > 16 {
+			t.Fatalf("%d handles", len(hs))
+		}
+		seen := map[string]bool{}
+		for _, h := range hs {
+			if h == "" || len(h) > 64 || seen[h] || h != strings.ToLower(h) {
+				t.Fatalf("bad handle %q in %q", h, hs)
+			}
+			seen[h] = true
+		}
+	})
+}

@@ -39,6 +39,9 @@ var commands = map[string]command{
 	"ledger":    {"verify the hash-chained ledger (verify)", runLedger},
 	"keys":      {"show the server's public signing key (show)", runKeys},
 	"airlock":   {"sanitize text from stdin and print the dossier as JSON", runAirlock},
+	"agent":     {"run agent tasks or list agents (run|worker|list)", runAgent},
+	"roles":     {"show or set the workspace's agent role configuration (show|set)", runRoles},
+	"mcp":       {"serve MCP to one agent on stdin/stdout (--stdio)", runMCP},
 }
 
 // env is what commands read and write, so tests can run them in-process.

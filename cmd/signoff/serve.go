@@ -14,6 +14,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/mcp"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
@@ -48,10 +49,22 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return serveUntilDone(ctx, log, ln, s)
 }
 
+// handler is the API plus the MCP endpoint for agents (streamable HTTP,
+// stateless, so any instance can answer any request).
+func handler(s *sqlstore.DB, log *slog.Logger) http.Handler {
+	reg := toolRegistry()
+	mux := http.NewServeMux()
+	mcpHandler := mcp.Handler(s, mcp.Options{Tools: reg, Log: log})
+	mux.Handle("/mcp", mcpHandler)
+	mux.Handle("/mcp/", mcpHandler)
+	mux.Handle("/", httpapi.New(s, log, httpapi.WithTools(reg)))
+	return mux
+}
+
 // serveUntilDone serves until ctx ends, then drains in-flight requests for
 // up to 15 s before closing.
 func serveUntilDone(ctx context.Context, log *slog.Logger, ln net.Listener, s *sqlstore.DB) error {
-	srv := httpapi.NewServer(ln.Addr().String(), httpapi.New(s, log))
+	srv := httpapi.NewServer(ln.Addr().String(), handler(s, log))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,41 @@
+// Package mcp is the door for external agents (Claude Code, Codex,
+// OpenHands, a team's bot): a Model Context Protocol server, over stdio
+// ([ServeStdio]) and streamable HTTP ([Handler]), built on the official Go
+// SDK.
+//
+// A server is bound to one authenticated agent identity and offers exactly
+// the tools of that identity's role. People and the server itself are
+// refused: MCP is for agents. Every tool acts as the agent through the
+// store, so the store's checks (receipts, input digests, assignment,
+// addressing policies) hold here as on every other path, and every refusal
+// comes back to the model as a tool result with IsError set and the text
+// "<code>: <message>" (for example "forbidden: task is assigned to another
+// identity"). Internal failures say only "internal error"; the detail is
+// logged.
+//
+// # Tools
+//
+// Every agent role has the common tools:
+//
+//	tasks.list          the caller's tasks (status?, limit?)
+//	task.get            one task, its input spotlighted through the airlock
+//	task.submit         record a result against the task's receipt
+//	task.handoff        hand a recorded task on to an allowed role
+//	task.give_up        hand the task to a person (needs_human)
+//	case.post_message   post in the case's conversation
+//	decision.status     read (and optionally long-poll) a human decision
+//	receipt.get         the ledger receipt of a recorded task
+//	presence.heartbeat  keep an idle agent shown as connected
+//
+// Roles add their own tools (the table is roleTools, in tools.go):
+//
+//	reviewer            review.note (an advisory note, never a sign-off)
+//
+// No tool approves, merges, runs a change or speaks for a person: those
+// steps are human-only and exist on no agent path.
+//
+// Every tool call also records a heartbeat for the caller (at most one per
+// Options.HeartbeatEvery per agent and process; presence.heartbeat always
+// records), named after the MCP client (clientInfo) when it said who it is,
+// else "mcp".
+package mcp
