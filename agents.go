@@ -264,9 +264,12 @@ type Decision struct {
 	Reason        string          `json:"reason,omitempty"`
 	RequestedBy   string          `json:"requested_by"`
 	DecidedBy     string          `json:"decided_by,omitempty"`
-	CreatedAt     time.Time       `json:"created_at"`
-	ExpiresAt     time.Time       `json:"expires_at"`
-	DecidedAt     *time.Time      `json:"decided_at,omitempty"`
+	// Amendment is what the person answered beyond yes or no (e.g. a
+	// corrected severity), a JSON object; empty when none.
+	Amendment json.RawMessage `json:"amendment,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	ExpiresAt time.Time       `json:"expires_at"`
+	DecidedAt *time.Time      `json:"decided_at,omitempty"`
 }
 
 // Terminal reports whether the decision can no longer change.

@@ -164,6 +164,8 @@ type Store interface {
 	ConversationService
 	DecisionService
 	AgentService
+	ProjectDataService
+	TriageService
 	// Ready returns nil when the database answers and its migrations are
 	// current, else EUNAVAILABLE.
 	Ready(ctx context.Context) error

@@ -137,7 +137,7 @@ var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
 
 // ParseConfig reads a YAML role configuration, fills defaults and checks it
 // against the tools that exist. Roles it does not name keep their built-in
-// defaults. Unknown keys are errors, so a typo cannot silently drop a limit.
+// defaults (tools.Defaults()). Unknown keys are errors, so a typo cannot silently drop a limit.
 func ParseConfig(b []byte, tools *Registry) (Config, error) {
 	var raw Config
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -145,7 +145,7 @@ func ParseConfig(b []byte, tools *Registry) (Config, error) {
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, signoff.Errorf(signoff.EINVALID, "role configuration: %s", yamlMessage(err))
 	}
-	c := Defaults()
+	c := tools.Defaults()
 	for name, rc := range raw.Roles {
 		rc.Name = name
 		c.Roles[name] = rc.withDefaults()

@@ -15,7 +15,7 @@ import (
 func LoadConfig(ctx context.Context, st signoff.AgentService, ws string, tools *Registry) (Config, error) {
 	b, err := st.GetSetting(ctx, ws, SettingKey)
 	if signoff.ErrorCode(err) == signoff.ENOTFOUND {
-		return Defaults(), nil
+		return tools.Defaults(), nil
 	} else if err != nil {
 		return Config{}, fmt.Errorf("load role configuration: %w", err)
 	}
@@ -60,9 +60,18 @@ func Handoff(ctx context.Context, st signoff.Store, cfg Config, by signoff.Actor
 		return signoff.Task{}, signoff.Task{}, signoff.Errorf(signoff.ECONFLICT, "record your result before handing off")
 	}
 	target := cfg.Roles[to]
-	input, err := json.Marshal(map[string]any{
+	next := map[string]any{
 		"from_task": t.ID, "from_role": rc.Name, "reason": reason, "case_id": t.CaseID, "previous": t.Output,
-	})
+	}
+	// What the work is about (e.g. the report being triaged) travels with
+	// it from role to role.
+	var in struct {
+		Subject json.RawMessage `json:"subject"`
+	}
+	if json.Unmarshal(t.Input, &in) == nil && len(in.Subject) > 0 {
+		next["subject"] = in.Subject
+	}
+	input, err := json.Marshal(next)
 	if err != nil {
 		return signoff.Task{}, signoff.Task{}, err
 	}

@@ -57,6 +57,7 @@ type Request struct {
 
 // TaskContext tells deterministic providers which task a call belongs to.
 type TaskContext struct {
+	WorkspaceID string
 	TaskID      string
 	CaseID      string
 	Kind        string

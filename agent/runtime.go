@@ -195,7 +195,7 @@ func (r *run) overBudget() string {
 func (r *run) call(ctx context.Context) (Response, error) {
 	req := Request{Model: r.rc.Model, Messages: slices.Clone(r.msgs), Tools: r.specs,
 		MaxTokens: r.rc.MaxOutputTokens, Temperature: r.rc.Temperature,
-		Task: TaskContext{TaskID: r.task.ID, CaseID: r.task.CaseID, Kind: r.task.Kind, Role: r.rc.Name,
+		Task: TaskContext{WorkspaceID: r.task.WorkspaceID, TaskID: r.task.ID, CaseID: r.task.CaseID, Kind: r.task.Kind, Role: r.rc.Name,
 			Input: r.task.Input, InputDigest: r.task.InputDigest}}
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -327,6 +327,10 @@ func (r *run) exec(ctx context.Context, tc ToolCall) (string, bool, error) {
 			return errorPrefix + signoff.ErrorMessage(err), false, nil
 		}
 		return "", true, fmt.Errorf("tool %s: %w", tc.Name, err)
+	}
+	if res.Park {
+		r.res.Outcome, r.res.Reason = OutcomeParked, res.Text
+		return res.Text, true, nil
 	}
 	if res.Output == nil {
 		return res.Text, false, nil

@@ -43,7 +43,15 @@ type Result struct {
 	Next   string
 	// Final ends the task as done even when the role could hand off.
 	Final bool
+	// Park ends the run without finishing the task: it waits, open, for a
+	// person (a human gate) and is run again once they have answered. The
+	// worker is released meanwhile.
+	Park bool
 }
+
+// OutcomeParked is a run's outcome when a tool parked the task at a human
+// gate. The task stays open; it is not a task outcome.
+const OutcomeParked = "parked"
 
 // Tool is one capability offered to a model, with the JSON schema its
 // arguments must satisfy.
@@ -139,6 +147,31 @@ func (t *Tool) Call(ctx context.Context, env *Env, args json.RawMessage) (Result
 type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]*Tool
+	roles []RoleConfig
+}
+
+// AddDefaultRoles adds runtime roles a capability ships with to the
+// built-in defaults (a workspace's own configuration still overrides
+// them).
+func (r *Registry) AddDefaultRoles(rcs ...RoleConfig) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.roles = append(r.roles, rcs...)
+}
+
+// Defaults is the configuration before a workspace sets its own: one
+// external role per agent role, plus the roles capabilities added.
+func (r *Registry) Defaults() Config {
+	c := Defaults()
+	if r == nil {
+		return c
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, rc := range r.roles {
+		c.Roles[rc.Name] = rc.withDefaults()
+	}
+	return c
 }
 
 // NewRegistry returns a registry holding tools.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/signoff-dev/signoff"
@@ -23,6 +24,9 @@ type decideInput struct {
 	// a rejection.
 	Approve *bool  `json:"approve"`
 	Reason  string `json:"reason"`
+	// Amendment is what the person answers beyond yes or no, e.g.
+	// {"severity":"critical"} at the triage gate.
+	Amendment json.RawMessage `json:"amendment,omitempty"`
 }
 
 // decide approves or rejects a pending decision over its subject digest.
@@ -39,7 +43,7 @@ func (s *server) decide(w http.ResponseWriter, r *http.Request, by signoff.Actor
 	if in.Approve == nil {
 		return signoff.Errorf(signoff.EINVALID, "approve is required: true to approve, false to reject")
 	}
-	d, err := s.store.Decide(r.Context(), by, r.PathValue("id"), in.SubjectDigest, *in.Approve, in.Reason)
+	d, err := s.store.DecideAmended(r.Context(), by, r.PathValue("id"), in.SubjectDigest, *in.Approve, in.Reason, in.Amendment)
 	if err != nil {
 		return err
 	}

@@ -94,6 +94,9 @@ var matrix = []struct {
 	{"GET /api/v1/cases/{id}/reports", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/reports"}
 	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/triage", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/triage"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
 
 	// Tasks. Reads of one task show the store's isolation: an agent sees
 	// only its own (the fixer's task answers 404 to every other agent, as
@@ -175,6 +178,47 @@ var matrix = []struct {
 	{"POST /api/v1/decisions/{id}/decide", func(t *testing.T, f *matrixFixture, who string) request {
 		d := f.newDecision(t, f.newCase(t, signoff.KindChange, ""))
 		return request{method: "POST", path: "/api/v1/decisions/" + d.ID + "/decide", body: `{"subject_digest":"` + d.SubjectDigest + `","approve":true}`}
+	}, statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+
+	// Project data. Everyone but reporters reads; the desk and agents file
+	// tickets and comments; only the desk edits and imports. Writes that
+	// replace data (owners, datasets) each get a project of their own, so
+	// the cells running alongside keep theirs.
+	{"GET /api/v1/projects/{id}/tickets", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/tickets"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"POST /api/v1/projects/{id}/tickets", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/tickets", body: `{"title":"filed by ` + who + `","severity":"low"}`}
+	}, statuses{403, 201, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/projects/{id}/tickets/{ticket}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/tickets/" + f.ticket(t).ID}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"PATCH /api/v1/projects/{id}/tickets/{ticket}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PATCH", path: "/api/v1/projects/" + f.proj.ID + "/tickets/" + f.ticket(t).ID, body: `{"status":"closed","owner":"` + who + `"}`}
+	}, statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/projects/{id}/tickets/{ticket}/comments", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/tickets/" + f.ticket(t).ID + "/comments", body: `{"body":"+1 from ` + who + `"}`}
+	}, statuses{403, 201, 201, 403, 201, 201, 201, 201, 201, 201, 201, 401, 401, 404}},
+	{"GET /api/v1/projects/{id}/crashes", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/crashes"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"POST /api/v1/projects/{id}/crashes", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/crashes", body: `{"crashes":[{"timestamp":"2026-09-01T04:26:00Z","signature":"NPE:Cart","user_id":"` + who + `"}]}`}
+	}, statuses{403, 201, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/projects/{id}/releases", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/releases"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"PUT /api/v1/projects/{id}/releases", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PUT", path: "/api/v1/projects/" + f.proj.ID + "/releases", body: `{"current_version":"3.1.0","active_users_by_version":{"3.1.0":100}}`}
+	}, statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/projects/{id}/owners", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/owners"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"PUT /api/v1/projects/{id}/owners", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PUT", path: "/api/v1/projects/" + f.dataProject(t).ID + "/owners", body: `{"owners":[{"component":"checkout","team":"team-pay"}]}`}
+	}, statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/projects/{id}/dataset", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.dataProject(t).ID + "/dataset", body: `{"tickets":[{"id":"SHOP-1","title":"imported by ` + who + `"}]}`}
 	}, statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 
 	// The public intake and the tracking link ignore credentials: the
@@ -259,6 +303,9 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		t.Fatal(err)
 	}
 	if _, err := agent.SaveConfig(ctx, f.store, f.owner, []byte(matrixRoles), agent.NewRegistry(agent.BaseTools()...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.StartTriage(ctx, f.owner, f.bug.ID, "matrix-item", nil); err != nil {
 		t.Fatal(err)
 	}
 	f.task = f.newTask(t, f.actors["fixer"])

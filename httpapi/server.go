@@ -162,6 +162,7 @@ func (s *server) register() {
 	s.api("POST /api/v1/cases/{id}/transitions", identity.OpCaseTransition, s.transitionCase)
 	s.api("GET /api/v1/cases/{id}/events", identity.OpLedgerRead, s.listEvents)
 	s.api("GET /api/v1/cases/{id}/reports", identity.OpCaseRead, s.listReports)
+	s.api("GET /api/v1/cases/{id}/triage", identity.OpDecisionRead, s.getTriage)
 
 	// Tasks: the receipts agents quote. Agents see and act on their own
 	// only; the store enforces that per task.
@@ -190,6 +191,24 @@ func (s *server) register() {
 	// exact digest they saw. No agent role holds OpDecisionDecide.
 	s.api("GET /api/v1/decisions/{id}", identity.OpDecisionRead, s.getDecision)
 	s.api("POST /api/v1/decisions/{id}/decide", identity.OpDecisionDecide, s.decide)
+
+	// Project data for triage: the built-in tracker, crash log, release
+	// data and CODEOWNERS. Agents file tickets and comments; the desk
+	// edits and imports.
+	s.api("GET /api/v1/projects/{id}/tickets", identity.OpProjectDataRead, s.listTickets)
+	// Filing a ticket directly is for people: agents file through the
+	// crew's create_ticket tool, which holds the human gate.
+	s.api("POST /api/v1/projects/{id}/tickets", identity.OpProjectDataWrite, s.createTicket)
+	s.api("GET /api/v1/projects/{id}/tickets/{ticket}", identity.OpProjectDataRead, s.getTicket)
+	s.api("PATCH /api/v1/projects/{id}/tickets/{ticket}", identity.OpProjectDataWrite, s.patchTicket)
+	s.api("POST /api/v1/projects/{id}/tickets/{ticket}/comments", identity.OpTicketWrite, s.addComment)
+	s.api("GET /api/v1/projects/{id}/crashes", identity.OpProjectDataRead, s.listCrashes)
+	s.api("POST /api/v1/projects/{id}/crashes", identity.OpProjectDataWrite, s.addCrashes)
+	s.api("GET /api/v1/projects/{id}/releases", identity.OpProjectDataRead, s.getReleases)
+	s.api("PUT /api/v1/projects/{id}/releases", identity.OpProjectDataWrite, s.putReleases)
+	s.api("GET /api/v1/projects/{id}/owners", identity.OpProjectDataRead, s.getOwners)
+	s.api("PUT /api/v1/projects/{id}/owners", identity.OpProjectDataWrite, s.putOwners)
+	s.api("POST /api/v1/projects/{id}/dataset", identity.OpProjectDataWrite, s.importDataset)
 
 	// Public: the intake form and the reporter's tracking link. No account;
 	// the tracking secret in the path is the capability.

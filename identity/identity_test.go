@@ -87,6 +87,10 @@ func TestPolicy(t *testing.T) {
 		identity.OpHeartbeat:       agents,
 		identity.OpRolesRead:       "owner operator viewer",
 		identity.OpRolesWrite:      "owner",
+
+		identity.OpProjectDataRead:  "owner operator viewer " + agents,
+		identity.OpTicketWrite:      "owner operator " + agents,
+		identity.OpProjectDataWrite: "owner operator",
 	}
 	for _, op := range identity.Operations() {
 		if _, ok := want[op]; !ok {

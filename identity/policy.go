@@ -41,6 +41,12 @@ const (
 	OpHeartbeat       Operation = "agent.heartbeat"
 	OpRolesRead       Operation = "roles.read"
 	OpRolesWrite      Operation = "roles.write"
+
+	// Project data for triage: the built-in tracker, crash log, release
+	// data and CODEOWNERS.
+	OpProjectDataRead  Operation = "projectdata.read"
+	OpTicketWrite      Operation = "ticket.write"
+	OpProjectDataWrite Operation = "projectdata.write"
 )
 
 var (
@@ -98,6 +104,14 @@ var policy = map[Operation][]signoff.Role{
 	OpHeartbeat:      agents,
 	OpRolesRead:      staff,
 	OpRolesWrite:     owner,
+
+	// Everyone but reporters reads a project's triage data. The triage
+	// crew's writer files tickets and +1 comments through its tools, so
+	// agents hold ticket.write; editing tickets, importing and replacing
+	// crash logs, releases and CODEOWNERS is for the desk.
+	OpProjectDataRead:  allButRep,
+	OpTicketWrite:      deskAgents,
+	OpProjectDataWrite: desk,
 }
 
 // Operations lists every operation the policy knows, sorted.

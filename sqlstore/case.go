@@ -228,36 +228,44 @@ func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in
 			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
 				Message: fmt.Sprintf("case is at version %d, not %d", c.Version, *in.ExpectedVersion)}
 		}
-		table, err := workflow.For(c.Kind)
-		if err != nil {
-			return err
-		}
-		facts := workflow.Facts{FixAttempts: c.FixAttempts, MaxFixAttempts: c.MaxFixAttempts}
-		tr, err := table.Next(c.State, in.Command, by.Role, facts)
-		if err != nil {
-			return err
-		}
-		if tr.Effect != nil {
-			facts = tr.Effect(facts)
-		}
-		from := c.State
-		now := s.now().UTC().Truncate(time.Microsecond)
-		res, err := tx.ExecContext(ctx, `UPDATE cases SET state = $1, version = version + 1, fix_attempts = $2, updated_at = $3
-			WHERE id = $4 AND workspace_id = $5 AND version = $6`, tr.To, facts.FixAttempts, micros(now), c.ID, c.WorkspaceID, c.Version)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return errLostRace
-		}
-		c.State, c.Version, c.FixAttempts, c.UpdatedAt = tr.To, c.Version+1, facts.FixAttempts, now
-		e, err = s.appendEvent(ctx, tx, c.WorkspaceID, c.ID, "case.transitioned", by.ID, map[string]any{
-			"command": in.Command, "from": from, "to": tr.To, "version": c.Version, "role": string(by.Role),
-			"note": in.Note, "fix_attempts": c.FixAttempts,
-		})
+		c, e, err = s.applyTransition(ctx, tx, by, c, in.Command, in.Note)
 		return err
+	})
+	return c, e, err
+}
+
+// applyTransition moves c by command through its transition table inside
+// tx, as by, and appends the ledger event. Callers have already decided
+// that by may send command on this path.
+func (s *DB) applyTransition(ctx context.Context, tx *sql.Tx, by signoff.Actor, c signoff.Case, command, note string) (signoff.Case, signoff.Event, error) {
+	table, err := workflow.For(c.Kind)
+	if err != nil {
+		return c, signoff.Event{}, err
+	}
+	facts := workflow.Facts{FixAttempts: c.FixAttempts, MaxFixAttempts: c.MaxFixAttempts}
+	tr, err := table.Next(c.State, command, by.Role, facts)
+	if err != nil {
+		return c, signoff.Event{}, err
+	}
+	if tr.Effect != nil {
+		facts = tr.Effect(facts)
+	}
+	from := c.State
+	now := s.now().UTC().Truncate(time.Microsecond)
+	res, err := tx.ExecContext(ctx, `UPDATE cases SET state = $1, version = version + 1, fix_attempts = $2, updated_at = $3
+		WHERE id = $4 AND workspace_id = $5 AND version = $6`, tr.To, facts.FixAttempts, micros(now), c.ID, c.WorkspaceID, c.Version)
+	if err != nil {
+		return c, signoff.Event{}, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return c, signoff.Event{}, err
+	} else if n == 0 {
+		return c, signoff.Event{}, errLostRace
+	}
+	c.State, c.Version, c.FixAttempts, c.UpdatedAt = tr.To, c.Version+1, facts.FixAttempts, now
+	e, err := s.appendEvent(ctx, tx, c.WorkspaceID, c.ID, "case.transitioned", by.ID, map[string]any{
+		"command": command, "from": from, "to": tr.To, "version": c.Version, "role": string(by.Role),
+		"note": note, "fix_attempts": c.FixAttempts,
 	})
 	return c, e, err
 }

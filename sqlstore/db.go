@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/keys"
@@ -50,6 +51,8 @@ type Options struct {
 	Ready func(context.Context) error
 	// River inserts jobs in the caller's transaction; nil disables jobs.
 	River *river.Client[*sql.Tx]
+	// RiverDriver lets the store start a client that works jobs too.
+	RiverDriver riverdriver.Driver[*sql.Tx]
 	// MaxRetries bounds re-reads after a lost optimistic race (default 8).
 	MaxRetries int
 	// VerifySegment is the fewest events verified as one parallel piece
@@ -68,6 +71,7 @@ type DB struct {
 	now      func() time.Time
 	ready    func(context.Context) error
 	river    *river.Client[*sql.Tx]
+	driver   riverdriver.Driver[*sql.Tx]
 	retries  int
 	segment  int64
 	parallel int
@@ -80,7 +84,7 @@ var _ signoff.Store = (*DB)(nil)
 
 // New wraps an opened, migrated database.
 func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
-	s := &DB{db: db, d: d, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, retries: o.MaxRetries}
+	s := &DB{db: db, d: d, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {
 		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
 	}

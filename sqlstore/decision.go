@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/workflow"
 )
 
 // Bounds on how long a decision request stays open.
@@ -18,14 +19,17 @@ const (
 	MaxDecisionTTL     = 30 * 24 * time.Hour
 )
 
-const decisionColumns = `id, workspace_id, case_id, kind, subject_digest, subject, status, reason, requested_by, decided_by, created_at, expires_at, decided_at`
+const decisionColumns = `id, workspace_id, case_id, kind, subject_digest, subject, status, reason, requested_by, decided_by, created_at, expires_at, decided_at, amendment`
 
 func scanDecision(sc scanner, d *signoff.Decision) error {
-	var subject string
+	var subject, amendment string
 	var ca, ea int64
 	var da sql.NullInt64
-	if err := sc.Scan(&d.ID, &d.WorkspaceID, &d.CaseID, &d.Kind, &d.SubjectDigest, &subject, &d.Status, &d.Reason, &d.RequestedBy, &d.DecidedBy, &ca, &ea, &da); err != nil {
+	if err := sc.Scan(&d.ID, &d.WorkspaceID, &d.CaseID, &d.Kind, &d.SubjectDigest, &subject, &d.Status, &d.Reason, &d.RequestedBy, &d.DecidedBy, &ca, &ea, &da, &amendment); err != nil {
 		return err
+	}
+	if amendment != "" {
+		d.Amendment = json.RawMessage(amendment)
 	}
 	d.Subject, d.CreatedAt, d.ExpiresAt, d.DecidedAt = json.RawMessage(subject), fromMicros(ca), fromMicros(ea), timePtr(da)
 	return nil
@@ -162,6 +166,22 @@ func (s *DB) GetDecision(ctx context.Context, by signoff.Actor, id string) (sign
 // (and the CLI, which acts as an owner) decide: never an agent, a viewer, a
 // reporter, nor the server on anyone's behalf.
 func (s *DB) Decide(ctx context.Context, by signoff.Actor, id, subjectDigest string, approve bool, reason string) (signoff.Decision, error) {
+	return s.DecideAmended(ctx, by, id, subjectDigest, approve, reason, nil)
+}
+
+// DecideAmended implements signoff.TriageService. A decision whose kind is
+// bound to case commands (workflow.DecisionCommand) moves the case in the
+// same transaction, as the person who decided: that is the only path by
+// which such a command reaches a case.
+func (s *DB) DecideAmended(ctx context.Context, by signoff.Actor, id, subjectDigest string, approve bool, reason string, amendment json.RawMessage) (signoff.Decision, error) {
+	amend := ""
+	if len(amendment) > 0 {
+		b, _, err := canonicalJSON("amendment", amendment, 4<<10, true, nil)
+		if err != nil {
+			return signoff.Decision{}, err
+		}
+		amend = string(b)
+	}
 	if by.Role != signoff.RoleOwner && by.Role != signoff.RoleOperator {
 		return signoff.Decision{}, signoff.Errorf(signoff.EFORBIDDEN, "only people decide: role %s may not", by.Role)
 	}
@@ -194,9 +214,9 @@ func (s *DB) Decide(ctx context.Context, by signoff.Actor, id, subjectDigest str
 		if !approve {
 			status, typ = signoff.DecisionRejected, "decision.rejected"
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = $1, reason = $2, decided_by = $3, decided_at = $4
+		res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = $1, reason = $2, decided_by = $3, decided_at = $4, amendment = $8
 			WHERE id = $5 AND workspace_id = $6 AND status = 'pending' AND subject_digest = $7 AND expires_at > $4`,
-			status, reason, by.ID, micros(now), d.ID, d.WorkspaceID, subjectDigest)
+			status, reason, by.ID, micros(now), d.ID, d.WorkspaceID, subjectDigest, amend)
 		if err != nil {
 			return err
 		}
@@ -209,14 +229,65 @@ func (s *DB) Decide(ctx context.Context, by signoff.Actor, id, subjectDigest str
 			}
 			return signoff.Errorf(signoff.ECONFLICT, "decision is %s", effective(cur, now).Status)
 		}
+		var am map[string]any
+		if amend != "" {
+			if err := json.Unmarshal([]byte(amend), &am); err != nil {
+				return err
+			}
+		}
+		if err := workflow.CheckAmendment(d.Kind, approve, am); err != nil {
+			return err
+		}
 		d.Status, d.Reason, d.DecidedBy, d.DecidedAt = status, reason, by.ID, &now
-		_, err = s.appendEvent(ctx, tx, d.WorkspaceID, d.CaseID, typ, by.ID, map[string]any{
+		if amend != "" {
+			d.Amendment = json.RawMessage(amend)
+		}
+		if _, err = s.appendEvent(ctx, tx, d.WorkspaceID, d.CaseID, typ, by.ID, map[string]any{
 			"decision_id": d.ID, "kind": d.Kind, "subject_digest": d.SubjectDigest, "reason": reason, "role": string(by.Role),
-		})
-		return err
+			"amendment": d.Amendment,
+		}); err != nil {
+			return err
+		}
+		if err := s.enqueue(ctx, tx, signoff.DecisionJob{WorkspaceID: d.WorkspaceID, CaseID: d.CaseID, DecisionID: d.ID, DecisionKind: d.Kind}); err != nil {
+			return err
+		}
+		if cmd := workflow.DecisionCommand(d.Kind, approve); cmd != "" {
+			c, err := s.getCase(ctx, tx, d.WorkspaceID, d.CaseID)
+			if err != nil {
+				return err
+			}
+			if _, _, err := s.applyTransition(ctx, tx, by, c, cmd, "decision "+d.ID); errors.Is(err, errLostRace) {
+				return signoff.Errorf(signoff.ECONFLICT, "the case changed while you decided; read it again and decide")
+			} else if err != nil {
+				return fmt.Errorf("apply %s: %w", cmd, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return signoff.Decision{}, fmt.Errorf("decide %s: %w", id, err)
 	}
 	return d, nil
+}
+
+// ListDecisions implements signoff.TriageService.
+func (s *DB) ListDecisions(ctx context.Context, by signoff.Actor, caseID string) ([]signoff.Decision, error) {
+	if by.Role == signoff.RoleReporter {
+		return nil, signoff.Errorf(signoff.EFORBIDDEN, "reporters do not read decisions")
+	}
+	if err := signoff.CheckID("case", signoff.PrefixCase, caseID); err != nil {
+		return nil, err
+	}
+	if _, err := s.getCase(ctx, s.db, by.WorkspaceID, caseID); err != nil {
+		return nil, err
+	}
+	list, err := queryAll(ctx, s.db, scanDecision, `SELECT `+decisionColumns+` FROM decisions WHERE workspace_id = $1 AND case_id = $2 ORDER BY created_at DESC, id DESC`, by.WorkspaceID, caseID)
+	if err != nil {
+		return nil, fmt.Errorf("list decisions of %s: %w", caseID, err)
+	}
+	now := s.clock()
+	for i := range list {
+		list[i] = effective(list[i], now)
+	}
+	return list, nil
 }

@@ -147,7 +147,10 @@ func (s *DB) SubmitReport(ctx context.Context, in signoff.ReportInput) (signoff.
 				"project_id": c.ProjectID, "kind": string(c.Kind), "title": c.Title, "state": c.State, "version": c.Version, "reporter_id": c.ReporterID}},
 			{CaseID: c.ID, Type: "report.received", ActorID: IntakeActor, Payload: reportPayload(r)},
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, signoff.TriageJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID})
 	})
 	if err != nil {
 		return signoff.Case{}, signoff.Report{}, "", fmt.Errorf("submit report: %w", err)

@@ -38,7 +38,7 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB
 	if err != nil {
 		return nil, fmt.Errorf("open %s: river client: %w", d.Name, err)
 	}
-	o.River = rc
+	o.River, o.RiverDriver = rc, sc.River
 	o.Ready = func(ctx context.Context) error {
 		pending, err := prov.HasPending(ctx)
 		if err != nil {

@@ -143,6 +143,12 @@ func Run(t *testing.T, b Backend) {
 		{"Decisions", testDecisions},
 		{"Presence", testPresence},
 		{"Settings", testSettings},
+		{"TrackerImport", testTrackerImport},
+		{"ProjectData", testProjectData},
+		{"CrashBulk", testCrashBulk},
+		{"TriageRuns", testTriageRuns},
+		{"TriageGateDecision", testTriageGateDecision},
+		{"TriageAhead", testTriageAhead},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,7 +139,7 @@ type Expected struct {
 	MinSeverity string `json:"min_severity,omitempty"`
 }
 
-// Dataset is a project's triage data in the orbit_run layout.
+// Dataset is a project's triage data in the dataset folder layout.
 type Dataset struct {
 	Items    []Item              `json:"items"`
 	Tickets  []Ticket            `json:"tickets"`
@@ -149,7 +149,7 @@ type Dataset struct {
 	Expected map[string]Expected `json:"expected,omitempty"`
 }
 
-// LoadDataset reads a folder in the orbit_run layout: inbox/*.json,
+// LoadDataset reads a dataset folder: inbox/*.json,
 // tickets.json, crashes.csv, releases.json, CODEOWNERS and, optionally,
 // expected.json. Items are returned in arrival order (received_at, then
 // id).

@@ -402,3 +402,60 @@ var questions = map[string]string{
 // ReporterQuestion returns the question a case in state asks its reporter,
 // or "" when it is not waiting for them.
 func ReporterQuestion(state string) string { return questions[state] }
+
+// decisionCommands binds a decision kind to the case commands a person's
+// answer applies: the decision service applies them in the same
+// transaction as the answer, as the person who decided. This is the one
+// path by which approve_triage reaches a case.
+var decisionCommands = map[string][2]string{
+	"triage_ticket": {"approve_triage", "reject_triage"},
+}
+
+// DecisionCommand returns the case command a decision of kind applies when
+// approved (or rejected), or "" when the kind moves no case.
+func DecisionCommand(kind string, approve bool) string {
+	c, ok := decisionCommands[kind]
+	if !ok {
+		return ""
+	}
+	if approve {
+		return c[0]
+	}
+	return c[1]
+}
+
+// amendments lists, per decision kind, what a person may answer beyond yes
+// or no, and the values each key takes.
+var amendments = map[string]map[string][]string{
+	"triage_ticket": {"severity": {"low", "medium", "high", "critical"}},
+}
+
+// CheckAmendment reports whether a is a valid amendment for a decision of
+// kind: only known keys, only allowed values, and only on an approval.
+func CheckAmendment(kind string, approve bool, a map[string]any) error {
+	if len(a) == 0 {
+		return nil
+	}
+	if !approve {
+		return signoff.Errorf(signoff.EINVALID, "an amendment comes with an approval, not a rejection")
+	}
+	allowed, ok := amendments[kind]
+	if !ok {
+		return signoff.Errorf(signoff.EINVALID, "decisions of kind %s take no amendment", kind)
+	}
+	for k, v := range a {
+		vals, ok := allowed[k]
+		if !ok {
+			return signoff.Errorf(signoff.EINVALID, "amendment %q is not one a %s decision takes", k, kind)
+		}
+		s, _ := v.(string)
+		found := false
+		for _, x := range vals {
+			found = found || x == s
+		}
+		if !found {
+			return signoff.Errorf(signoff.EINVALID, "amendment %s must be one of %v", k, vals)
+		}
+	}
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/crew"
 	"github.com/signoff-dev/signoff/mcp"
 	"github.com/signoff-dev/signoff/openai"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -19,15 +20,19 @@ import (
 
 // toolRegistry is every tool this build offers to agents.
 func toolRegistry() *agent.Registry {
-	return agent.NewRegistry(agent.BaseTools()...)
+	reg := agent.NewRegistry(agent.BaseTools()...)
+	crew.Register(reg)
+	return reg
 }
 
 // providers makes the provider each role names, with no fallback: a role
 // configured for openai whose key variable is unset fails, it does not
 // quietly run as something else.
-func providers(e *env, fixtures string) (agent.Factory, error) {
+func providers(e *env, fixtures string, st signoff.Store) (agent.Factory, error) {
+	b := agent.NewBuiltin()
+	crew.RegisterBuiltin(b, st)
 	f := agent.Factory{
-		Builtin: agent.NewBuiltin(),
+		Builtin: b,
 		OpenAI: func(rc agent.RoleConfig) (agent.Provider, error) {
 			key := ""
 			if rc.APIKeyEnv != "" {
@@ -97,7 +102,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	fac, err := providers(e, fixtures)
+	fac, err := providers(e, fixtures, s)
 	if err != nil {
 		return err
 	}

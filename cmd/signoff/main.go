@@ -42,6 +42,7 @@ var commands = map[string]command{
 	"agent":     {"run agent tasks or list agents (run|worker|list)", runAgent},
 	"roles":     {"show or set the workspace's agent role configuration (show|set)", runRoles},
 	"mcp":       {"serve MCP to one agent on stdin/stdout (--stdio)", runMCP},
+	"triage":    {"run the triage crew on a dataset (eval|run)", runTriage},
 }
 
 // env is what commands read and write, so tests can run them in-process.
@@ -75,7 +76,7 @@ func run(ctx context.Context, e *env, args []string) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
-	case errors.As(err, new(*verifyFailed)):
+	case errors.As(err, new(*verifyFailed)), errors.As(err, new(*errBelowMin)):
 		fmt.Fprintf(e.stderr, "signoff %s: %v\n", args[0], err)
 		return 1
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/crew"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/mcp"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -46,7 +48,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "backend", s.Dialect())
-	return serveUntilDone(ctx, log, ln, s)
+	return serveUntilDone(ctx, e, log, ln, s)
+}
+
+// startWorkers runs this process's share of the job queue: triage of
+// reported bugs and resumption after decisions. Several processes on one
+// PostgreSQL database share the work.
+func startWorkers(ctx context.Context, e *env, s *sqlstore.DB, log *slog.Logger) (func(context.Context) error, error) {
+	fac, err := providers(e, "", s)
+	if err != nil {
+		return nil, err
+	}
+	reg := toolRegistry()
+	r := &crew.Runner{Store: s, Runtime: &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make, Log: log}, Tools: reg}
+	return s.StartJobs(ctx, r.Workers(log), 4)
 }
 
 // handler is the API plus the MCP endpoint for agents (streamable HTTP,
@@ -63,7 +78,18 @@ func handler(s *sqlstore.DB, log *slog.Logger) http.Handler {
 
 // serveUntilDone serves until ctx ends, then drains in-flight requests for
 // up to 15 s before closing.
-func serveUntilDone(ctx context.Context, log *slog.Logger, ln net.Listener, s *sqlstore.DB) error {
+func serveUntilDone(ctx context.Context, e *env, log *slog.Logger, ln net.Listener, s *sqlstore.DB) error {
+	stopJobs, err := startWorkers(ctx, e, s, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := stopJobs(sctx); err != nil {
+			log.Error("stop job workers", "err", err)
+		}
+	}()
 	srv := httpapi.NewServer(ln.Addr().String(), handler(s, log))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -157,5 +183,5 @@ e-mail address, a card number or "ignore previous instructions"):
 ("signoff" above is "go run ./cmd/signoff" from a checkout; "make build" puts
 the binary in bin/.) Press Ctrl-C to stop.
 `, url, d.db, w.ID, owner.ID, secret, c.ID, p.ID)
-	return serveUntilDone(ctx, newLogger(e.stderr, "text"), ln, s)
+	return serveUntilDone(ctx, e, newLogger(e.stderr, "text"), ln, s)
 }

@@ -1,0 +1,218 @@
+package crew
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/airlock"
+	"github.com/signoff-dev/signoff/triage"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// Roles is the crew's role configuration on the given provider: four
+// runtime roles run by the triager identity, each with its tools and its
+// place in the graph (intake → investigator → triage → writer; duplicates
+// and vague reports skip triage).
+func Roles(provider string) string {
+	return fmt.Sprintf(`roles:
+  intake:
+    actor: triager
+    provider: %[1]s
+    tools: [record_intake]
+    handoffs: [investigator]
+    max_turns: 4
+  investigator:
+    actor: triager
+    provider: %[1]s
+    tools: [search_tracker, search_recent_reports, query_crash_log, record_investigation]
+    handoffs: [triage, writer]
+    max_turns: 8
+  triage:
+    actor: triager
+    provider: %[1]s
+    tools: [query_crash_log, get_project_facts, record_triage]
+    handoffs: [writer]
+    max_turns: 6
+  writer:
+    actor: triager
+    provider: %[1]s
+    tools: [create_ticket, add_comment, request_info]
+    handoffs: []
+    max_turns: 4
+`, provider)
+}
+
+// Runner starts triage runs and drives their tasks through the runtime.
+type Runner struct {
+	Store   signoff.Store
+	Runtime *agent.Runtime
+	Tools   *agent.Registry
+	// MaxRuns bounds the task runs one Drive makes (default 16), so a graph
+	// that loops cannot spin forever.
+	MaxRuns int
+}
+
+// subject is what every task of a triage run carries: the item as the
+// airlock let it through.
+type subject struct {
+	Item triage.Item `json:"item"`
+}
+
+// ItemFromReport turns a case's first report into a triage item: the
+// dossier text (never the original) and the metadata the form gave.
+func ItemFromReport(c signoff.Case, rep signoff.Report) triage.Item {
+	return triage.Item{ID: c.ID, Source: "intake", ReceivedAt: rep.CreatedAt.UTC().Format(time.RFC3339), Text: rep.Dossier.Text,
+		Metadata: triage.Metadata{Device: rep.Metadata["device"], OS: rep.Metadata["os"], AppVersion: rep.Metadata["app_version"]}}
+}
+
+// Start opens the triage of a bug case: the case moves to triaging, its run
+// records the item (text through the airlock), and the intake task goes to
+// the workspace's triager.
+func (r *Runner) Start(ctx context.Context, ws, caseID string, it triage.Item) (signoff.Task, error) {
+	sys := signoff.SystemActor(ws)
+	if err := r.needTriager(ctx, ws); err != nil {
+		return signoff.Task{}, err
+	}
+	// Everything free-text the item carries passes the airlock: the
+	// author of a support e-mail is as personal as the text.
+	it.Text, it.Author = airlock.Sanitize(it.Text).Text, airlock.Sanitize(it.Author).Text
+	st, err := json.Marshal(State{Item: it})
+	if err != nil {
+		return signoff.Task{}, err
+	}
+	c, err := r.Store.GetCase(ctx, sys, caseID)
+	if err != nil {
+		return signoff.Task{}, err
+	}
+	if c.State == workflow.BugReceived {
+		if _, _, err := r.Store.TransitionCase(ctx, sys, caseID, signoff.TransitionInput{Command: "start_triage"}); err != nil {
+			return signoff.Task{}, fmt.Errorf("start triage of %s: %w", caseID, err)
+		}
+	}
+	if _, err := r.Store.StartTriage(ctx, sys, caseID, it.ID, st); err != nil {
+		return signoff.Task{}, err
+	}
+	input, err := json.Marshal(map[string]any{"case_id": caseID, "subject": subject{Item: it}})
+	if err != nil {
+		return signoff.Task{}, err
+	}
+	return r.Store.CreateTask(ctx, sys, signoff.TaskInput{CaseID: caseID, Kind: RoleIntake, Role: signoff.RoleTriager, Input: input})
+}
+
+// Drive runs the case's open tasks, following handoffs, until none is left,
+// one parks at the human gate, or one ends needing a person. It returns the
+// run as it stands.
+func (r *Runner) Drive(ctx context.Context, ws, caseID string) (signoff.TriageRun, error) {
+	sys := signoff.SystemActor(ws)
+	max := r.MaxRuns
+	if max == 0 {
+		max = 16
+	}
+	cfg, err := agent.LoadConfig(ctx, r.Store, ws, r.Tools)
+	if err != nil {
+		return signoff.TriageRun{}, err
+	}
+	for range max {
+		if waiting, err := r.waitingForPerson(ctx, sys, caseID); err != nil || waiting {
+			if err != nil {
+				return signoff.TriageRun{}, err
+			}
+			break
+		}
+		var next *signoff.Task
+		for _, status := range []string{signoff.TaskRecorded, signoff.TaskOpen} {
+			ts, err := r.Store.ListTasks(ctx, sys, signoff.TaskFilter{CaseID: caseID, Status: status, Limit: 10})
+			if err != nil {
+				return signoff.TriageRun{}, err
+			}
+			if len(ts) > 0 {
+				slices.SortFunc(ts, func(a, b signoff.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })
+				next = &ts[0]
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		a, err := r.Store.GetActor(ctx, ws, next.AssigneeID)
+		if err != nil {
+			return signoff.TriageRun{}, err
+		}
+		res, err := r.Runtime.Run(ctx, a, next.ID, cfg)
+		if err != nil {
+			return signoff.TriageRun{}, fmt.Errorf("task %s (%s): %w", next.ID, next.Kind, err)
+		}
+		if res.Outcome == agent.OutcomeParked || res.Outcome == signoff.OutcomeNeedsHuman {
+			break
+		}
+	}
+	return r.Store.GetTriage(ctx, sys, caseID)
+}
+
+// waitingForPerson reports whether the run is parked at a gate whose
+// decision is still pending: running it again would only ask again.
+func (r *Runner) waitingForPerson(ctx context.Context, sys signoff.Actor, caseID string) (bool, error) {
+	run, err := loadRun(ctx, r.Store, sys, caseID)
+	if err != nil || run.Status != signoff.TriageParked {
+		return false, err
+	}
+	if run.st.WaitsFor != "" {
+		other, err := r.Store.GetTriage(ctx, sys, run.st.WaitsFor)
+		if err != nil {
+			return false, err
+		}
+		return other.Status != signoff.TriageDone, nil
+	}
+	if run.st.Gate == nil {
+		return false, nil
+	}
+	d, err := r.Store.GetDecision(ctx, sys, run.st.Gate.DecisionID)
+	if err != nil {
+		return false, err
+	}
+	return d.Status == signoff.DecisionPending, nil
+}
+
+// needTriager checks, before anything is written, that the workspace has
+// an agent to take the triage tasks.
+func (r *Runner) needTriager(ctx context.Context, ws string) error {
+	agents, err := r.Store.ListAgents(ctx, ws, signoff.DefaultPresenceWindow)
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if a.Role == signoff.RoleTriager && a.DisabledAt == nil {
+			return nil
+		}
+	}
+	return signoff.Errorf(signoff.ENOTFOUND, "the workspace has no triager agent to take triage tasks (signoff actor add --role triager)")
+}
+
+// Resume drives the case, then every parked run of its project that was
+// waiting for it.
+func (r *Runner) Resume(ctx context.Context, ws, caseID string) (signoff.TriageRun, error) {
+	run, err := r.Drive(ctx, ws, caseID)
+	if err != nil || run.Status != signoff.TriageDone {
+		return run, err
+	}
+	sys := signoff.SystemActor(ws)
+	parked, err := r.Store.ListTriage(ctx, sys, run.ProjectID, signoff.TriageParked)
+	if err != nil {
+		return run, err
+	}
+	for _, p := range parked {
+		var st State
+		if json.Unmarshal(p.State, &st) != nil || st.WaitsFor != caseID {
+			continue
+		}
+		if _, err := r.Resume(ctx, ws, p.CaseID); err != nil {
+			return run, err
+		}
+	}
+	return run, nil
+}

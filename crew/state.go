@@ -1,0 +1,115 @@
+// Package crew runs the triage crew on the agent runtime: four runtime roles
+// (intake, investigator, triage, writer) run as the triager identity, each
+// with one decision and its record_* tool; the tools apply the triage
+// package's guards and hold the human gate; the builtin provider answers for
+// each role with the triage package's deterministic decisions, through the
+// same tools a model would call.
+package crew
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/triage"
+)
+
+// Runtime role names.
+const (
+	RoleIntake       = "intake"
+	RoleInvestigator = "investigator"
+	RoleTriage       = "triage"
+	RoleWriter       = "writer"
+)
+
+// GateKind is the decision kind of the human gate inside create_ticket.
+const GateKind = "triage_ticket"
+
+// Gate floor: a proposed ticket at or above this severity, or an
+// investigation less confident than MinConfidence, waits for a person.
+const (
+	GateSeverity  = "high"
+	MinConfidence = 0.7
+)
+
+// State is the crew's working document for one case, kept in its triage
+// run. Hits and Crashes are what the investigator's searches actually
+// returned: the duplicate guard only accepts candidates from them.
+type State struct {
+	Item   triage.Item    `json:"item"`
+	Intake *triage.Intake `json:"intake,omitempty"`
+	// Query is the item's last search query, enriched by the server with
+	// the device, OS, version and the telemetry-confirmed signature.
+	Query       triage.Query `json:"query"`
+	TrackerHits []triage.Hit `json:"tracker_hits,omitempty"`
+	BatchHits   []triage.Hit `json:"batch_hits,omitempty"`
+	// Hits is every result this item's searches returned (best score per
+	// id): the duplicate guard accepts only these.
+	Hits          []triage.Hit            `json:"hits,omitempty"`
+	Crashes       []triage.CrashAggregate `json:"crashes,omitempty"`
+	Investigation *triage.Investigation   `json:"investigation,omitempty"`
+	Assessment    *triage.Assessment      `json:"assessment,omitempty"`
+	Gate          *Gate                   `json:"gate,omitempty"`
+	// WaitsFor is the case of an earlier report this one duplicates whose
+	// own ticket still waits at the gate: this run resumes when that one
+	// is done.
+	WaitsFor string                     `json:"waits_for,omitempty"`
+	Action   *triage.Action             `json:"action,omitempty"`
+	Notes    []string                   `json:"notes,omitempty"`
+	Extra    map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// Gate records the human gate of one proposed ticket.
+type Gate struct {
+	DecisionID string          `json:"decision_id"`
+	Digest     string          `json:"digest"`
+	Proposal   json.RawMessage `json:"proposal"`
+	Status     string          `json:"status"`
+	ApprovedBy string          `json:"approved_by,omitempty"`
+}
+
+// run is a triage run with its decoded state.
+type run struct {
+	signoff.TriageRun
+	st State
+}
+
+func loadRun(ctx context.Context, s signoff.Store, by signoff.Actor, caseID string) (*run, error) {
+	tr, err := s.GetTriage(ctx, by, caseID)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{TriageRun: tr}
+	if err := json.Unmarshal(tr.State, &r.st); err != nil {
+		return nil, fmt.Errorf("triage state of %s: %w", caseID, err)
+	}
+	return r, nil
+}
+
+func (r *run) save(ctx context.Context, s signoff.Store, by signoff.Actor) error {
+	b, err := json.Marshal(r.st)
+	if err != nil {
+		return err
+	}
+	r.TriageRun.State = b
+	saved, err := s.SaveTriage(ctx, by, r.TriageRun)
+	if err != nil {
+		return err
+	}
+	r.TriageRun = saved
+	return nil
+}
+
+// GateOf returns the gate of a case's run (ENOTFOUND when it never
+// paused).
+func GateOf(ctx context.Context, s signoff.Store, by signoff.Actor, caseID string) (Gate, error) {
+	r, err := loadRun(ctx, s, by, caseID)
+	if err != nil {
+		return Gate{}, err
+	}
+	if r.st.Gate == nil {
+		return Gate{}, signoff.Errorf(signoff.ENOTFOUND, "case %s did not pause at the gate", caseID)
+	}
+	return *r.st.Gate, nil
+}

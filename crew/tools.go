@@ -1,0 +1,771 @@
+package crew
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/canonical"
+	"github.com/signoff-dev/signoff/triage"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// Tools are the crew's tools, to add to the runtime's registry.
+func Tools() []*agent.Tool {
+	return []*agent.Tool{
+		recordIntakeTool(), searchTrackerTool(), searchRecentTool(), queryCrashLogTool(),
+		recordInvestigationTool(), factsTool(), recordTriageTool(), createTicketTool(), addCommentTool(), requestInfoTool(),
+	}
+}
+
+// project is the case's project data, prepared for triage (index,
+// crash log, component model) exactly as the reference pipeline prepares
+// it.
+type project struct {
+	*triage.Project
+	caseID, projectID string
+}
+
+func loadProject(ctx context.Context, env *agent.Env) (*project, error) {
+	c, err := env.Store.GetCase(ctx, env.Actor, env.Task.CaseID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := projectData(ctx, env.Store, env.Actor, c.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	return &project{Project: p, caseID: c.ID, projectID: c.ProjectID}, nil
+}
+
+// projectData reads a project's tracker, crash log, owners and releases.
+func projectData(ctx context.Context, s signoff.Store, by signoff.Actor, projectID string) (*triage.Project, error) {
+	var d triage.Dataset
+	var err error
+	if d.Tickets, err = s.ListTickets(ctx, by, projectID); err != nil {
+		return nil, err
+	}
+	if d.Owners, err = s.GetOwners(ctx, by, projectID); err != nil {
+		return nil, err
+	}
+	if d.Releases, err = s.GetReleases(ctx, by, projectID); err != nil && signoff.ErrorCode(err) != signoff.ENOTFOUND {
+		return nil, err
+	}
+	if d.Crashes, err = s.ListCrashes(ctx, by, projectID); err != nil {
+		return nil, err
+	}
+	return triage.NewProject(d), nil
+}
+
+func (p *project) ticket(id string) (triage.Ticket, bool) {
+	t, ok := p.ByID[id]
+	return t, ok
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf(`{"error":%q}`, err.Error())
+	}
+	return string(b)
+}
+
+func transition(ctx context.Context, env *agent.Env, cmd, note string) error {
+	_, _, err := env.Store.TransitionCase(ctx, env.Actor, env.Task.CaseID, signoff.TransitionInput{Command: cmd, Note: note})
+	return err
+}
+
+// ---- intake ----
+
+type intakeArgs struct {
+	Category   string   `json:"category" jsonschema:"bug, feature_request, praise, spam or support_question"`
+	Language   string   `json:"language" jsonschema:"the reporter's language as an ISO 639-1 code, e.g. en, es"`
+	Device     string   `json:"device,omitempty"`
+	OS         string   `json:"os,omitempty"`
+	AppVersion string   `json:"app_version,omitempty"`
+	Steps      []string `json:"steps,omitempty" jsonschema:"reproduction steps, one per item"`
+	Confidence float64  `json:"confidence,omitempty" jsonschema:"0 to 1"`
+}
+
+var categories = []string{triage.CategoryBug, triage.CategoryFeature, triage.CategoryPraise, triage.CategorySpam, triage.CategorySupport}
+
+func recordIntakeTool() *agent.Tool {
+	return agent.NewTool("record_intake", "Record the item's category and the facts extracted from it. Non-bugs end here (routed, never lost).",
+		func(ctx context.Context, env *agent.Env, in intakeArgs) (agent.Result, error) {
+			if !slices.Contains(categories, in.Category) {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "category must be one of %s", strings.Join(categories, ", "))
+			}
+			if in.Confidence < 0 || in.Confidence > 1 {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "confidence must be between 0 and 1")
+			}
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			r.st.Intake = &triage.Intake{Category: in.Category, Language: in.Language, Device: in.Device, OS: in.OS,
+				AppVersion: in.AppVersion, Steps: in.Steps, Confidence: in.Confidence}
+			out := map[string]any{"category": in.Category, "language": in.Language, "intake": r.st.Intake}
+			if in.Category != triage.CategoryBug {
+				r.Status, r.Outcome = signoff.TriageDone, triage.OutcomeDropped
+				if err := r.save(ctx, env.Store, env.Actor); err != nil {
+					return agent.Result{}, err
+				}
+				if err := transition(ctx, env, "drop", "routed as "+in.Category); err != nil {
+					return agent.Result{}, err
+				}
+				out["outcome"] = triage.OutcomeDropped
+				return agent.Result{Text: fmt.Sprintf("Recorded: %s; the item is routed as %s and does not go to the investigator.", in.Category, in.Category), Output: out, Final: true}, nil
+			}
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: "Recorded: bug.", Output: out, Next: RoleInvestigator}, nil
+		})
+}
+
+// ---- investigator's searches ----
+
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"what to look for: the symptom, the screen, the error, in any language"`
+}
+
+// hitView is how a search result is shown: STRONG or weak, so a model need
+// not interpret a float.
+type hitView struct {
+	ID        string   `json:"id"`
+	Title     string   `json:"title,omitempty"`
+	Status    string   `json:"status,omitempty"`
+	Component string   `json:"component,omitempty"`
+	FixedIn   string   `json:"fixed_in,omitempty"`
+	Resolves  string   `json:"resolves,omitempty"`
+	Score     float64  `json:"score"`
+	Match     string   `json:"match"`
+	Why       []string `json:"why,omitempty"`
+}
+
+func viewHits(hits []triage.Hit) []hitView {
+	out := make([]hitView, 0, len(hits))
+	for _, h := range hits {
+		m := "weak"
+		if h.Strong {
+			m = "STRONG"
+		}
+		out = append(out, hitView{ID: h.ID, Title: h.Title, Status: h.Status, Component: h.Component, FixedIn: h.FixedIn,
+			Resolves: h.Resolves, Score: round2(h.Score), Match: m, Why: h.Why})
+	}
+	return out
+}
+
+func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
+
+const searchNote = "Only a STRONG result (score >= 0.65) from this item's own searches may be named as the duplicate."
+
+// query builds the search query: the model's words plus the item's own
+// device, OS and version (from intake, else the report's metadata), which
+// the server knows better than the model.
+func query(st State, text string) triage.Query {
+	q := triage.Query{Text: text, Device: st.Item.Metadata.Device, OS: st.Item.Metadata.OS, AppVersion: st.Item.Metadata.AppVersion}
+	if st.Intake != nil {
+		q.Device, q.OS, q.AppVersion = firstNonEmpty(st.Intake.Device, q.Device), firstNonEmpty(st.Intake.OS, q.OS), firstNonEmpty(st.Intake.AppVersion, q.AppVersion)
+	}
+	return q
+}
+
+// searchQuery adds the crash signature telemetry confirms for the query.
+func searchQuery(p *project, st State, text string) triage.Query {
+	q := query(st, text)
+	q.Signature = triage.ConfirmedSignature(p.Crash.Query(q))
+	return q
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// remember adds hits to what this item has seen, keeping each id's best.
+func remember(st *State, hits []triage.Hit) {
+	for _, h := range hits {
+		if i := slices.IndexFunc(st.Hits, func(x triage.Hit) bool { return x.ID == h.ID }); i >= 0 {
+			if h.Score > st.Hits[i].Score {
+				st.Hits[i] = h
+			}
+			continue
+		}
+		st.Hits = append(st.Hits, h)
+	}
+}
+
+func searchTrackerTool() *agent.Tool {
+	return agent.NewTool("search_tracker", "Search the project's tracker for tickets matching the report. Results carry a score and a STRONG/weak label.",
+		func(ctx context.Context, env *agent.Env, in searchArgs) (agent.Result, error) {
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			p, err := loadProject(ctx, env)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			q := searchQuery(p, r.st, in.Query)
+			hits := p.Index.Search(q, triage.SearchK)
+			r.st.Query, r.st.TrackerHits = q, hits
+			remember(&r.st, hits)
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: jsonText(map[string]any{"results": viewHits(hits), "note": searchNote})}, nil
+		})
+}
+
+func searchRecentTool() *agent.Tool {
+	return agent.NewTool("search_recent_reports", "Search reports already processed in this batch (they may have created tickets that the tracker search cannot know about yet).",
+		func(ctx context.Context, env *agent.Env, in searchArgs) (agent.Result, error) {
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			p, err := loadProject(ctx, env)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			b, err := batchOf(ctx, env, r)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			q := searchQuery(p, r.st, in.Query)
+			hits := b.Search(q, triage.SearchK)
+			r.st.Query, r.st.BatchHits = q, hits
+			remember(&r.st, hits)
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: jsonText(map[string]any{"results": viewHits(hits), "note": searchNote})}, nil
+		})
+}
+
+// batchOf rebuilds the batch memory: the project's bug reports processed
+// before this one, in arrival order, each with the ticket it landed on.
+func batchOf(ctx context.Context, env *agent.Env, r *run) (*triage.Batch, error) {
+	// Reports done, and reports parked at the gate: a later report is
+	// matched against a parked one too, and waits for its decision.
+	runs, err := env.Store.ListTriage(ctx, env.Actor, r.ProjectID, "")
+	if err != nil {
+		return nil, err
+	}
+	b := triage.NewBatch()
+	for _, pr := range runs {
+		if pr.Seq >= r.Seq || pr.Outcome == triage.OutcomeDropped || pr.Status == signoff.TriageActive {
+			continue
+		}
+		var ps State
+		if err := json.Unmarshal(pr.State, &ps); err != nil {
+			return nil, err
+		}
+		resolves := pr.Resolves
+		if pr.Status == signoff.TriageParked && resolves == "" {
+			// Its ticket waits at the gate: a report that matches it is a
+			// duplicate-to-be, and waits for that decision.
+			resolves = pendingPrefix + pr.CaseID
+		}
+		b.Add(pr.ItemID, ps.Query, resolves)
+	}
+	return b, nil
+}
+
+type crashArgs struct {
+	Query string `json:"query" jsonschema:"the symptom in the reporter's words, or a crash signature"`
+}
+
+func queryCrashLogTool() *agent.Tool {
+	return agent.NewTool("query_crash_log", "Aggregate the crash log by signature for crashes that fit the report: events, distinct users, versions, platforms, stack top.",
+		func(ctx context.Context, env *agent.Env, in crashArgs) (agent.Result, error) {
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			p, err := loadProject(ctx, env)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			aggs := p.Crash.Query(query(r.st, in.Query))
+			r.st.Crashes = aggs
+			if len(aggs) > 8 {
+				aggs = aggs[:8]
+			}
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: jsonText(map[string]any{"signatures": aggs})}, nil
+		})
+}
+
+// confirmed is the telemetry-confirmed signature among what the
+// investigator saw, if the claimed one is among them and matched.
+func confirmed(st State, claimed string) string {
+	sig := triage.ConfirmedSignature(st.Crashes)
+	if claimed != "" && claimed != sig {
+		return ""
+	}
+	return sig
+}
+
+// ---- investigation ----
+
+type investigationArgs struct {
+	Verdict     string  `json:"verdict" jsonschema:"new, duplicate or needs_info"`
+	DuplicateOf string  `json:"duplicate_of,omitempty" jsonschema:"for a duplicate: the id of a STRONG result from your searches (a ticket id or batch:<item id>)"`
+	Confidence  float64 `json:"confidence" jsonschema:"0 to 1"`
+	Signature   string  `json:"signature,omitempty" jsonschema:"the crash signature from query_crash_log that confirms the report, if any"`
+	Rationale   string  `json:"rationale" jsonschema:"one or two sentences citing the evidence"`
+}
+
+func recordInvestigationTool() *agent.Tool {
+	return agent.NewTool("record_investigation", "Record whether the bug is new, a duplicate of a STRONG result from your searches, or needs more information.",
+		func(ctx context.Context, env *agent.Env, in investigationArgs) (agent.Result, error) {
+			if in.Confidence < 0 || in.Confidence > 1 {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "confidence must be between 0 and 1")
+			}
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			if r.st.Intake == nil {
+				return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "intake has not been recorded for this item")
+			}
+			inv := triage.Investigation{Verdict: in.Verdict, Confidence: in.Confidence, Rationale: in.Rationale}
+			switch in.Verdict {
+			case triage.VerdictDuplicate:
+				if err := triage.CheckDuplicate(in.DuplicateOf, r.st.Hits); err != nil {
+					return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+				}
+				p, err := loadProject(ctx, env)
+				if err != nil {
+					return agent.Result{}, err
+				}
+				itemTicket, err := batchResolves(ctx, env, r)
+				if err != nil {
+					return agent.Result{}, err
+				}
+				tid, err := triage.ResolveTicketID(in.DuplicateOf, p.known(), itemTicket)
+				if err != nil {
+					// The earlier report it duplicates may still wait at
+					// the gate: then this one waits for that decision.
+					if waits, werr := earlierParked(ctx, env, r, in.DuplicateOf); werr != nil {
+						return agent.Result{}, werr
+					} else if waits != "" {
+						r.st.WaitsFor, r.Status = waits, signoff.TriageParked
+						if err := r.save(ctx, env.Store, env.Actor); err != nil {
+							return agent.Result{}, err
+						}
+						return agent.Result{Text: "PAUSED: " + in.DuplicateOf + " is still waiting for a person at the gate; this report is matched against it once that is decided.", Park: true}, nil
+					}
+					return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+				}
+				r.st.WaitsFor = ""
+				r.Status = signoff.TriageActive
+				if err := triage.CheckRegression(p.ByID[tid], query(r.st, "").AppVersion); err != nil {
+					return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+				}
+				inv.DuplicateOf, inv.Resolved = in.DuplicateOf, tid
+			case triage.VerdictNew:
+				inv.Signature = confirmed(r.st, in.Signature)
+				if err := triage.CheckActionable(*r.st.Intake, inv.Signature); err != nil {
+					return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+				}
+				inv.RegressionOf = regressionOf(ctx, env, r)
+			case triage.VerdictNeedsInfo:
+			default:
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "verdict must be new, duplicate or needs_info")
+			}
+			r.st.Investigation = &inv
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			next := RoleWriter
+			if in.Verdict == triage.VerdictNew {
+				next = RoleTriage
+			}
+			return agent.Result{Text: "Recorded: " + in.Verdict + ".", Next: next, Output: map[string]any{
+				"verdict": in.Verdict, "duplicate_of": inv.DuplicateOf, "resolves": inv.Resolved, "confidence": in.Confidence,
+				"intake": r.st.Intake, "investigation": inv}}, nil
+		})
+}
+
+// regressionOf names a closed ticket among the seen hits that this report
+// would duplicate but for its fix being older than the reporter's version.
+func regressionOf(ctx context.Context, env *agent.Env, r *run) string {
+	p, err := loadProject(ctx, env)
+	if err != nil {
+		return ""
+	}
+	for _, h := range r.st.Hits {
+		if !h.Strong || strings.HasPrefix(h.ID, "batch:") {
+			continue
+		}
+		if t, ok := p.ticket(h.ID); ok && triage.CheckRegression(t, query(r.st, "").AppVersion) != nil {
+			return t.ID
+		}
+	}
+	return ""
+}
+
+// ---- triage ----
+
+type triageArgs struct {
+	Severity  string `json:"severity" jsonschema:"low, medium, high or critical"`
+	Component string `json:"component" jsonschema:"a component from CODEOWNERS"`
+	Rationale string `json:"rationale" jsonschema:"why, citing the numbers: events, users, share of users on the version, days to code freeze"`
+}
+
+func recordTriageTool() *agent.Tool {
+	return agent.NewTool("record_triage", "Record severity and component of a confirmed new bug; the owner comes from CODEOWNERS.",
+		func(ctx context.Context, env *agent.Env, in triageArgs) (agent.Result, error) {
+			if triage.SeverityRank(in.Severity) < 0 {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "severity must be one of %s", strings.Join(triage.Severities, ", "))
+			}
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			if r.st.Investigation == nil || r.st.Investigation.Verdict != triage.VerdictNew {
+				return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "only a bug the investigator recorded as new is triaged")
+			}
+			p, err := loadProject(ctx, env)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			if err := triage.CheckComponent(in.Component, p.Owners); err != nil {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+			}
+			owner, err := triage.OwnerOf(in.Component, p.Owners)
+			if err != nil {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+			}
+			a := triage.Assessment{Severity: in.Severity, Component: in.Component, Owner: owner.Team, Rationale: in.Rationale,
+				Evidence: evidence(p, r.st)}
+			r.st.Assessment = &a
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: fmt.Sprintf("Recorded: %s, %s, owner %s.", in.Severity, in.Component, a.Owner),
+				Output: map[string]any{"severity": in.Severity, "component": in.Component, "owner": a.Owner,
+					"intake": r.st.Intake, "investigation": r.st.Investigation, "assessment": a}, Next: RoleWriter}, nil
+		})
+}
+
+// ---- writer ----
+
+type ticketArgs struct {
+	Title string `json:"title" jsonschema:"a one-line summary an engineer can act on"`
+	Body  string `json:"body" jsonschema:"what happens, on which devices and versions, the evidence"`
+}
+
+func createTicketTool() *agent.Tool {
+	return agent.NewTool("create_ticket", "File the new ticket. High or critical severity, or a low-confidence investigation, waits for a person first.",
+		func(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Result, error) {
+			return createTicket(ctx, env, in)
+		})
+}
+
+func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Result, error) {
+	if strings.TrimSpace(in.Title) == "" || len(in.Title) > 300 {
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "title must be 1 to 300 bytes")
+	}
+	r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	inv, a := r.st.Investigation, r.st.Assessment
+	if inv == nil || inv.Verdict != triage.VerdictNew || a == nil {
+		return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "a ticket is filed only for a new bug with a recorded severity and component; use add_comment for a duplicate or request_info")
+	}
+	proposal := map[string]any{"title": in.Title, "body": in.Body, "severity": a.Severity, "component": a.Component,
+		"owner": a.Owner, "confidence": inv.Confidence, "rationale": a.Rationale, "evidence": a.Evidence, "regression_of": inv.RegressionOf}
+	subject, err := json.Marshal(proposal)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	digest, err := canonical.Digest(proposal)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	severity, approvedBy := a.Severity, "auto"
+	if triage.SeverityRank(a.Severity) >= triage.SeverityRank(GateSeverity) || inv.Confidence < MinConfidence {
+		d, err := gateDecision(ctx, env, r, digest)
+		if err != nil {
+			return agent.Result{}, err
+		}
+		switch {
+		case d == nil || d.Status == signoff.DecisionExpired || d.Status == signoff.DecisionSuperseded:
+			nd, err := env.Store.RequestDecision(ctx, env.Actor, r.CaseID, GateKind, subject, 0)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			if c, err := env.Store.GetCase(ctx, env.Actor, r.CaseID); err == nil && c.State != workflow.BugAwaitingTriageApproval {
+				if err := transition(ctx, env, "request_triage_approval", "gate: "+gateReason(a.Severity, inv.Confidence)); err != nil {
+					return agent.Result{}, err
+				}
+			}
+			r.st.Gate = &Gate{DecisionID: nd.ID, Digest: nd.SubjectDigest, Proposal: subject, Status: nd.Status}
+			r.Status = signoff.TriageParked
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: fmt.Sprintf("PAUSED: %s; decision %s waits for a person. Nothing was filed.", gateReason(a.Severity, inv.Confidence), nd.ID), Park: true}, nil
+		case d.Status == signoff.DecisionPending:
+			return agent.Result{Text: "PAUSED: decision " + d.ID + " still waits for a person.", Park: true}, nil
+		case d.Status == signoff.DecisionRejected:
+			r.st.Gate.Status = d.Status
+			r.Status = signoff.TriageActive
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "a person rejected this ticket (%s); nothing was filed. Call give_up so a person takes the case", d.Reason)
+		}
+		// Approved: the person's word, with any corrected severity.
+		var amend struct {
+			Severity string `json:"severity"`
+		}
+		if len(d.Amendment) > 0 && json.Unmarshal(d.Amendment, &amend) == nil && triage.SeverityRank(amend.Severity) >= 0 {
+			severity = amend.Severity
+		}
+		approvedBy = "human:" + d.DecidedBy
+		r.st.Gate.Status, r.st.Gate.ApprovedBy = d.Status, approvedBy
+	}
+	t, err := env.Store.CreateTicket(ctx, env.Actor, r.ProjectID, triage.Ticket{
+		Title: in.Title, Status: "open", Severity: severity, Component: a.Component, Owner: a.Owner,
+		AffectedVersions: versions(query(r.st, "").AppVersion), Created: time.Now().UTC().Format("2006-01-02"),
+		Description: in.Body, ApprovedBy: approvedBy,
+	})
+	if err != nil {
+		return agent.Result{}, err
+	}
+	a.Severity = severity
+	r.st.Action = &triage.Action{Kind: "create_ticket", TicketID: t.ID, Title: in.Title, Body: in.Body}
+	r.Status, r.Outcome, r.TicketID, r.Resolves = signoff.TriageDone, triage.OutcomeNewTicket, t.ID, t.ID
+	if err := r.save(ctx, env.Store, env.Actor); err != nil {
+		return agent.Result{}, err
+	}
+	if c, err := env.Store.GetCase(ctx, env.Actor, r.CaseID); err == nil && c.State == workflow.BugTriaging {
+		if err := transition(ctx, env, "ticket", "filed "+t.ID); err != nil {
+			return agent.Result{}, err
+		}
+	}
+	return agent.Result{Text: fmt.Sprintf("Filed %s (%s, %s, approved by %s).", t.ID, severity, a.Component, approvedBy),
+		Output: map[string]any{"ticket_id": t.ID, "severity": severity, "approved_by": approvedBy}, Final: true}, nil
+}
+
+func gateReason(severity string, confidence float64) string {
+	if confidence < MinConfidence {
+		return fmt.Sprintf("investigation confidence %.2f is below %.2f", confidence, MinConfidence)
+	}
+	return "severity " + severity + " needs a person's approval"
+}
+
+// gateDecision finds this case's gate decision over exactly digest: one
+// made before a restart is applied, never asked again.
+func gateDecision(ctx context.Context, env *agent.Env, r *run, digest string) (*signoff.Decision, error) {
+	ds, err := env.Store.ListDecisions(ctx, env.Actor, r.CaseID)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		if d.Kind == GateKind && d.SubjectDigest == digest {
+			if r.st.Gate == nil {
+				r.st.Gate = &Gate{DecisionID: d.ID, Digest: d.SubjectDigest, Proposal: d.Subject}
+			}
+			return &d, nil
+		}
+	}
+	return nil, nil
+}
+
+func versions(v string) []string {
+	if v == "" {
+		return []string{}
+	}
+	return []string{v}
+}
+
+type commentArgs struct {
+	TicketID string `json:"ticket_id" jsonschema:"the ticket to +1 (a feedback id is resolved to its ticket)"`
+	Body     string `json:"body" jsonschema:"the +1 with the reporter's device, OS, version and what they saw"`
+}
+
+func addCommentTool() *agent.Tool {
+	return agent.NewTool("add_comment", "Add a +1 comment with the reporter's details to the ticket this duplicate landed on.",
+		func(ctx context.Context, env *agent.Env, in commentArgs) (agent.Result, error) {
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			inv := r.st.Investigation
+			if inv == nil || inv.Verdict != triage.VerdictDuplicate {
+				return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "add_comment is for a recorded duplicate")
+			}
+			p, err := loadProject(ctx, env)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			itemTicket, err := batchResolves(ctx, env, r)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			want := inv.Resolved
+			id, err := triage.ResolveTicketID(in.TicketID, p.known(), itemTicket)
+			if err != nil {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+			}
+			if want != "" && id != want {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "the investigation resolved this duplicate to %s, not %s", want, id)
+			}
+			if _, err := env.Store.AddComment(ctx, env.Actor, r.ProjectID, id, triage.Comment{Author: env.Actor.Name, Body: in.Body, Time: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+				return agent.Result{}, err
+			}
+			r.st.Action = &triage.Action{Kind: "comment", TicketID: id, Body: in.Body}
+			r.Status, r.Outcome, r.Resolves = signoff.TriageDone, triage.OutcomeDuplicate, id
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			if err := transition(ctx, env, "mark_duplicate", "duplicate of "+id); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: "Commented on " + id + ".", Output: map[string]any{"ticket_id": id, "duplicate_of": inv.DuplicateOf}, Final: true}, nil
+		})
+}
+
+// batchResolves maps each processed item of the project to the ticket it
+// landed on, for resolving feedback ids and duplicate chains.
+func batchResolves(ctx context.Context, env *agent.Env, r *run) (map[string]string, error) {
+	runs, err := env.Store.ListTriage(ctx, env.Actor, r.ProjectID, signoff.TriageDone)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, pr := range runs {
+		if pr.Resolves != "" && pr.ItemID != "" {
+			m[pr.ItemID] = pr.Resolves
+		}
+	}
+	return m, nil
+}
+
+type infoArgs struct {
+	Message  string `json:"message" jsonschema:"the clarification request, in the reporter's own language"`
+	Language string `json:"language" jsonschema:"ISO 639-1 code of the message's language"`
+}
+
+func requestInfoTool() *agent.Tool {
+	return agent.NewTool("request_info", "Ask the reporter for what is missing (device, app version, steps), in their own language.",
+		func(ctx context.Context, env *agent.Env, in infoArgs) (agent.Result, error) {
+			if strings.TrimSpace(in.Message) == "" || len(in.Message) > 4000 {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "message must be 1 to 4000 bytes")
+			}
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			if r.st.Investigation == nil || r.st.Investigation.Verdict != triage.VerdictNeedsInfo {
+				return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "request_info follows an investigation that recorded needs_info")
+			}
+			r.st.Action = &triage.Action{Kind: "clarify", Body: in.Message, Language: in.Language}
+			r.Status, r.Outcome = signoff.TriageDone, triage.OutcomeNeedsInfo
+			if err := r.save(ctx, env.Store, env.Actor); err != nil {
+				return agent.Result{}, err
+			}
+			if _, err := env.Store.PostMessage(ctx, env.Actor, r.CaseID, in.Message); err != nil {
+				return agent.Result{}, err
+			}
+			if err := transition(ctx, env, "request_info", "clarification asked in "+in.Language); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: "Clarification recorded.", Output: map[string]any{"language": in.Language}, Final: true}, nil
+		})
+}
+
+// ---- facts for triage ----
+
+type factsArgs struct{}
+
+// Facts is what get_project_facts answers: the components a ticket may be
+// filed under, and the release data severity is argued from.
+type Facts struct {
+	Components []triage.Owner  `json:"components"`
+	Releases   triage.Releases `json:"releases"`
+	Received   string          `json:"received_at"`
+	CrashUsers int             `json:"crash_users"`
+}
+
+func factsTool() *agent.Tool {
+	return agent.NewTool("get_project_facts", "Read the project's components and owners (CODEOWNERS) and its release data: versions, share of users per version, next release and code freeze.",
+		func(ctx context.Context, env *agent.Env, _ factsArgs) (agent.Result, error) {
+			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			p, err := loadProject(ctx, env)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: jsonText(Facts{Components: p.Owners, Releases: p.Releases, Received: r.st.Item.ReceivedAt, CrashUsers: p.Crash.TotalUsers()})}, nil
+		})
+}
+
+// evidence is the numbers a ticket carries whoever assessed it: what the
+// crash log and the release data say about this item.
+func evidence(p *project, st State) map[string]any {
+	in := triage.Intake{}
+	if st.Intake != nil {
+		in = *st.Intake
+	}
+	inv := triage.Investigation{Verdict: triage.VerdictNew}
+	if st.Investigation != nil {
+		inv = *st.Investigation
+	}
+	return triage.Assess(assessInput(p, st, in, inv)).Evidence
+}
+
+// assessInput is triage's input for an item, as the reference pipeline
+// builds it.
+func assessInput(p *project, st State, in triage.Intake, inv triage.Investigation) triage.AssessInput {
+	return triage.AssessInput{Item: st.Item, Intake: in, Investigation: inv, Crashes: st.Crashes, CrashUsers: p.Crash.TotalUsers(),
+		Releases: p.Releases, Owners: p.Owners, TrackerHits: st.TrackerHits, Tickets: p.ByID, Components: p.Components}
+}
+
+func (p *project) known() map[string]bool {
+	m := make(map[string]bool, len(p.ByID))
+	for id := range p.ByID {
+		m[id] = true
+	}
+	return m
+}
+
+// pendingPrefix marks, in the batch memory, the ticket of a report still
+// waiting at the gate.
+const pendingPrefix = "pending:"
+
+// earlierParked returns the case of the batch item claim names when that
+// run is parked (its ticket not filed yet), else "".
+func earlierParked(ctx context.Context, env *agent.Env, r *run, claim string) (string, error) {
+	if !strings.HasPrefix(claim, triage.BatchPrefix) {
+		return "", nil
+	}
+	runs, err := env.Store.ListTriage(ctx, env.Actor, r.ProjectID, signoff.TriageParked)
+	if err != nil {
+		return "", err
+	}
+	for _, pr := range runs {
+		if pr.ItemID == strings.TrimPrefix(claim, triage.BatchPrefix) && pr.Seq < r.Seq {
+			return pr.CaseID, nil
+		}
+	}
+	return "", nil
+}

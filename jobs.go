@@ -1,0 +1,28 @@
+package signoff
+
+// Jobs are enqueued in the same transaction as the state change that
+// causes them (River, on both backends) and may run more than once: every
+// worker is idempotent.
+
+// TriageJob asks for a reported bug to be triaged. Runs of one project are
+// processed in arrival order; the worker snoozes a job whose earlier runs
+// are still active.
+type TriageJob struct {
+	WorkspaceID string `json:"workspace_id"`
+	CaseID      string `json:"case_id"`
+}
+
+// Kind implements river.JobArgs.
+func (TriageJob) Kind() string { return "triage_case" }
+
+// DecisionJob says a person answered a decision, so whatever waited on it
+// can go on (a triage run parked at the gate resumes).
+type DecisionJob struct {
+	WorkspaceID  string `json:"workspace_id"`
+	CaseID       string `json:"case_id"`
+	DecisionID   string `json:"decision_id"`
+	DecisionKind string `json:"decision_kind"`
+}
+
+// Kind implements river.JobArgs.
+func (DecisionJob) Kind() string { return "decision_made" }

@@ -1,0 +1,197 @@
+package triage
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// BatchPrefix marks a batch hit's id: "batch:<item id>".
+const BatchPrefix = "batch:"
+
+// Batch is the memory of the reports already processed in this run. The
+// first report of a new crash creates a ticket that the tracker index
+// does not contain; the batch lets the second and the fifteenth report of
+// that crash find the first, and through it the ticket it created. It is
+// safe for concurrent use.
+type Batch struct {
+	mu   sync.RWMutex
+	docs []batchDoc
+}
+
+type batchDoc struct {
+	id       string
+	q        Query
+	w        map[string]float64 // term → weight
+	stems    []string
+	norm     float64            // Σ w²
+	resolves string
+	title    string
+}
+
+// NewBatch returns an empty batch memory.
+func NewBatch() *Batch { return &Batch{} }
+
+// Add remembers a processed bug report and the ticket it resolved to (the
+// ticket it created or duplicated; "" for a report that needs info, which
+// later reports cannot be duplicates of). Adding an item id again replaces
+// it.
+func (b *Batch) Add(itemID string, q Query, resolvedTicket string) {
+	w, stems := reportWeights(q.Text)
+	d := batchDoc{id: itemID, q: q, w: w, stems: stems, resolves: resolvedTicket, title: firstLine(q.Text, 80)}
+	for _, w := range d.w {
+		d.norm += w * w
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.docs {
+		if b.docs[i].id == itemID {
+			b.docs[i] = d
+			return
+		}
+	}
+	b.docs = append(b.docs, d)
+}
+
+// Len is the number of remembered reports.
+func (b *Batch) Len() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.docs)
+}
+
+// Resolves maps every remembered item id to the ticket it resolved to.
+func (b *Batch) Resolves() map[string]string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	m := map[string]string{}
+	for _, d := range b.docs {
+		if d.resolves != "" {
+			m[d.id] = d.resolves
+		}
+	}
+	return m
+}
+
+func reportWeights(text string) (map[string]float64, []string) {
+	w := map[string]float64{}
+	a := analyzeReport(text)
+	for t := range a.bag {
+		if t == "~feedback_positive" {
+			continue
+		}
+		w[t] = termWeight(t)
+	}
+	return w, a.stems
+}
+
+// Search returns the remembered reports most similar to q, best first,
+// as hits "batch:<item id>" whose Resolves is the ticket that report
+// resolved to. Reports that resolved to no ticket are not returned.
+//
+// Two reports are compared on their terms (concepts and stems weighted
+// by specificity; a stem matching a cognate or misspelling of the other
+// report's counts 0.8): the mean of the cosine and of the overlap
+// coefficient (shared weight over the smaller report's weight, smoothed),
+// so a short report contained in a long one still scores. Telemetry then
+// decides what words cannot: when both reports are confirmed by the same
+// crash signature (each shares specific words with it, and their device,
+// OS and version each fit its population) and they share any term, they
+// are the same crash and score at least 0.70; when they are confirmed by
+// different signatures they are different crashes (−0.30). The same app version (+0.03), OS family (+0.02) and device
+// (+0.03) add a little.
+func (b *Batch) Search(q Query, k int) []Hit {
+	qw, _ := reportWeights(q.Text)
+	qn := 0.0
+	qkeys := make([]string, 0, len(qw))
+	for t, w := range qw {
+		qn += w * w
+		qkeys = append(qkeys, t)
+	}
+	sort.Strings(qkeys)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var hits []Hit
+	for _, d := range b.docs {
+		if d.resolves == "" || qn == 0 || d.norm == 0 {
+			continue
+		}
+		shared := 0.0
+		var terms []string
+		for _, t := range qkeys {
+			w := qw[t]
+			if dw, ok := d.w[t]; ok {
+				shared += w * dw
+				terms = append(terms, t)
+				continue
+			}
+			if !isConcept(t) {
+				// A cognate or a misspelling of the other report's word
+				// ("garagem", "garage") counts for most of a match.
+				if m := cognate(t, d.stems); m > 0 {
+					shared += m * w * termWeight(t)
+					terms = append(terms, t+"≈")
+				}
+			}
+		}
+		sort.Strings(terms)
+		cos := shared / math.Sqrt(qn*d.norm)
+		ovl := shared / (min(qn, d.norm) + 0.5) // smoothed: a three-word report is not "contained" in everything
+		s := 0.5*cos + 0.5*ovl
+		why := []string{fmt.Sprintf("text %.2f (cosine %.2f, overlap %.2f)", s, cos, ovl)}
+		if len(terms) > 0 {
+			why = append(why, "shared terms: "+strings.Join(terms, ", "))
+		}
+		if q.Signature != "" && d.q.Signature != "" {
+			if q.Signature == d.q.Signature {
+				if shared > 0 {
+					s = max(s+0.35, 0.70+0.2*ovl)
+				} else {
+					s += 0.2
+				}
+				why = append(why, "both confirmed by crash signature "+q.Signature)
+			} else {
+				s -= 0.30
+				why = append(why, "different crash signatures: "+q.Signature+" vs "+d.q.Signature)
+			}
+		}
+		if q.AppVersion != "" && q.AppVersion == d.q.AppVersion {
+			s += 0.03
+			why = append(why, "same version "+q.AppVersion)
+		}
+		if f := osFamily(q.OS); f != "" && f == osFamily(d.q.OS) {
+			s += 0.02
+		}
+		if q.Device != "" && normDevice(q.Device) == normDevice(d.q.Device) {
+			s += 0.03
+			why = append(why, "same device "+q.Device)
+		}
+		s = round3(clamp01(s))
+		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: s, Strong: s >= StrongScore, Why: why, Resolves: d.resolves})
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].ID < hits[j].ID
+	})
+	if k > 0 && len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+// firstLine returns the first sentence or line of s, cut to n runes.
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\n.!?"); i > 0 {
+		s = s[:i]
+	}
+	r := []rune(s)
+	if len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return s
+}

@@ -1,0 +1,240 @@
+package triage_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff/triage"
+)
+
+func strp(s string) *string { return &s }
+
+// wantRefusal checks a guard's answer: nil when want is "", otherwise a
+// refusal (wrapping ErrGuard) whose message contains every fragment of
+// want, separated by "|".
+func wantRefusal(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("accepted, want a refusal mentioning %q", want)
+	}
+	if !errors.Is(err, triage.ErrGuard) {
+		t.Errorf("error %v does not wrap ErrGuard", err)
+	}
+	for _, frag := range strings.Split(want, "|") {
+		if !strings.Contains(err.Error(), frag) {
+			t.Errorf("refusal %q lacks %q", err, frag)
+		}
+	}
+}
+
+func TestCheckDuplicate(t *testing.T) {
+	t.Parallel()
+	seen := []triage.Hit{
+		{ID: "AB-7", Score: 0.91, Strong: true},
+		{ID: "AB-3", Score: 0.52},
+		{ID: "batch:X-1", Score: 0.78, Strong: true, Resolves: "NEW-1"},
+		{ID: "AB-9", Score: 0.65, Strong: true},
+	}
+	for _, tc := range []struct {
+		name, claim, want string
+	}{
+		{"strong tracker hit", "AB-7", ""},
+		{"strong batch hit", "batch:X-1", ""},
+		{"batch hit named without its prefix", "X-1", ""},
+		{"exactly at the floor", "AB-9", ""},
+		{"case and spaces do not matter", "  ab-7 ", ""},
+		{"model insists on a weak duplicate", "AB-3", "AB-3 scored 0.52|below the 0.65|weak|cite a STRONG hit|change the verdict to new"},
+		{"model names a ticket it never saw", "AB-1234", "you never saw AB-1234 in this item's search results|cite a STRONG hit|AB-7 0.91|change the verdict to new"},
+		{"model names another item's batch entry", "batch:X-9", "you never saw batch:X-9"},
+		{"empty claim", "", "needs duplicate_of"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wantRefusal(t, triage.CheckDuplicate(tc.claim, seen), tc.want)
+		})
+	}
+	t.Run("no strong hit at all", func(t *testing.T) {
+		t.Parallel()
+		wantRefusal(t, triage.CheckDuplicate("AB-3", []triage.Hit{{ID: "AB-3", Score: 0.4}}), "there are none")
+	})
+}
+
+func TestResolveChain(t *testing.T) {
+	t.Parallel()
+	resolves := map[string]string{"I-1": "NEW-1", "I-2": "NEW-1", "I-3": "batch:I-2", "I-4": "", "I-5": "batch:I-6", "I-6": "batch:I-5", "I-7": "AB-12"}
+	for _, tc := range []struct{ name, id, want string }{
+		{"ticket id stays", "AB-12", "AB-12"},
+		{"batch hit resolves to its ticket", "batch:I-1", "NEW-1"},
+		{"bare item id resolves too", "I-2", "NEW-1"},
+		{"chain of batch duplicates lands on one ticket", "batch:I-3", "NEW-1"},
+		{"duplicate of an existing ticket", "batch:I-7", "AB-12"},
+		{"item that resolved to no ticket", "batch:I-4", ""},
+		{"unknown batch item", "batch:I-99", ""},
+		{"cycle", "batch:I-5", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := triage.ResolveChain(tc.id, resolves); got != tc.want {
+				t.Fatalf("ResolveChain(%q) = %q, want %q", tc.id, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckRegression(t *testing.T) {
+	t.Parallel()
+	closed := func(fixed string) triage.Ticket {
+		return triage.Ticket{ID: "AB-110", Status: "closed", FixedIn: strp(fixed)}
+	}
+	for _, tc := range []struct {
+		name     string
+		ticket   triage.Ticket
+		reporter string
+		want     string
+	}{
+		{"fixed before the reporter's version: regression", closed("2.3.5"), "2.3.9", "AB-110 was closed as fixed in 2.3.5|reporter is on 2.3.9|regression|file a new ticket that references AB-110"},
+		{"numeric, not lexical, order", closed("2.9"), "2.10.0", "fixed in 2.9"},
+		{"v prefix", closed("v2.4"), "2.4.1", "regression"},
+		{"reporter on the fixed version", closed("2.4.1"), "2.4.1", ""},
+		{"reporter older than the fix: still the same bug", closed("2.5.0"), "2.4.1", ""},
+		{"open ticket is never a regression", triage.Ticket{ID: "AB-1", Status: "open"}, "9.9.9", ""},
+		{"closed without fixed_in", triage.Ticket{ID: "AB-2", Status: "closed"}, "2.4.1", ""},
+		{"reporter version unknown", closed("2.3.5"), "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wantRefusal(t, triage.CheckRegression(tc.ticket, tc.reporter), tc.want)
+		})
+	}
+}
+
+func TestCheckActionable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		in   triage.Intake
+		sig  string
+		want string
+	}{
+		{"device", triage.Intake{Device: "Pixel 8"}, "", ""},
+		{"app version", triage.Intake{AppVersion: "2.4.1"}, "", ""},
+		{"steps", triage.Intake{Steps: []string{"Tap Export"}}, "", ""},
+		{"telemetry-confirmed signature", triage.Intake{}, "NPE:Foo.bar", ""},
+		{"an OS alone is not enough", triage.Intake{OS: "Android 14"}, "", "needs_info"},
+		{"nothing to act on", triage.Intake{Language: "en"}, "", "not actionable|needs_info|device|app version|steps"},
+		{"blank values do not count", triage.Intake{Device: " ", AppVersion: "\t"}, " ", "needs_info"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wantRefusal(t, triage.CheckActionable(tc.in, tc.sig), tc.want)
+		})
+	}
+}
+
+func TestResolveTicketID(t *testing.T) {
+	t.Parallel()
+	known := map[string]bool{"AB-104": true, "NEW-1": true}
+	items := map[string]string{"FX-001": "NEW-1", "FX-002": "NEW-1", "FX-006": "AB-104", "FX-008": ""}
+	for _, tc := range []struct{ name, id, want, refusal string }{
+		{"ticket id", "AB-104", "AB-104", ""},
+		{"created ticket", "NEW-1", "NEW-1", ""},
+		{"feedback id of a report that created a ticket", "FX-001", "NEW-1", ""},
+		{"feedback id of a duplicate", "FX-006", "AB-104", ""},
+		{"batch id", "batch:FX-002", "NEW-1", ""},
+		{"ticket id in another case", "ab-104", "AB-104", ""},
+		{"feedback id of a report with no ticket", "FX-008", "", "is a feedback id, not a ticket id"},
+		{"unknown id", "FX-999", "", "FX-999 is not a ticket|use the ticket id from the investigation"},
+		{"empty", "", "", "no ticket id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := triage.ResolveTicketID(tc.id, known, items)
+			wantRefusal(t, err, tc.refusal)
+			if got != tc.want {
+				t.Fatalf("ResolveTicketID(%q) = %q, want %q", tc.id, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckComponentAndOwnerOf(t *testing.T) {
+	t.Parallel()
+	owners := triage.ParseCodeOwners("# c team\npayments  team-pay  #pay\nsearch team-find\n")
+	for _, tc := range []struct{ name, c, team, refusal string }{
+		{"listed", "payments", "team-pay", ""},
+		{"other case", "Search", "team-find", ""},
+		{"not in CODEOWNERS", "billing", "", `component "billing" is not in CODEOWNERS|payments, search`},
+		{"empty", "", "", "no component given|payments, search"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wantRefusal(t, triage.CheckComponent(tc.c, owners), tc.refusal)
+			o, err := triage.OwnerOf(tc.c, owners)
+			wantRefusal(t, err, tc.refusal)
+			if o.Team != tc.team {
+				t.Fatalf("OwnerOf(%q).Team = %q, want %q", tc.c, o.Team, tc.team)
+			}
+		})
+	}
+}
+
+// TestInvestigateRespectsGuards drives the investigator with crafted
+// search results: it must never claim a weak hit, must turn a fixed-and-
+// closed match into a regression, and must ask for info when nothing is
+// actionable.
+func TestInvestigateRespectsGuards(t *testing.T) {
+	t.Parallel()
+	tickets := map[string]triage.Ticket{
+		"AB-1": {ID: "AB-1", Status: "open"},
+		"AB-2": {ID: "AB-2", Status: "closed", FixedIn: strp("1.2.0")},
+		"AB-3": {ID: "AB-3", Status: "closed", FixedIn: strp("2.0.0")},
+	}
+	actionable := triage.Intake{Category: "bug", Device: "Pixel 8", AppVersion: "1.5.0"}
+	for _, tc := range []struct {
+		name        string
+		in          triage.Intake
+		tracker     []triage.Hit
+		batch       []triage.Hit
+		verdict     string
+		dup, regr   string
+		maxConfNew  float64
+		minConfDupe float64
+	}{
+		{"weak hit is never claimed", actionable, []triage.Hit{{ID: "AB-1", Score: 0.64}}, nil, "new", "", "", 0.6, 0},
+		{"strong open ticket", actionable, []triage.Hit{{ID: "AB-1", Score: 0.8, Strong: true}}, nil, "duplicate", "AB-1", "", 0, 0.85},
+		{"closed and fixed before the reporter's version", actionable, []triage.Hit{{ID: "AB-2", Score: 0.9, Strong: true}}, nil, "new", "", "AB-2", 1, 0},
+		{"closed but fixed after the reporter's version", actionable, []triage.Hit{{ID: "AB-3", Score: 0.9, Strong: true}}, nil, "duplicate", "AB-3", "", 0, 0.9},
+		{"regression does not hide a strong open duplicate", actionable, []triage.Hit{{ID: "AB-2", Score: 0.95, Strong: true}, {ID: "AB-1", Score: 0.7, Strong: true}}, nil, "duplicate", "AB-1", "AB-2", 0, 0.8},
+		{"batch hit resolving to a new ticket", actionable, nil, []triage.Hit{{ID: "batch:I-1", Score: 0.8, Strong: true, Resolves: "NEW-1"}}, "duplicate", "batch:I-1", "", 0, 0.85},
+		{"nothing actionable", triage.Intake{Category: "bug"}, []triage.Hit{{ID: "AB-1", Score: 0.3}}, nil, "needs_info", "", "", 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			inv := triage.Investigate(triage.InvestigateInput{Intake: tc.in, TrackerHits: tc.tracker, BatchHits: tc.batch, Tickets: tickets})
+			if inv.Verdict != tc.verdict || inv.DuplicateOf != tc.dup || inv.RegressionOf != tc.regr {
+				t.Fatalf("got %s dup=%q regression=%q, want %s dup=%q regression=%q (%s)", inv.Verdict, inv.DuplicateOf, inv.RegressionOf, tc.verdict, tc.dup, tc.regr, inv.Rationale)
+			}
+			if inv.Verdict == "duplicate" {
+				if err := triage.CheckDuplicate(inv.DuplicateOf, append(tc.tracker, tc.batch...)); err != nil {
+					t.Fatalf("investigator claimed what the guard refuses: %v", err)
+				}
+				if inv.Confidence < tc.minConfDupe {
+					t.Errorf("confidence %.2f < %.2f", inv.Confidence, tc.minConfDupe)
+				}
+			}
+			if inv.Verdict == "new" && inv.Confidence > tc.maxConfNew {
+				t.Errorf("confidence %.2f > %.2f", inv.Confidence, tc.maxConfNew)
+			}
+			if inv.Rationale == "" {
+				t.Error("no rationale")
+			}
+		})
+	}
+}

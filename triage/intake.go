@@ -1,0 +1,386 @@
+package triage
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Intake is the intake role's record of one item: what kind of feedback it
+// is, in which language, and the facts an engineer needs (device, OS, app
+// version, steps). Cues say why the category was chosen.
+type Intake struct {
+	Category   string   `json:"category"`
+	Language   string   `json:"language"`
+	Device     string   `json:"device,omitempty"`
+	OS         string   `json:"os,omitempty"`
+	AppVersion string   `json:"app_version,omitempty"`
+	Steps      []string `json:"steps,omitempty"`
+	Cues       []string `json:"cues,omitempty"`
+	Confidence float64  `json:"confidence"`
+}
+
+// Classify decides an item's category and extracts its facts. Metadata
+// from the feedback channel wins over what the text says; the text fills
+// what the channel left out.
+//
+// The rules, in order: spam (links, obfuscated URLs, free-currency offers,
+// promo codes) first, because spam often carries a 5-star rating; a
+// feature request when it asks for something new and reports no
+// malfunction; a bug when a malfunction is reported (problem words beat a
+// high rating: "love it but it crashes" is a bug); a support question for
+// how-do-I questions without a malfunction; praise for positive words or a
+// high rating without a problem. A low rating with a vague complaint is a
+// bug (it will be asked for details).
+func Classify(it Item) Intake {
+	in := Intake{
+		Language:   Language(it.Text),
+		Device:     strings.TrimSpace(it.Metadata.Device),
+		OS:         strings.TrimSpace(it.Metadata.OS),
+		AppVersion: strings.TrimSpace(it.Metadata.AppVersion),
+	}
+	if in.Device == "" {
+		in.Device = ExtractDevice(it.Text)
+	}
+	if in.OS == "" {
+		in.OS = ExtractOS(it.Text)
+	}
+	if in.AppVersion == "" {
+		in.AppVersion = ExtractAppVersion(it.Text)
+	}
+	in.Steps = ExtractSteps(it.Text)
+	in.Category, in.Confidence, in.Cues = categorize(it)
+	return in
+}
+
+var (
+	reObfuscatedURL = regexp.MustCompile(`(?i)[\[(]\s*dot\s*[\])]|\bdot\s+(?:com|net|org|xyz|io|ru|info)\b|\bh\s*x*\s*x*p\s*s?\s*:\s*/\s*/`)
+	reURL           = regexp.MustCompile(`(?i)https?://|\bwww\.|\b[a-z0-9-]+\.(?:com|net|org|xyz|io|ru|cn|top|info|biz|site|online|click|link|shop|vip|live|club|win|bet)\b`)
+	reFreeAmount    = regexp.MustCompile(`(?i)\b\d[\d,.kK]*\+?\s*free\b|\bfree\s+\d|\bgratis\s+\d|\b\d[\d,.]*\s*(?:gratis|kostenlos|gratuit|gratuito)`)
+	rePromoCode     = regexp.MustCompile(`(?i)\b(?:enter|use|promo|redeem|coupon|bonus|gift)\s+(?:the\s+|this\s+|my\s+)?codes?\b|\bcode\s*:?\s*[A-Z0-9]{5,}\b`)
+	reSpamPhrase    = regexp.MustCompile(`(?i)no\s+survey|(?:100\s*%|totally|fully)\s*(?:working|legit|free)|works\s+100\s*%|giveaway|click\s+(?:here|the\s+link)|haz\s+clic\s+aqu[ií]|klicke?\s+hier|cliquez\s+ici|clique\s+aqui|clicca\s+qui|gana\s+dinero|geld\s+verdienen|gagne[rz]?\s+de\s+l'argent|ganhe\s+dinheiro|guadagna|make\s+\$?\d+\s*(?:\$|usd|dollars)?\s*(?:a|per)\s+(?:day|week)|\bdm\s+me\b|check\s+out\s+my\b|subscribe\s+to\s+my\b|follow\s+me\s+on\b|visit\s+my\b|my\s+(?:channel|profile|site|website)\b|\bfree\s+(?:coins|gold|diamonds|skins|credits|points|spins|lives|premium|gift\s*cards?|rewards?)\b|whats\s*app|telegram|earn\s+\$|\bbitcoin|\bcrypto\b|generator|\bhack(?:s|ed)?\b|\bcheats?\b|free\s+money|unlimited\s+\w+|sin\s+encuesta|ohne\s+umfrage|sans\s+sondage|sem\s+pesquisa|senza\s+sondaggio`)
+
+	reFeature = regexp.MustCompile(`(?i)\bwould\s+love\b|\bit'?d\s+be\s+(?:nice|great|cool|awesome|good|helpful)\b|\bwould\s+be\s+(?:nice|great|cool|awesome|helpful)\b|\b(?:you\s+should|pls|plz)\s+(?:add|make|implement|include|bring)\b|\bcan\s+(?:we|you)\s+(?:get|have)\s+(?:a|an|some|more|the\s+option)\b|\bhope\s+you\s+(?:will\s+|can\s+)?add\b|\bi\s+want\s+(?:a|an)\s+\w+\s+(?:mode|option|button|setting|feature)\b|\bmissing\s+feature\b|\bplease\s+(?:implement|include|consider)\b|\badd\s+(?:support\s+for|more)\b|\bi'?d\s+love\b|\bplease\s+add\b|\b(?:can|could|would)\s+you\s+(?:please\s+)?(?:add|make|include|consider)\b|\bit\s+would\s+be\s+(?:nice|great|cool|awesome|good|helpful)\b|\bwould\s+be\s+(?:nice|great|cool|awesome|helpful)\s+(?:if|to)\b|\bi\s+wish\b|\bwish\s+(?:there|you|it)\b|\bfeature\s+request|\bsuggestion\b|\badd\s+(?:an?\s+)?(?:option|setting|toggle|mode|way)\b|\b(?:option|ability)\s+to\b|\ballow\s+(?:me|us|users)\s+to\b|\bplease\s+(?:make|bring|let)\b|\bwhy\s+(?:not|isn'?t\s+there)\b|` +
+		`ser[ií]a\s+(?:genial|bueno|buena|[óo]p?timo|incre[ií]ble|[úu]til|legal|bom|boa|bacana|[óo]tima)|me\s+gustar[ií]a|estar[ií]a\s+bien|a[ñn]adan|agreguen|ojal[áa]|` +
+		`w[äa]re\s+(?:sch[öo]n|toll|cool|super|gut|praktisch)|bitte\s+f[üu]gt|w[üu]nsche\s+mir|k[öo]nntet\s+ihr|` +
+		`ce\s+serait\s+(?:bien|g[ée]nial|top|super|pratique)|j'aimerais|pourriez-vous\s+ajouter|il\s+faudrait|` +
+		`gostaria|adicionem|poderiam\s+adicionar|` +
+		`sarebbe\s+(?:bello|utile|fantastico|bellissimo)|vorrei|aggiungete|potreste\s+aggiungere`)
+	reSupport = regexp.MustCompile(`(?i)\bhow\s+(?:do|can|should|would)\s+i\b|\bhow\s+to\b|\bwhere\s+(?:can|do|should)\s+i\b|\bwhere\s+is\b|\bis\s+there\s+(?:a|any)\s+way\b|\bis\s+it\s+possible\b|\bcan\s+i\s+\w+|\bwhat\s+(?:happens|should\s+i)\b|\bdo\s+i\s+need\b|` +
+		`c[óo]mo\s+(?:puedo|hago|se|recupero|cambio)|d[óo]nde\s+(?:puedo|est[áa])|es\s+posible|` +
+		`wie\s+(?:kann|k[öo]nnen|mache|funktioniert|bekomme)|wo\s+finde|gibt\s+es\s+eine\s+m[öo]glichkeit|` +
+		`comment\s+(?:puis|faire|je|on)|o[ùu]\s+(?:puis|trouver|est)|est-il\s+possible|` +
+		`como\s+(?:fa[çc]o|posso|consigo)|onde\s+(?:posso|fica|est[áa])|[ée]\s+poss[íi]vel|` +
+		`come\s+(?:posso|faccio|si)|dove\s+(?:posso|trovo|[èe])|[èe]\s+possibile`)
+	reBugWord        = regexp.MustCompile(`(?i)\bbug(?:s|gy|ged)?\b|\bglitch|\bfehlerhaft|\bbogue|\bbugado|\bfallo\b|\bfalla\b|\berror\b|\bexception\b|\bfail(?:s|ed)?\s+to\b|\berrors?\s+message|\bfehler(?:meldung)?\b|\berreur\b|\berro\b|\berrore\b`)
+	reNothingHappens = regexp.MustCompile(`(?i)\bnothing\s+happens\b|\bdoes\s+nothing\b|\bno\s+pasa\s+nada\b|\bno\s+hace\s+nada\b|\bpassiert\s+nichts\b|\brien\s+ne\s+se\s+passe\b|\bnada\s+acontece\b|\bn[aã]o\s+acontece\s+nada\b|\bnon\s+succede\s+(?:nulla|niente)\b`)
+	reNotWorking     = regexp.MustCompile(`(?i)\b(?:never|doesn'?t|does\s+not|don'?t|do\s+not|won'?t|will\s+not|isn'?t|is\s+not|stopped|no\s+longer|not)\s+(?:\w+\s+)?(?:come\s+back|comes\s+back|resume|work|load|show|open|save|sync|play|start|respond|appear|update|connect|launch|download|upload|send|arrive)`)
+	reRestart        = regexp.MustCompile(`(?i)\b(?:have|had|need|needed|must)\s+to\s+(?:restart|reinstall|reboot|force\s+close|kill)\b|tengo\s+que\s+(?:reiniciar|reinstalar)|muss\s+(?:neu\s+starten|neu\s+installieren)|(?:dois|doit)\s+(?:red[ée]marrer|r[ée]installer)|preciso\s+(?:reiniciar|reinstalar)|devo\s+(?:riavviare|reinstallare)`)
+	reWeakProblem    = regexp.MustCompile(`(?i)\bissue|\bproblem|\bannoying|\bfrustrat|\bunacceptable|\bfix\b|\bfail|\bterrible|\bhorrible|\bawful|\bworse|\bproblema|\bnervig|\bprobl[eè]me|\bfrustrant|\bchato|\bfastidios|\barregl|\bbehebt|\bcorrig`)
+	rePositive       = regexp.MustCompile(`(?i)\bgood\b|\bnice\b|\bcool\b|\bgreat\b|\bgood\s+job|\bthank\s+you\b|[⭐🌟😍❤♥👍🔥💯]`)
+	reQuestionMark   = regexp.MustCompile(`\?`)
+)
+
+// categorize applies the rules documented on Classify.
+func categorize(it Item) (string, float64, []string) {
+	text := it.Text
+	a := analyzeReport(text)
+	has := func(c string) bool { return a.bag["~"+c] > 0 }
+	var cues []string
+	cue := func(format string, args ...any) { cues = append(cues, fmt.Sprintf(format, args...)) }
+
+	spam := 0.0
+	if m := reObfuscatedURL.FindString(text); m != "" {
+		spam += 2
+		cue("spam: obfuscated link %q", m)
+	}
+	if m := reURL.FindString(text); m != "" {
+		spam += 1
+		cue("spam: link %q", m)
+	}
+	if m := reFreeAmount.FindString(text); m != "" {
+		spam += 1.5
+		cue("spam: free amount %q", m)
+	}
+	if m := rePromoCode.FindString(text); m != "" {
+		spam += 1
+		cue("spam: code %q", m)
+	}
+	for _, m := range uniqueLower(reSpamPhrase.FindAllString(text, -1)) {
+		spam += 1
+		cue("spam: %q", m)
+	}
+	if capsRatio(text) > 0.5 && (spam > 0) {
+		spam += 0.5
+		cue("spam: shouting")
+	}
+
+	strong := 0
+	for _, c := range []string{"crash", "freeze", "blank_screen", "broken", "not_received", "negative", "overflow", "performance"} {
+		if has(c) {
+			strong++
+			cue("bug: %s", c)
+		}
+	}
+	if has("data_loss") && (has("progress") || has("save") || has("account") || has("sync") || has("note") || has("file") || has("balance") || has("score") || has("level") || has("message") || has("camera") || has("purchase")) {
+		strong++
+		cue("bug: data loss")
+	}
+	if has("charge") && (has("duplicate") || has("wrong") || has("not_received")) {
+		strong++
+		cue("bug: wrong charge")
+	}
+	for _, re := range []*regexp.Regexp{reBugWord, reNotWorking, reRestart, reNothingHappens} {
+		if m := re.FindString(text); m != "" {
+			strong++
+			cue("bug: %q", strings.ToLower(m))
+		}
+	}
+	weak := 0
+	if has("unable") || has("wrong") || has("error") {
+		weak++
+		cue("problem: unable/wrong/error")
+	}
+	if m := reWeakProblem.FindString(text); m != "" {
+		weak++
+		cue("problem: %q", strings.ToLower(m))
+	}
+	feature := reFeature.FindString(text)
+	support := reSupport.FindString(text)
+	positive := a.bag["~feedback_positive"] + len(rePositive.FindAllString(text, -1))
+	rating := -1.0
+	if it.Rating != nil {
+		rating = *it.Rating
+	}
+
+	switch {
+	case spam >= 2.5 && !(strong > 0 && spam < 4):
+		return CategorySpam, clamp01(0.55 + spam/10), cues
+	case feature != "" && strong == 0:
+		cue("feature: %q", strings.ToLower(feature))
+		return CategoryFeature, clamp01(0.75 + 0.05*float64(positive) - 0.1*float64(weak)), cues
+	case strong > 0:
+		return CategoryBug, clamp01(0.7 + 0.08*float64(strong) + 0.03*float64(weak)), cues
+	case support != "":
+		cue("support: %q", strings.ToLower(support))
+		return CategorySupport, clamp01(0.75 - 0.1*float64(weak)), cues
+	case weak > 0 && rating < 4:
+		return CategoryBug, 0.6, cues
+	case positive > 0 || rating >= 4:
+		if rating >= 4 {
+			cue("praise: rating %g", rating)
+		}
+		if positive > 0 {
+			cue("praise: %d positive words", positive)
+		}
+		conf := 0.6 + 0.08*float64(positive)
+		if rating >= 4 {
+			conf += 0.15
+		}
+		return CategoryPraise, clamp01(conf), cues
+	case rating >= 0 && rating <= 2:
+		cue("problem: rating %g", rating)
+		return CategoryBug, 0.5, cues
+	case reQuestionMark.MatchString(text):
+		cue("support: a question")
+		return CategorySupport, 0.5, cues
+	}
+	cue("no cue: treated as a bug so that it is asked for details")
+	return CategoryBug, 0.4, cues
+}
+
+func uniqueLower(ms []string) []string {
+	var out []string
+	for _, m := range ms {
+		m = strings.ToLower(m)
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func capsRatio(s string) float64 {
+	up, letters := 0, 0
+	for _, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			up++
+			letters++
+		} else if r >= 'a' && r <= 'z' {
+			letters++
+		}
+	}
+	if letters < 10 {
+		return 0
+	}
+	return float64(up) / float64(letters)
+}
+
+func clamp01(x float64) float64 { return max(0, min(1, x)) }
+
+// keyedRe is a pattern with the lower-case keywords one of which the text
+// must contain for the pattern to be tried: checking a few substrings is
+// much cheaper than running every pattern over every ticket.
+type keyedRe struct {
+	keys []string
+	re   *regexp.Regexp
+}
+
+func (k keyedRe) findAll(text, lower string) []string {
+	for _, key := range k.keys {
+		if strings.Contains(lower, key) {
+			return k.re.FindAllString(text, -1)
+		}
+	}
+	return nil
+}
+
+func (k keyedRe) findIndex(text, lower string) []int {
+	for _, key := range k.keys {
+		if strings.Contains(lower, key) {
+			return k.re.FindStringIndex(text)
+		}
+	}
+	return nil
+}
+
+var (
+	deviceRes = []keyedRe{
+		{[]string{"iphone"}, regexp.MustCompile(`(?i)\biphone\s?(?:\d{1,2}|se|x[rs]?)(?:\s?(?:pro\s?max|pro|max|plus|mini))?\b`)},
+		{[]string{"ipad"}, regexp.MustCompile(`(?i)\bipad(?:\s?(?:pro|air|mini))?(?:\s?\d{1,2})?\b`)},
+		{[]string{"pixel"}, regexp.MustCompile(`(?i)\b(?:google\s)?pixel\s?\d{1,2}a?(?:\s?(?:pro|xl|fold))?\b`)},
+		{[]string{"samsung", "galaxy"}, regexp.MustCompile(`(?i)\b(?:samsung\s+)?galaxy\s+(?:s|a|m|note|z\s?fold|z\s?flip|tab\s?s?)\s?\d{1,3}(?:\s?(?:ultra|plus|fe))?\b|\bsamsung\s+(?:s|a|m|note|z\s?fold|z\s?flip)\s?\d{1,3}(?:\s?(?:ultra|plus|fe))?\b`)},
+		{[]string{"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"}, regexp.MustCompile(`(?i)\b[sa]\d{2}(?:\s?(?:ultra|plus|fe))?\b`)},
+		{[]string{"oneplus", "one plus"}, regexp.MustCompile(`(?i)\bone\s?plus\s?(?:nord\s?)?\d{1,2}[a-z]?(?:\s?pro)?\b`)},
+		{[]string{"xiaomi", "redmi", "poco"}, regexp.MustCompile(`(?i)\b(?:xiaomi|redmi|poco)(?:\s(?:note\s)?\d{1,2}[a-z]?(?:\s?(?:pro|ultra|lite))?)?\b`)},
+		{[]string{"huawei"}, regexp.MustCompile(`(?i)\bhuawei(?:\s(?:[pm]\d{1,2}|mate\s?\d{1,2})(?:\s?pro)?)?\b`)},
+		{[]string{"moto"}, regexp.MustCompile(`(?i)\bmoto(?:rola)?\s?(?:[gezx]\d{1,3}|edge)(?:\s?(?:power|play|plus))?\b`)},
+		{[]string{"oppo", "vivo", "realme", "nokia", "honor", "xperia", "nothing phone", "zenfone"}, regexp.MustCompile(`(?i)\b(?:oppo|vivo|realme|nokia|honor|xperia|sony\s+xperia|nothing\s+phone|zenfone)(?:\s?[a-z]?\d{1,3}[a-z]?)?\b`)},
+		{[]string{"macbook", "imac", "mac mini", "macmini", "chromebook", "surface", "steam", "apple watch"}, regexp.MustCompile(`(?i)\b(?:macbook(?:\s(?:air|pro))?|imac|mac\s?mini|chromebook|surface(?:\s(?:pro|laptop))?|steam\s?deck|apple\s+watch)\b`)},
+	}
+	osRes = []keyedRe{
+		{[]string{"android"}, regexp.MustCompile(`(?i)\bandroid(?:\s?(\d{1,2}(?:\.\d+)?))?\b`)},
+		{[]string{"ipados"}, regexp.MustCompile(`(?i)\bipados(?:\s?(\d{1,2}(?:\.\d+){0,2}))?\b`)},
+		{[]string{"ios"}, regexp.MustCompile(`(?i)\bios(?:\s?(\d{1,2}(?:\.\d+){0,2}))?\b`)},
+		{[]string{"windows"}, regexp.MustCompile(`(?i)\bwindows(?:\s?(10|11|7|8(?:\.1)?))?\b`)},
+		{[]string{"mac"}, regexp.MustCompile(`(?i)\bmac\s?os(?:\s?(\d{2}(?:\.\d+)?))?\b|\bmacos(?:\s?(\d{2}(?:\.\d+)?))?\b`)},
+		{[]string{"linux", "ubuntu", "chrome", "harmony", "wear", "watchos"}, regexp.MustCompile(`(?i)\b(?:linux|ubuntu|chrome\s?os|harmony\s?os|wear\s?os|watchos)\b`)},
+	}
+	reVersionCue = regexp.MustCompile(`(?i)(?:\bversion|\bversi[óo]n|\bvers[ãa]o|\bversione|\bv\.?|\bver\.?|\bupdat(?:e|ed|ing)\s+(?:to\s+)?|\bupgrad(?:e|ed|ing)\s+(?:to\s+)?|\bon\s+|\bbuild\s+|\brelease\s+)\s?(\d+\.\d+(?:\.\d+)*)\b`)
+	reVersion3   = regexp.MustCompile(`\b(\d{1,3}\.\d{1,3}\.\d{1,4})\b`)
+	reOSBefore   = regexp.MustCompile(`(?i)(?:android|ios|ipados|windows|macos|mac\s?os|os)\s*$`)
+)
+
+// ExtractDevice returns the first device model the text names, or "".
+func ExtractDevice(text string) string {
+	best, at := "", -1
+	lower := strings.ToLower(text)
+	for _, re := range deviceRes {
+		if loc := re.findIndex(text, lower); loc != nil && (at < 0 || loc[0] < at) {
+			best, at = strings.TrimSpace(text[loc[0]:loc[1]]), loc[0]
+		}
+	}
+	return best
+}
+
+// ExtractOS returns the first operating system (with its version when
+// given) the text names, or "".
+func ExtractOS(text string) string {
+	best, at := "", -1
+	lower := strings.ToLower(text)
+	for _, re := range osRes {
+		if loc := re.findIndex(text, lower); loc != nil && (at < 0 || loc[0] < at) {
+			best, at = strings.TrimSpace(text[loc[0]:loc[1]]), loc[0]
+		}
+	}
+	return best
+}
+
+// ExtractAppVersion returns an app version stated in the text ("on
+// 2.3.9", "updated to v2.4", or a bare three-part number not preceded by
+// an OS name), or "".
+func ExtractAppVersion(text string) string {
+	for _, m := range reVersionCue.FindAllStringSubmatchIndex(text, -1) {
+		if !reOSBefore.MatchString(text[:m[2]]) {
+			return text[m[2]:m[3]]
+		}
+	}
+	for _, m := range reVersion3.FindAllStringSubmatchIndex(text, -1) {
+		v := text[m[2]:m[3]]
+		parts := strings.Split(v, ".")
+		if len(parts[2]) == 4 { // a date such as 14.09.2026
+			continue
+		}
+		if reOSBefore.MatchString(text[:m[0]]) {
+			continue
+		}
+		if m[1] < len(text) && text[m[1]] == '.' && m[1]+1 < len(text) && text[m[1]+1] >= '0' && text[m[1]+1] <= '9' {
+			continue // an address such as 10.0.0.1
+		}
+		return v
+	}
+	return ""
+}
+
+var (
+	reNumbered    = regexp.MustCompile(`^\s*(?:\d+[.)]|[-*•]|step\s*\d+|paso\s*\d+|schritt\s*\d+|[ée]tape\s*\d+|passo\s*\d+)\s*`)
+	reStepTrigger = regexp.MustCompile(`(?i)\b(?:when(?:ever)?\s+i|every\s+time|each\s+time|after\s+i|if\s+i|once\s+i|as\s+soon\s+as|cuando|cada\s+vez|al\s+(?:abrir|tocar|pulsar|entrar|iniciar)|wenn\s+ich|jedes\s+mal|sobald|beim\s+\w+|quand\s+je|chaque\s+fois|lorsque|d[èe]s\s+que|quando|toda\s+vez|sempre\s+que|ao\s+\w+r\b|ogni\s+volta)\b`)
+	reStepVerb    = regexp.MustCompile(`(?i)\b(?:tap(?:ped|ping)?|click(?:ed|ing)?|press(?:ed|ing)?|open(?:ed|ing)?|select(?:ed|ing)?|choose|chose|chosen|pick(?:ed)?|go(?:ing)?\s+to|went\s+to|navigat\w*|enter(?:ed)?|typ(?:e|ed|ing)|scroll\w*|swip\w*|drag\w*|launch\w*|restart\w*|log(?:ged)?\s+in|sign(?:ed)?\s+in|buy|bought|purchas\w*|upload\w*|download\w*|export\w*|shar(?:e|ed|ing)|sav(?:e|ed|ing)|delet\w*|creat\w*|send|sent|sync\w*|install\w*|switch\w*|turn(?:ed)?\s+(?:on|off)|enabl\w*|disabl\w*|rotat\w*|connect\w*|pair\w*|search\w*|` +
+		`toco|pulso|abro|elijo|selecciono|intento|entro|compro|compr[ée]|descargo|subo|guardo|voy\s+a|hago\s+clic|inicio|` +
+		`tippe|klicke|[öo]ffne|w[äa]hle|gehe\s+(?:auf|zu|in)|starte|kaufe|lade|speichere|melde\s+mich|` +
+		`ouvre|appuie|clique|choisis|s[ée]lectionne|vais|lance|ach[èe]te|enregistre|` +
+		`clico|escolho|seleciono|salvo|vou|tocco|clicco|apro|scelgo|seleziono|vado)\b`)
+)
+
+// ExtractSteps returns the sentences that describe what the reporter did
+// (an action verb, a "when I..." trigger or a numbered step).
+func ExtractSteps(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		numbered := reNumbered.MatchString(line)
+		for _, s := range sentences(line) {
+			s = strings.TrimSpace(s)
+			if len(s) < 4 {
+				continue
+			}
+			if numbered || reStepTrigger.MatchString(s) || reStepVerb.MatchString(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// sentences splits text at line breaks and at ".", "!", "?" or ";"
+// followed by a space or the end, so "2.4.1" and "e.g." inside a sentence
+// do not split it.
+func sentences(text string) []string {
+	var out []string
+	rs := []rune(text)
+	start := 0
+	flush := func(end int) {
+		if s := strings.TrimSpace(string(rs[start:end])); s != "" {
+			out = append(out, s)
+		}
+		start = end
+	}
+	for i := 0; i < len(rs); i++ {
+		switch rs[i] {
+		case '\n':
+			flush(i)
+		case '.', '!', '?', ';', '。', '！', '？':
+			j := i
+			for j+1 < len(rs) && strings.ContainsRune(".!?;。！？", rs[j+1]) {
+				j++
+			}
+			if j+1 == len(rs) || unicode.IsSpace(rs[j+1]) || rs[i] > 0x3000 {
+				flush(j + 1)
+			}
+			i = j
+		}
+	}
+	flush(len(rs))
+	return out
+}

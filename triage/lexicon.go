@@ -1,0 +1,479 @@
+package triage
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The lexicon maps words and phrases of English, Spanish, German, French,
+// Portuguese and Italian to generic software concepts. It knows nothing of
+// any product: it is the vocabulary every app's bug reports share (crash,
+// sign in, purchase, lost progress, sound...). A form ending in "*" matches
+// any word starting with it. Longer phrases win over shorter ones, so
+// "hang up" is a phone call and not a freeze.
+//
+// spec is the concept's specificity: how much sharing it says about two
+// texts describing the same bug. "~crash" is shared by every crash report,
+// so it weighs less than "~leaderboard".
+var lexiconTable = []struct {
+	id    string
+	spec  float64
+	forms string
+}{
+	{"crash", 0.5, `crash* | closes | closes itself | app closes | it closes | game closes | shuts down | shut down | force close* | force quit* | kicks me out | kicked me out | kicked out | quits | quit unexpectedly |
+		se cierra | se cerro | se cae | se sale | se crashea | crashea | cierra sola | cierra solo |
+		sturzt | sturzte | stuerzt | absturz* | abgesturzt | abgestuerzt | crasht | schliesst sich |
+		plante | se ferme | ferme tout seul | se bloque et ferme |
+		fecha sozinho | fecha sozinha | fechando sozinho | app fecha | jogo fecha | aplicativo fecha | trava e fecha | crasha |
+		si chiude | va in crash | si arresta | crashato |
+		npe | nullpointer* | segfault | sigsegv | sigabrt | sigkill | oom | outofmemory | out of memory | fatal`},
+	{"blank_screen", 1, `black screen | screen goes black | goes black | blank screen | white screen | screen goes white |
+		pantalla negra | pantalla en negro | pantalla blanca | schwarzer bildschirm | bildschirm wird schwarz | weisser bildschirm |
+		ecran noir | ecran blanc | tela preta | tela branca | schermo nero | schermata nera | schermo bianco`},
+	{"freeze", 0.8, `freez* | frozen | hang | hangs | hanging | hung | stuck | unresponsive | not responding | anr |
+		se congela | congelad* | se queda pillad* | se tilda | se traba | friert | eingefroren | hangt | hangt sich auf | reagiert nicht |
+		fige | se fige | bloque | gele | ne repond plus | trava | travou | travad* | congela | si blocca | bloccat* | non risponde`},
+	{"performance", 1, `lag | lags | laggy | lagging | lagged | slow* | choppy | stutter* | jank* | frame rate | framerate | fps | sluggish | smooth |
+		lento | lenta | lentitud | ralentiz* | tirones | ruckel* | langsam* | ruckelt | lent | lente | lenteur | saccad* | rame |
+		lentidao | engasg* | scatti | rallent* | fluido | fluid*`},
+	{"error", 0.5, `error* | exception* | fail | fails | failed | failing | failure* | went wrong | something went wrong |
+		fehler* | fehlgeschlagen | schlagt fehl | erreur* | echec | echoue* | erro | erros | errore* | falla | fallo | fallido | falha* | fallisce | non riuscit*`},
+	{"broken", 0.4, `broken | doesnt work | does not work | dont work | do not work | not working | stopped working | wont work | isnt working | no longer works | not work | no longer | ignores | ignored | ignoring | not applied | nicht mehr | ignoriert | ya no | ignora | ne plus | ignore | nao mais | non piu |
+		no funciona | no me funciona | no va | dejo de funcionar | ya no funciona | funktioniert nicht | funktioniert nicht mehr | geht nicht | kaputt |
+		ne marche pas | ne marche plus | ne fonctionne pas | ne fonctionne plus | marche pas | nao funciona | nao esta funcionando | parou de funcionar | non funziona | non mi funziona | smesso di funzionare`},
+	{"unable", 0.3, `unable | unable to | cant | cannot | can not | couldnt | impossible | no puedo | no me deja | kann nicht | kann ich nicht | lasst sich nicht |
+		impossible de | je ne peux pas | je narrive pas | n arrive pas | nao consigo | nao da | non riesco | impossibile`},
+	{"wrong", 0.6, `wrong | incorrect* | not correct | inaccurate | mismatch* | falsch* | errone* | equivocad* | incorret* | sbagliat* | errad*`},
+	{"login", 1, `login | logins | log in | logging in | logged in | log into | signin | sign in | signing in | signed in | sign on | auth | authentication | authenticat* | oauth | sso | single sign on |
+		iniciar sesion | al iniciar sesion | al iniciar la sesion | inicio de sesion | inicie sesion | inicio sesion | iniciando sesion | loguear | logueo | logearme | anmeld* | einlogg* | eingeloggt | login |
+		se connecter | me connecter | connecter | connexion | je me connecte | identifier | fazer login | ao fazer login | entrar na conta | iniciar sessao | ao iniciar sessao | logar | accedere | effettuare l accesso | accesso`},
+	{"logout", 1, `logout | log out | logged out | logs me out | sign out | signed out | signs me out | cerrar sesion | cierra sesion | abmeld* | ausgeloggt | sair da conta`},
+	{"disconnect", 1, `disconnect* | disconnected | drops the connection | loses connection | lost connection | connection drops | desconect* | se desconecta | getrennt | trennt sich | verbindung verloren | deconnect* | se deconnecte | disconness* | disconnett* | si disconnette`},
+	{"account", 0.8, `account* | profile | avatar | user id | apple id | cuenta | cuentas | perfil | konto | kontos | profil | compte | comptes | conta | contas | profilo | utente`},
+	{"password", 1, `password* | passwort | contrasena | mot de passe | senha | passcode | password reset | reset password | reset my password | reset link | forgot password`},
+	{"verification", 1, `verification code | otp | 2fa | two factor | sms code | one time code | codigo de verificacion | bestatigungscode | code de verification | codigo de verificacao | codice di verifica`},
+	{"store", 1, `store | stores | shop | shops | shopping | in app store | in game store | storefront | tienda | tiendas | boutique | magasin | loja | negozio | marketplace | market | catalog | catalogue`},
+	{"appstore", 0.3, `app store | play store | google play | appstore | playstore`},
+	{"purchase", 1, `buy | buys | buying | bought | purchas* | iap | in app purchase | cart | carts | basket | checkout | carrito | cesta | warenkorb | kasse | panier | carrinho | carrello | compra | compras | comprar | compre | comprado | comprada | comprei | comprato | comprare | acquist* |
+		kauf | kaufe | kaufen | gekauft | einkauf* | acheter | achete* | achat* | order | orders | pedido | bestellung | commande`},
+	{"charge", 1, `charge | charged | charges | double charged | billing | billed | bill | payment* | pay | paid | paying | refund* | receipt* | transaction* | invoice* | credit card | debit card | card was charged |
+		cobro | cobros | cobrado | cobraron | cobrar | cobra | reembols* | pago | pagos | pague | pagar | pagando | pagado | factura* | tarjeta |
+		abbuch* | abgebucht | bezahl* | zahlung* | ruckerstatt* | rechnung* | kreditkarte | debit* | preleve* | rembours* | paiement* | factur* | carte bancaire |
+		cobranc* | cobrad* | pagamento* | paguei | cartao | addebit* | rimbors* | fattur* | pagato`},
+	{"duplicate", 1, `twice | double | doubled | duplicate* | duplicat* | two times | 2 times | dos veces | doble | duplicad* | zweimal | doppelt* | deux fois | en double | duas vezes | due volte | doppi*`},
+	{"not_received", 1, `not received | didnt receive | did not receive | never received | never got | didnt get | did not get | never arrived | not delivered | never delivered |
+		no recibi | no he recibido | no me llego | nicht erhalten | nicht bekommen | nie erhalten | pas recu | jamais recu | rien recu | nao recebi | nunca recebi | non ho ricevuto | mai ricevuto`},
+	{"data_loss", 1, `lost | lose | losing | loss | gone | wiped | wipe | erased | disappear* | vanish* | reset | resets | reset me | got reset | was reset | were deleted | was deleted | got deleted | been deleted | missing |
+		perdi | perdido | perdida | perdidos | perdio | perder | se borro | borrad* | desapareci* | verlor* | verschwunden | geloscht | zuruckgesetzt | zurueckgesetzt |
+		perdu | perdue | perdus | efface* | disparu* | remis a zero | perda | apagad* | sumiu | sumiram | perso | persi | persa | perse | cancellat* | scompars* | sparit* | azzerat*`},
+	{"progress", 1, `progress | progression | save data | savegame | saved game | game data | my data | all my data | progreso | avance | fortschritt* | spielstand* | progresso | progressi | partida | partie | dados`},
+	{"save", 1, `save | saves | saved | saving | guardar | guardado | guardada | guardo | speichern | gespeichert | speichert | sauvegard* | enregistr* | salvar | salvo | salvou | salvare | salvat* | salvataggio`},
+	{"sync", 1, `cloud | sync* | synchron* | backup | backups | back up | icloud | nube | sincroniz* | copia de seguridad | wolke | nuage | nuvem | synchronis*`},
+	{"audio", 1, `audio | sound* | music | musics | volume | mute | muted | silent | sonido* | musica | sin sonido | kein ton | der ton | ton fehlt | musik | lautstarke | le son | pas de son | musique | sem som | o som | suono | ducking | speaker | headphone* | auricular* | kopfhorer | ecouteur* | fone de ouvido | cuffie`},
+	{"call", 1, `phone call | phone calls | incoming call | a call | video call | voice call | hang up | hung up | call ends | during a call | llamada* | anruf* | telefonat | appel | appels | appel telephonique | ligacao | chamada* | chiamat* | telefonata`},
+	{"return", 0.6, `resume* | resuming | comes back | come back | came back | returns | returned | return to | back to | goes back | loops back | loop back | takes me back | ramene | renvoie | regresa | me devuelve | de vuelta | springt zuruck | landet wieder | riporta | reanud* | vuelve | volver | vuelvo | zuruck | kommt zuruck | revient | reprend* | retour | retourne | volta | voltar | retorna | torna | ritorna | riprend*`},
+	{"home_screen", 1, `home screen | homescreen | title screen | welcome screen | welcome page | start page | landing page | login screen | sign in screen | main menu | main screen | start screen | start menu | pantalla de bienvenida | willkommensbildschirm | ecran de bienvenue | tela de boas vindas | schermata di benvenuto | pantalla de inicio | pantalla principal | menu principal | startbildschirm | hauptmenu | hauptbildschirm |
+		ecran d accueil | ecran titre | ecran principal | ecran de demarrage | ecran d accueil | tela inicial | tela principal | schermata iniziale | schermata principale | menu principale`},
+	{"launch", 1, `launch | launches | launching | startup | start up | on start | app start | opening the app | open the app | open the game | opening the game | start the app | start the game | splash |
+		al abrir | al iniciar | abrir la app | abrir el juego | iniciar la app | al arrancar | arranque | beim start | beim starten | beim offnen der app | app starten | demarrage | au lancement | lancement | ao abrir | ao iniciar | inicializacao | all avvio | avvio | all apertura`},
+	{"open", 0.35, `open | opens | opening | opened | double tap | double click | tap | taps | tapping | tapped | press | presses | pressed | pressing | click* | go to | select | selecting | access | accessing | enter | navigate* |
+		abrir | abro | abre | abri | abierto | abriendo | toco | pulso | tocar | pulsar | hago clic | offne | offnen | offnet | tippe | tippen | klicke | klicken | ouvr* | ouvre | appuie* | clique* | clico | aprire | apro | apri | tocco | clicco | premo`},
+	{"update", 0.45, `update* | updating | upgrade* | new version | latest version | last update | actualiz* | nueva version | aktualisier* | neue version | mise a jour | nouvelle version | atualiz* | nova versao | aggiorn* | nuova versione`},
+	{"install", 0.4, `install* | reinstall* | uninstall* | instal* | reinstal* | neu installiert | desinstal* | disinstall*`},
+	{"leaderboard", 1, `leaderboard* | ranking* | high score | high scores | highscore* | top players | clasificacion | tabla de clasificacion | rangliste | bestenliste | classement | placar | classifica`},
+	{"score", 1, `score | scores | points | puntuacion | puntos | punkte | punktzahl | punktestand | pontuacao | pontos | punteggio | punti`},
+	{"negative", 1, `negative | negativ* | below zero | minus | negatif* | negativo`},
+	{"overflow", 1, `overflow* | wraparound | wraps around | wrapped | wrap around | int32 | int overflow | desbord* | uberlauf* | debordement | estouro`},
+	{"display", 0.6, `display* | shows | showing | shown | visual* | cosmetic* | overlap* | misalign* | cut off | truncat* | layout | typo | typos | glitch* | render* | rendering |
+		muestra | se ve | se superpone | anzeige* | wird angezeigt | zeigt | uberlapp* | affich* | chevauche* | exib* | mostra | sobrepo* | visualizz* | sovrappo*`},
+	{"button", 0.5, `button* | icon* | boton | botones | icono | botao | bouton* | icone* | schaltflache | knopf | pulsante | tasto | tooltip*`},
+	{"screen", 0.25, `screen | screens | pantalla | bildschirm | ecran | tela | schermo | schermata | page | pagina | seite`},
+	{"settings", 1, `settings | setting | preferences | options | ajustes | configuracion | einstellung* | parametres | reglages | configurac* | impostazioni`},
+	{"notification", 1, `notification* | notif* | push notification* | alert* | reminder* | notificacion* | aviso* | benachrichtigung* | mitteilung* | notificac* | notifica* | rappel* | lembrete* | promemoria`},
+	{"network", 1, `network | connection | connectivity | offline | wifi | wi fi | internet | no connection | timeout* | timed out | server* | conexion | sin conexion | verbindung* | netzwerk* | keine verbindung |
+		reseau | connexion internet | hors ligne | conexao | sem conexao | rede | connessione | rete`},
+	{"battery", 1, `battery | batteries | drain* | overheat* | gets hot | batteria | bateria | akku | batterie | se calienta | wird heiss | chauffe | esquenta | surriscald*`},
+	{"storage", 1, `storage | disk space | free space | space on | almacenamiento | espacio | speicherplatz | stockage | espace | armazenamento | espaco | archiviazione | spazio`},
+	{"camera", 1, `camera | cameras | photo* | picture* | image* | gallery | camara | foto* | imagen* | kamera | bild | bilder | appareil photo | galerie | galeria | fotocamera | immagin*`},
+	{"upload", 1, `upload* | uploading | subir | subida | subo | sube | subes | subi | subiendo | subido | hochlad* | hochgeladen | televers* | envoyer | carregar | enviar arquivo | caricare | caricamento`},
+	{"download", 1, `download* | descarg* | herunterlad* | heruntergeladen | telecharg* | baixar | baixando | scaric*`},
+	{"export", 1, `export* | exporta* | exportieren | exportiert | exporter | share | sharing | shared | compart* | partag* | condivid* | print* | imprim* | drucken | druckt | stampa*`},
+	{"file", 0.8, `attachment* | attach | attached | anexo* | adjunt* | anhang* | piece jointe | allegat* | file | files | archivo* | datei* | fichier* | arquivo* | document* | dokument* | pdf | pdfs`},
+	{"filter", 1, `filter | filters | filtered | filtering | filtro | filtros | filtrar | filtert | filtern | gefiltert | filtre | filtres | filtrer | filtra | filtri | sort | sorting | sorted | ordenar | sortieren | trier | ordinare`},
+	{"search", 1, `search* | busca* | buscar | suche | suchen | sucht | recherch* | pesquis* | ricerca | cercare`},
+	{"map", 1, `map | maps | location* | gps | ubicacion | mapa | mapas | standort* | landkarte | localisation | localizacao | posizione | mappa`},
+	{"video", 1, `video* | playback | stream* | streaming | reproducir | reproduccion | reproductor | wiedergabe | lecture | reproducao | riproduzione`},
+	{"keyboard", 1, `keyboard* | teclado | tastatur | clavier | tastiera | typing`},
+	{"theme", 1, `dark mode | dark theme | light mode | theme* | modo oscuro | dunkelmodus | dunkler modus | mode sombre | modo escuro | tema scuro | tema*`},
+	{"accessibility", 1, `colour blind | color blind | colorblind | colourblind | daltonism* | daltonico | farbenblind* | daltonien | accessib* | accesibilidad | barrierefrei* | contrast* | palette | font size | screen reader | voiceover | talkback`},
+	{"subscription", 1, `subscription* | subscribe* | premium | membership | suscripcion* | abo | abos | abonnement* | assinatura* | abbonament* | renew* | auto renew`},
+	{"ads", 1, `ad | ads | advert* | advertisement* | anuncio* | werbung | publicite* | pubs | pubblicita`},
+	{"restore", 1, `restore* | restoring | restaur* | recover | recuperar | wiederherstell* | recuperer | ripristin*`},
+	{"transfer", 1, `transfer* | transferencia* | uberweisung* | virement* | bonific* | send money | enviar dinero | geld senden | envoyer de l argent`},
+	{"balance", 1, `balance | balances | saldo | saldos | kontostand | solde`},
+	{"card", 1, `card | cards | credit card | debit card | karte | karten | kreditkarte | carte | carte bancaire | carta | cartao | tarjeta`},
+	{"note", 1, `note | notes | nota | notas | notiz* | notizen | bloc notes | appunti`},
+	{"calendar", 1, `calendar* | calendario | kalender | calendrier | agenda`},
+	{"time", 1, `clock | time zone | timezone | device time | device clock | date and time | reloj | uhrzeit | zeitzone | horloge | fuseau horaire | relogio | fuso horario | orologio | fuso orario`},
+	{"language", 1, `translat* | language | languages | idioma | idiomas | sprache | ubersetz* | langue | traduc* | traduz* | lingua`},
+	{"email", 1, `email* | e mail | mail | correo | correos`},
+	{"message", 1, `message* | chat* | mensaje* | nachricht* | mensagem* | messaggi* | messaggio | dm | dms | inbox`},
+	{"reward", 1, `reward* | bonus | recompens* | belohnung* | premio | premios | daily login bonus`},
+	{"level", 0.6, `level | levels | nivel | niveles | niveis | livello | livelli | niveau | niveaux | stage | stages`},
+	{"loading", 1, `loading | load | loads | loader | loaders | cargando | carga | cargar | laden | ladt | ladebildschirm | chargement | carregando | carregamento | caricamento`},
+	{"bluetooth", 1, `bluetooth | pairing | paired | emparejar | koppeln | gekoppelt | appairage | emparelhar | accoppiare`},
+	{"vibration", 1, `vibration* | vibrate* | haptic* | vibracion | vibrieren | vibracao | vibrazione`},
+	{"blank", 0.7, `blank | empty | grey | gray | en blanco | gris | grau | cinza | grigio | vacio | vacia | leere | vide | vazio | vazia | vuoto | vuota`},
+	{"permission", 1, `permission* | permiso* | berechtigung* | autorisation* | permissao | permessi | permesso`},
+	{"widget", 1, `widget* | home widget`},
+	{"confirm", 0.8, `confirm | confirms | confirmed | confirming | confirmation* | bestatig* | bestaetig* | confirmar | confirmo | confirmacion | confirmer | confirme | confirmacao | confermar* | conferma*`},
+	{"signup", 1, `sign up | signup | signing up | register | registering | registration | create an account | create account | registr* | inscri* | cadastr* | konto erstellen | crear cuenta | creer un compte | onboarding`},
+	{"delivery", 1, `delivery | deliveries | shipping | shipment | courier | couriers | driver | tracking | tracking number | track my order | follow my order | seguimiento | repartidor | verfolgen | sendungsverfolgung | lieferant | suivi | livreur | rastreamento | rastrear | entregador | tracciamento | fattorino | entrega* | envio | envios | lieferung* | versand | livraison* | consegna | spedizion*`},
+	{"booking", 1, `booking* | reservation* | appointment* | reserva | reservas | buchung* | reservierung* | termin | termine | rendez vous | prenotazion* | agendamento*`},
+	{"workout", 1, `workout* | exercise* | training | entrenamiento* | ejercicio* | trainieren | ubung* | entrainement* | exercice* | treino* | exercicio* | allenamento* | esercizi*`},
+	{"playlist", 1, `playlist* | song | songs | album | albums | cancion* | lista de reproduccion | lied | lieder | chanson* | cancao | cancoes | canzon* | brano | brani`},
+	{"contact", 1, `contact | contacts | contacto* | kontakt* | contatt* | contato*`},
+	{"edit", 1, `edit | edits | editing | edited | editor | editar | edicion | bearbeit* | modifier | editer | edicao | modificare | modifica`},
+	{"biometric", 1, `face id | touch id | faceid | touchid | fingerprint* | biometr* | huella* | fingerabdruck* | empreinte* | impressao digital | impronta*`},
+	{"statement", 1, `statement* | extracto* | kontoauszug* | releve* | extrato* | estratto*`},
+	{"scan", 1, `scan* | qr | qr code | escane* | scann* | escanear | digitalizar`},
+	{"alarm", 1, `alarm* | timer* | alarma* | wecker | reveil | alarme | sveglia`},
+	{"feed", 1, `feed | feeds | timeline | post | posts | publicacion* | beitrag | beitrage | publication* | postagem* | pubblicazion*`},
+	{"discount", 1, `coupon* | discount* | promo code | promo | promos | promotion* | promocion* | promocao | promozion* | voucher* | cupon* | descuento* | gutschein* | rabatt* | reduction | remise | cupom* | desconto* | sconto | sconti | buono`},
+	{"price", 1, `price* | pricing | total | totals | amount* | precio* | importe* | preis* | betrag* | prix | montant* | preco* | valor* | prezzo* | importo*`},
+	{"tax", 1, `tax | taxes | vat | impuesto* | iva | steuer* | mwst | taxe* | tva | imposto* | tasse`},
+	{"localization", 1, `locali* | i18n | l10n | internationali*`},
+	{"feedback_positive", 0.1, `love | loved | loving | great | amazing | awesome | excellent | perfect | fantastic | best | wonderful | brilliant | beautiful | fun | addictive | five stars | 5 stars | 10 10 |
+		me encanta | encanta | genial | excelente | increible | maravilloso | toll | super | grossartig | wunderbar | liebe | genial | geniale | adore | magnifique | excelente | incrivel | otimo | adoro | fantastico | bellissimo | stupendo`},
+}
+
+// pat is one word of a lexicon form.
+type pat struct {
+	s      string
+	prefix bool
+}
+
+type phrase struct {
+	pats []pat
+	ids  []string
+}
+
+type concept struct {
+	id   string
+	spec float64
+}
+
+type lexiconIndex struct {
+	byFirst       map[string][]phrase // first word exact
+	byFirstPrefix map[string][]phrase // first word is a prefix pattern
+	maxPrefix     int
+	concepts      map[string]concept
+	single        []phrase            // one-word forms, for typo matching
+	singleGrams   map[string][]int    // trigram → indexes into single
+	romance       map[string][]string // romanceKey of one-word forms → concepts (nil when ambiguous)
+}
+
+var lex = buildLexicon()
+
+func buildLexicon() *lexiconIndex {
+	l := &lexiconIndex{byFirst: map[string][]phrase{}, byFirstPrefix: map[string][]phrase{}, concepts: map[string]concept{},
+		singleGrams: map[string][]int{}, romance: map[string][]string{}}
+	// A form listed under several concepts ("credit card": a charge and a
+	// card) yields all of them.
+	var forms []phrase
+	index := map[string]int{}
+	for _, e := range lexiconTable {
+		l.concepts[e.id] = concept{id: e.id, spec: e.spec}
+		for _, form := range strings.Split(e.forms, "|") {
+			var pats []pat
+			for _, w := range strings.Fields(form) {
+				pre := strings.HasSuffix(w, "*")
+				toks := tokenize(strings.TrimSuffix(w, "*"))
+				for i, t := range toks {
+					pats = append(pats, pat{s: t.s, prefix: pre && i == len(toks)-1})
+				}
+			}
+			if len(pats) == 0 {
+				continue
+			}
+			key := fmt.Sprint(pats)
+			if i, ok := index[key]; ok {
+				forms[i].ids = appendUnique(forms[i].ids, e.id)
+				continue
+			}
+			index[key] = len(forms)
+			forms = append(forms, phrase{pats: pats, ids: []string{e.id}})
+		}
+	}
+	for _, ph := range forms {
+		pats := ph.pats
+		if len(pats) == 1 && !pats[0].prefix {
+			if k := romanceKey(pats[0].s); k != "" {
+				if old, ok := l.romance[k]; ok && !slices.Equal(old, ph.ids) {
+					l.romance[k] = nil
+				} else {
+					l.romance[k] = ph.ids
+				}
+			}
+		}
+		if len(pats) == 1 && len(pats[0].s) >= 5 {
+			for _, g := range trigrams(pats[0].s) {
+				l.singleGrams[g] = append(l.singleGrams[g], len(l.single))
+			}
+			l.single = append(l.single, ph)
+		}
+		if pats[0].prefix {
+			l.byFirstPrefix[pats[0].s] = append(l.byFirstPrefix[pats[0].s], ph)
+			l.maxPrefix = max(l.maxPrefix, len(pats[0].s))
+		} else {
+			l.byFirst[pats[0].s] = append(l.byFirst[pats[0].s], ph)
+		}
+	}
+	for _, m := range []map[string][]phrase{l.byFirst, l.byFirstPrefix} {
+		for k, v := range m {
+			sort.SliceStable(v, func(i, j int) bool { return len(v[i].pats) > len(v[j].pats) })
+			m[k] = v
+		}
+	}
+	return l
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+func (p pat) matches(w string) bool {
+	if p.prefix {
+		return strings.HasPrefix(w, p.s)
+	}
+	return w == p.s
+}
+
+// match returns the concepts of the longest lexicon form starting at
+// words[i] and how many words it covers (0 when none).
+func (l *lexiconIndex) match(words []string, i int) ([]string, int) {
+	w := words[i]
+	var best []string
+	bestN := 0
+	try := func(phs []phrase) {
+		for _, ph := range phs {
+			n := len(ph.pats)
+			if n <= bestN || i+n > len(words) {
+				continue
+			}
+			ok := true
+			for j := 1; j < n; j++ {
+				if !ph.pats[j].matches(words[i+j]) {
+					ok = false
+					break
+				}
+			}
+			if ok && ph.pats[0].matches(w) {
+				best, bestN = ph.ids, n
+			}
+		}
+	}
+	try(l.byFirst[w])
+	for n := min(len(w), l.maxPrefix); n >= 2; n-- {
+		if phs, ok := l.byFirstPrefix[w[:n]]; ok {
+			try(phs)
+		}
+	}
+	if bestN == 0 {
+		if ids := l.romance[romanceKey(w)]; len(ids) > 0 {
+			return ids, 1
+		}
+	}
+	return best, bestN
+}
+
+// romanceKey drops a plural "s" and a final vowel, the endings by which
+// Spanish, Portuguese and Italian inflect gender and number ("vuote",
+// "vuoto", "pagine", "pagina" → "vuot", "pagin"), so the lexicon need not
+// list every form. Words shorter than five letters have no key.
+func romanceKey(w string) string {
+	if len(w) < 5 || !isAlpha(w) {
+		return ""
+	}
+	k := strings.TrimSuffix(w, "s")
+	if n := len(k); n > 0 && strings.IndexByte("aeiou", k[n-1]) >= 0 {
+		k = k[:n-1]
+	}
+	if len(k) < 4 || k == w {
+		return ""
+	}
+	return k
+}
+
+// conceptsOfName reads a component or identifier name such as "photosync",
+// "in-app-purchases" or "Payments" as concepts: it is split into words, and
+// a single word that the lexicon does not know is broken into lexicon words
+// where that covers it entirely ("photosync" → photo + sync).
+func conceptsOfName(name string) []string {
+	var out []string
+	words := splitIdent(name)
+	a := analyzeTokens(toTokens(words), false)
+	for t := range a.bag {
+		if isConcept(t) {
+			out = appendUnique(out, t)
+		}
+	}
+	for _, w := range words {
+		for _, part := range wordBreak(w) {
+			ids, _ := lex.match([]string{part}, 0)
+			for _, id := range ids {
+				out = appendUnique(out, "~"+id)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func toTokens(words []string) []token {
+	out := make([]token, len(words))
+	for i, w := range words {
+		out[i] = token{s: w, num: isDigits(w)}
+	}
+	return out
+}
+
+// wordBreak splits w into words the lexicon knows (each at least three
+// letters), or returns nil when no full split exists.
+func wordBreak(w string) []string {
+	n := len(w)
+	if n < 6 {
+		return nil
+	}
+	prev := make([]int, n+1)
+	for i := range prev {
+		prev[i] = -1
+	}
+	prev[0] = 0
+	for i := 0; i < n; i++ {
+		if prev[i] < 0 {
+			continue
+		}
+		for j := i + 3; j <= n; j++ {
+			if prev[j] >= 0 || (i == 0 && j == n) {
+				continue
+			}
+			if _, n := lex.match([]string{w[i:j]}, 0); n == 1 {
+				prev[j] = i
+			}
+		}
+	}
+	if prev[n] < 0 {
+		return nil
+	}
+	var parts []string
+	for j := n; j > 0; j = prev[j] {
+		parts = append([]string{w[prev[j]:j]}, parts...)
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+// fuzzy returns the concepts of the one-word lexicon form a misspelt word
+// nearly spells: same first letter, within one edit (insertion, deletion,
+// substitution or swap of neighbours) for words of six to eight letters,
+// two from nine; a prefix form ("notification*") must be within one edit
+// of the word's beginning. Candidates come from a trigram index of the
+// forms, and answers are memoised (a tracker repeats its words).
+func (l *lexiconIndex) fuzzy(w string) []string {
+	if len(w) < 6 || !isAlpha(w) {
+		return nil
+	}
+	if v, ok := fuzzyMemo.Load(w); ok {
+		return v.([]string)
+	}
+	ids := l.fuzzySlow(w)
+	if fuzzyMemoN.Add(1) < fuzzyMemoMax {
+		fuzzyMemo.Store(w, ids)
+	}
+	return ids
+}
+
+var (
+	fuzzyMemo    sync.Map
+	fuzzyMemoN   atomic.Int64
+	fuzzyMemoMax = int64(500_000)
+)
+
+func (l *lexiconIndex) fuzzySlow(w string) []string {
+	limit := 1
+	if len(w) >= 9 {
+		limit = 2
+	}
+	seen := map[int]bool{}
+	best, bestD := -1, limit+1
+	for _, g := range trigrams(w) {
+		for _, i := range l.singleGrams[g] {
+			if seen[i] {
+				continue
+			}
+			seen[i] = true
+			p := l.single[i].pats[0]
+			if p.s[0] != w[0] {
+				continue
+			}
+			d := editDistance(w, p.s)
+			if p.prefix {
+				for k := len(p.s) - 1; k <= len(p.s)+1; k++ {
+					if k > 0 && k <= len(w) {
+						if pd := editDistance(w[:k], p.s); pd <= 1 {
+							d = min(d, pd)
+						}
+					}
+				}
+			}
+			if d < bestD || (d == bestD && best >= 0 && i < best) {
+				best, bestD = i, d
+			}
+		}
+	}
+	if best < 0 || bestD > limit {
+		return nil
+	}
+	return l.single[best].ids
+}
+
+// editDistance is the optimal-string-alignment distance between two
+// ASCII-folded words (adjacent swaps count one edit).
+func editDistance(a, b string) int {
+	if a == b {
+		return 0
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
