@@ -13,7 +13,7 @@ SHELL := bash
 # the log shows every conformance test passing on SQLite and on PostgreSQL.
 STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
-RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/...
+RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/...
 
 .PHONY: build test vet race bench fuzz demo clean
 
@@ -28,6 +28,7 @@ test: vet
 	@grep -E '^ *--- |^(ok|FAIL)|^pgtest' storage-test.log
 	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 100000x ./airlock/
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 50000x ./agent/
+	$(GO) run ./cmd/signoff triage eval --dataset triage/testdata/orbit_run --min 15
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
@@ -42,6 +43,7 @@ bench:
 	$(GO) test -run '^$$' -bench Intake -benchtime 5000x ./httpapi/
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./agent/
 	$(GO) test -run '^$$' -bench RoundTrip -benchtime 3000x ./mcp/
+	$(GO) test -run '^$$' -bench . ./triage/ ./crew/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/

@@ -295,3 +295,23 @@ func TestGuardRefusesWeakDuplicate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The example configuration for a local model is valid against the real
+// tools.
+func TestExampleRolesParse(t *testing.T) {
+	b, err := os.ReadFile("../docs/examples/triage-ollama.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := agent.NewRegistry(agent.BaseTools()...)
+	crew.Register(reg)
+	cfg, err := agent.ParseConfig(b, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{crew.RoleIntake, crew.RoleInvestigator, crew.RoleTriage, crew.RoleWriter} {
+		if cfg.Roles[r].Provider != agent.ProviderOpenAI || cfg.Roles[r].Actor != signoff.RoleTriager {
+			t.Errorf("%s: %+v", r, cfg.Roles[r])
+		}
+	}
+}

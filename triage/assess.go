@@ -361,7 +361,9 @@ func NewComponentModel(owners []Owner, tickets []Ticket) *ComponentModel {
 //     among the signature's terms (1.5, 0.9 from the stack);
 //   - the report: the name as a word or two joined words (2); the share of
 //     the name's concepts the report mentions (1.5); the name standing for
-//     the report's main problem ("billing" for a duplicate charge, 1.5);
+//     the report's main problem ("billing" for a duplicate charge, 1.5); a
+//     concept of the same area as the name's ("store" for a purchase,
+//     0.75);
 //   - the component's vocabulary learned from its tickets: 2 × cosine;
 //   - related tickets: the ticket this is a regression of (3), other
 //     tracker hits 2 × their score when above 0.3.
@@ -441,6 +443,15 @@ func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Tic
 			score += 2
 			why = append(why, "the report names it")
 		}
+		for _, cc := range c.concepts {
+			for _, rc := range relatedConcepts[cc] {
+				if a.bag[rc] > 0 {
+					score += 0.75
+					why = append(why, fmt.Sprintf("%s goes with %s", rc[1:], cc[1:]))
+					break
+				}
+			}
+		}
 		if len(c.concepts) > 0 {
 			n := 0
 			for _, cc := range c.concepts {
@@ -496,6 +507,32 @@ func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Tic
 		return m.comps[0].owner.Component, "nothing points to a component: first in CODEOWNERS"
 	}
 	return m.comps[best].owner.Component, fmt.Sprintf("%s, %.1f points", bestWhy, bestScore)
+}
+
+// relatedConcepts are concepts that belong to the same area of an app:
+// a purchase happens in the store and is a charge; progress is what a
+// save holds. A component named for one is a fair owner of the other.
+var relatedConcepts = map[string][]string{
+	"~store":        {"~purchase", "~discount", "~price"},
+	"~purchase":     {"~store", "~charge", "~discount", "~price"},
+	"~charge":       {"~purchase", "~card", "~subscription", "~price"},
+	"~subscription": {"~charge", "~purchase"},
+	"~save":         {"~progress", "~sync", "~data_loss"},
+	"~sync":         {"~save", "~progress"},
+	"~progress":     {"~save", "~sync"},
+	"~login":        {"~account", "~signup", "~password", "~biometric", "~logout"},
+	"~account":      {"~login", "~signup", "~password"},
+	"~notification": {"~alarm", "~message"},
+	"~camera":       {"~upload", "~file"},
+	"~file":         {"~export", "~upload", "~download"},
+	"~export":       {"~file"},
+	"~transfer":     {"~balance", "~charge"},
+	"~delivery":     {"~map"},
+	"~map":          {"~delivery"},
+	"~leaderboard":  {"~score"},
+	"~score":        {"~leaderboard"},
+	"~audio":        {"~call", "~video"},
+	"~video":        {"~audio", "~camera"},
 }
 
 // identMatch reports whether name (or its stem: "transfers" → "transfer")

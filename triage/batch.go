@@ -26,7 +26,7 @@ type batchDoc struct {
 	q        Query
 	w        map[string]float64 // term → weight
 	stems    []string
-	norm     float64            // Σ w²
+	norm     float64 // Σ w²
 	resolves string
 	title    string
 }

@@ -20,7 +20,7 @@ import (
 // wrong). Run with -v for the matrix.
 func TestCalibration(t *testing.T) {
 	t.Parallel()
-	sets := map[string]triage.Dataset{"bank": bankDataset(t), "notes": notesDataset(t), "delivery": deliveryDataset(t)}
+	sets := map[string]triage.Dataset{"bank": bankDataset(t), "notes": notesDataset(t), "delivery": deliveryDataset(t), "racing": racingDataset(t)}
 	if d, ok := tryOrbit(); ok {
 		sets["sample"] = d
 	}

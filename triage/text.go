@@ -21,7 +21,8 @@ type token struct {
 	neg bool // a negative number literal such as -2,094,332,110
 }
 
-// foldTable maps Latin-1 and Latin Extended-A letters to their base letter.
+// foldTable maps the accented Latin letters (Latin-1 Supplement, Latin
+// Extended-A and -B) to their base letter.
 var foldTable = func() map[rune]string {
 	m := map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 'đ': "d", 'ł': "l", 'ı': "i"}
 	for r := rune(0xC0); r <= 0x24F; r++ {
