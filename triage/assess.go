@@ -57,7 +57,7 @@ type AssessInput struct {
 // high. Words such as "minor" or "cosmetic" lower by one level, except
 // for data loss and money.
 func Assess(in AssessInput) Assessment {
-	a := analyzeReport(in.Item.Text)
+	a := analyze(in.Item.Text)
 	has := func(c string) bool { return a.bag["~"+c] > 0 }
 	ev := map[string]any{}
 	var agg *CrashAggregate
@@ -186,7 +186,7 @@ func Assess(in AssessInput) Assessment {
 	if agg != nil {
 		fmt.Fprintf(&b, "Telemetry: %s, %d events from %d distinct users", agg.Signature, events, users)
 		if version != "" {
-			fmt.Fprintf(&b, " (%d events on %s)", agg.Versions[version], version)
+			fmt.Fprintf(&b, " (%d events on %s)", versionCount(agg.Versions, version), version)
 		}
 		if in.CrashUsers > 0 {
 			fmt.Fprintf(&b, ", %.0f%% of the %d users in the crash log", 100*float64(users)/float64(in.CrashUsers), in.CrashUsers)
@@ -248,17 +248,25 @@ func signatureKindOf(sig string) string {
 	return signatureKind(sig, terms)
 }
 
-// versionShare is the percentage of active users on v.
+// versionShare is the percentage of active users on v. Shares given as
+// fractions (summing to about 1) are read as percentages.
 func versionShare(r Releases, v string) (float64, bool) {
 	if v == "" || len(r.ActiveUsersByVersion) == 0 {
 		return 0, false
 	}
+	scale, sum := 1.0, 0.0
+	for _, s := range r.ActiveUsersByVersion {
+		sum += s
+	}
+	if sum > 0 && sum <= 1.5 {
+		scale = 100
+	}
 	if s, ok := r.ActiveUsersByVersion[v]; ok {
-		return s, true
+		return s * scale, true
 	}
 	for k, s := range r.ActiveUsersByVersion {
 		if IsVersion(k) && CompareVersions(k, v) == 0 {
-			return s, true
+			return s * scale, true
 		}
 	}
 	return 0, false
@@ -366,7 +374,7 @@ func NewComponentModel(owners []Owner, tickets []Ticket) *ComponentModel {
 //     0.75);
 //   - the component's vocabulary learned from its tickets: 2 × cosine;
 //   - related tickets: the ticket this is a regression of (3), other
-//     tracker hits 2 × their score when above 0.3.
+//     tracker hits 2 × their score from 0.45 (below that a hit is noise).
 //
 // Ties go to the component listed first in CODEOWNERS. When nothing
 // points anywhere, a catch-all component (core, app, general, misc,
@@ -375,7 +383,7 @@ func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Tic
 	if len(m.comps) == 0 {
 		return "", "no CODEOWNERS"
 	}
-	a := analyzeReport(text)
+	a := analyze(text)
 	words := map[string]bool{}
 	toks := tokenize(text)
 	for i, t := range toks {
@@ -487,7 +495,7 @@ func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Tic
 			if !strings.EqualFold(h.Component, c.owner.Component) || (regressed != nil && h.ID == regressed.ID) {
 				continue
 			}
-			if h.Score > 0.3 {
+			if h.Score >= 0.45 {
 				score += 2 * h.Score
 				why = append(why, fmt.Sprintf("similar ticket %s (%.2f)", h.ID, h.Score))
 			}

@@ -25,7 +25,7 @@ type batchDoc struct {
 	id       string
 	q        Query
 	w        map[string]float64 // term → weight
-	stems    []string
+	stems    stemSet
 	norm     float64 // Σ w²
 	resolves string
 	title    string
@@ -40,7 +40,7 @@ func NewBatch() *Batch { return &Batch{} }
 // it.
 func (b *Batch) Add(itemID string, q Query, resolvedTicket string) {
 	w, stems := reportWeights(q.Text)
-	d := batchDoc{id: itemID, q: q, w: w, stems: stems, resolves: resolvedTicket, title: firstLine(q.Text, 80)}
+	d := batchDoc{id: itemID, q: q, w: w, stems: newStemSet(stems), resolves: resolvedTicket, title: firstLine(q.Text, 80)}
 	for _, w := range d.w {
 		d.norm += w * w
 	}
@@ -77,7 +77,7 @@ func (b *Batch) Resolves() map[string]string {
 
 func reportWeights(text string) (map[string]float64, []string) {
 	w := map[string]float64{}
-	a := analyzeReport(text)
+	a := analyze(text)
 	for t := range a.bag {
 		if t == "~feedback_positive" {
 			continue

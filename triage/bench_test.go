@@ -135,3 +135,18 @@ func TestTrackerSearch100kLatency(t *testing.T) {
 		t.Errorf("p99 %v over the 10 ms budget", p99)
 	}
 }
+
+// BenchmarkBatchSearch1000 searches a batch memory of 1,000 processed
+// reports (a busy day's feedback).
+func BenchmarkBatchSearch1000(b *testing.B) {
+	_, report := synthTracker(10, 5)
+	r := newRand(11)
+	batch := triage.NewBatch()
+	for i := range 1000 {
+		batch.Add(fmt.Sprintf("I-%d", i), triage.Query{Text: report(r), AppVersion: "3.4.0"}, fmt.Sprintf("NEW-%d", i))
+	}
+	q := triage.Query{Text: report(r), AppVersion: "3.4.0"}
+	for b.Loop() {
+		batch.Search(q, 5)
+	}
+}

@@ -50,27 +50,31 @@ type crashSig struct {
 	kind     string
 }
 
-// cognate scores how well a signature word matches one of the report's
-// stems that is not identical to it: one being a prefix of the other
-// (five letters at least: "garag" and "garagem") scores 0.8, a trigram
-// Dice of 0.7 or more scores the Dice × 0.8.
-func cognate(t string, stems []string) float64 {
+// cognate scores how well a word matches one of a report's stems that is
+// not identical to it: one being a prefix of the other (five letters at
+// least: "garag" and "garagem") scores 0.8, a trigram Dice of 0.7 or more
+// scores the Dice × 0.8; both must start with the same letter. st carries the stems with their trigrams,
+// computed once per text.
+func cognate(t string, st stemSet) float64 {
 	if len(t) < 5 {
 		return 0
 	}
 	best := 0.0
 	var tg []string
-	for _, st := range stems {
-		if len(st) < 5 {
+	for i, s := range st.stems {
+		if len(s) < 5 {
 			continue
 		}
-		if strings.HasPrefix(st, t) || strings.HasPrefix(t, st) {
+		if s[0] != t[0] {
+			continue // cognates and misspellings keep their first letter
+		}
+		if strings.HasPrefix(s, t) || strings.HasPrefix(t, s) {
 			return 0.8
 		}
 		if tg == nil {
 			tg = trigrams(t)
 		}
-		sg := trigrams(st)
+		sg := st.grams[i]
 		shared := 0
 		for _, g := range sg {
 			if slices.Contains(tg, g) {
@@ -82,6 +86,23 @@ func cognate(t string, stems []string) float64 {
 		}
 	}
 	return best
+}
+
+// stemSet is a text's stems (five letters or more) with their trigrams.
+type stemSet struct {
+	stems []string
+	grams [][]string
+}
+
+func newStemSet(stems []string) stemSet {
+	var s stemSet
+	for _, st := range stems {
+		if len(st) >= 5 && !slices.Contains(s.stems, st) {
+			s.stems = append(s.stems, st)
+			s.grams = append(s.grams, trigrams(st))
+		}
+	}
+	return s
 }
 
 // Kinds of crash signature, by what the user sees.
@@ -309,7 +330,8 @@ func (cl *CrashLog) Query(q Query) []CrashAggregate {
 	if len(cl.sigs) == 0 {
 		return nil
 	}
-	qa := analyzeReport(q.Text)
+	qa := analyze(q.Text)
+	qstems := newStemSet(qa.stems)
 	df := map[string]int{}
 	for _, s := range cl.sigs {
 		for t := range s.terms {
@@ -330,7 +352,7 @@ func (cl *CrashLog) Query(q Query) []CrashAggregate {
 			case qa.bag[t] > 0:
 				m = 1
 			case !isConcept(t):
-				m = cognate(t, qa.stems)
+				m = cognate(t, qstems)
 			}
 			if m == 0 {
 				continue
@@ -358,9 +380,9 @@ func (cl *CrashLog) Query(q Query) []CrashAggregate {
 			why = append(why, "shared terms: "+strings.Join(shared, ", "))
 		}
 		if q.AppVersion != "" {
-			if a.Versions[q.AppVersion] > 0 {
+			if n := versionCount(a.Versions, q.AppVersion); n > 0 {
 				pop = 1
-				why = append(why, fmt.Sprintf("%d events on %s", a.Versions[q.AppVersion], q.AppVersion))
+				why = append(why, fmt.Sprintf("%d events on %s", n, q.AppVersion))
 			} else {
 				pop = 0.55
 				why = append(why, "no events on "+q.AppVersion)
@@ -372,9 +394,9 @@ func (cl *CrashLog) Query(q Query) []CrashAggregate {
 		}
 		if pop > 0 {
 			bonus := 1.0
-			if q.Device != "" && a.Devices[q.Device] > 0 {
+			if n := deviceCount(a.Devices, q.Device); n > 0 {
 				bonus += 0.1
-				why = append(why, fmt.Sprintf("%d events on %s", a.Devices[q.Device], q.Device))
+				why = append(why, fmt.Sprintf("%d events on %s", n, q.Device))
 			}
 			for p, c := range a.Platforms {
 				if major != fam && osMajor(p) == major {
@@ -409,3 +431,43 @@ func ConfirmedSignature(aggs []CrashAggregate) string {
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// versionCount is the count of v in a per-version map, comparing versions
+// as versions ("v2.4" and "2.4.0" are the same).
+func versionCount(m map[string]int, v string) int {
+	if v == "" {
+		return 0
+	}
+	if n, ok := m[v]; ok {
+		return n
+	}
+	if !IsVersion(v) {
+		return 0
+	}
+	n := 0
+	for k, c := range m {
+		if IsVersion(k) && CompareVersions(k, v) == 0 {
+			n += c
+		}
+	}
+	return n
+}
+
+// deviceCount is the count of a device in a per-device map, comparing
+// names without brand prefixes ("Samsung Galaxy S23" and "Galaxy S23").
+func deviceCount(m map[string]int, device string) int {
+	if device == "" {
+		return 0
+	}
+	if n, ok := m[device]; ok {
+		return n
+	}
+	want := normDevice(device)
+	n := 0
+	for k, c := range m {
+		if normDevice(k) == want {
+			n += c
+		}
+	}
+	return n
+}

@@ -269,7 +269,7 @@ func Evaluate(d Dataset, results []Result) (rows []EvalRow, score, total int) {
 // "score: N/M".
 func FormatTable(rows []EvalRow, score, total int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s %-17s %-11s %-14s %-12s %-9s %s\n", "item", "category", "outcome", "duplicate_of", "component", "severity", "ok")
+	fmt.Fprintf(&b, "%-10s %-17s %-11s %-22s %-12s %-9s %s\n", "item", "category", "outcome", "duplicate_of", "component", "severity", "ok")
 	for _, r := range rows {
 		dup := r.DuplicateOf
 		if r.Ticket != "" && r.Outcome == OutcomeDuplicate && r.Ticket != dup {
@@ -279,7 +279,7 @@ func FormatTable(rows []EvalRow, score, total int) string {
 		if !r.OK {
 			ok = "FAIL " + strings.Join(r.Why, "; ")
 		}
-		fmt.Fprintf(&b, "%-10s %-17s %-11s %-14s %-12s %-9s %s\n", r.ItemID, r.Category, r.Outcome, orDash(dup), orDash(r.Component), orDash(r.Severity), ok)
+		fmt.Fprintf(&b, "%-10s %-17s %-11s %-22s %-12s %-9s %s\n", r.ItemID, r.Category, r.Outcome, orDash(dup), orDash(r.Component), orDash(r.Severity), ok)
 	}
 	fmt.Fprintf(&b, "score: %d/%d\n", score, total)
 	return b.String()

@@ -427,3 +427,61 @@ func TestGeneralisesToOtherProducts(t *testing.T) {
 		})
 	}
 }
+
+// runFilingTickets is the pipeline as the server runs it: every ticket the
+// writer files joins the tracker (title and body as description), so
+// later reports search it, and the component model learns from it.
+func runFilingTickets(d triage.Dataset) []triage.Result {
+	tickets := append([]triage.Ticket(nil), d.Tickets...)
+	batch := triage.NewBatch()
+	itemTicket := map[string]string{}
+	known := map[string]bool{}
+	n := 0
+	var out []triage.Result
+	for _, it := range d.Items {
+		p := triage.NewProject(triage.Dataset{Tickets: tickets, Crashes: d.Crashes, Owners: d.Owners, Releases: d.Releases})
+		s := p.NewSession()
+		s.Batch, s.ItemTicket = batch, itemTicket
+		for id := range known {
+			s.Known[id] = true
+		}
+		s.NewTicketID = func() string { n++; return fmt.Sprintf("FILED-%d", n) }
+		r := s.Process(it)
+		out = append(out, r.Result)
+		if r.Result.Outcome == triage.OutcomeNewTicket {
+			known[r.Result.Ticket] = true
+			tickets = append(tickets, triage.Ticket{ID: r.Result.Ticket, Title: r.Action.Title, Description: r.Action.Body, Status: "open",
+				Severity: r.Result.Severity, Component: r.Result.Component, AffectedVersions: []string{r.Intake.AppVersion}})
+		}
+	}
+	return out
+}
+
+func TestGeneralisesWhenFiledTicketsJoinTheTracker(t *testing.T) {
+	t.Parallel()
+	sets := map[string]func(*testing.T) triage.Dataset{"bank": bankDataset, "notes": notesDataset, "delivery": deliveryDataset, "racing": racingDataset}
+	for name, load := range sets {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := load(t)
+			rows, score, total := triage.Evaluate(d, runFilingTickets(d))
+			t.Logf("\n%s", triage.FormatTable(rows, score, total))
+			for _, r := range rows {
+				if !r.OK {
+					t.Errorf("%s: %s", r.ItemID, strings.Join(r.Why, "; "))
+				}
+			}
+		})
+	}
+	t.Run("sample", func(t *testing.T) {
+		t.Parallel()
+		d, ok := tryOrbit()
+		if !ok {
+			t.Skip("sample dataset not found")
+		}
+		rows, score, total := triage.Evaluate(d, runFilingTickets(d))
+		if score != total {
+			t.Errorf("\n%s", triage.FormatTable(rows, score, total))
+		}
+	})
+}

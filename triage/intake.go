@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Intake is the intake role's record of one item: what kind of feedback it
@@ -37,9 +39,9 @@ type Intake struct {
 func Classify(it Item) Intake {
 	in := Intake{
 		Language:   Language(it.Text),
-		Device:     strings.TrimSpace(it.Metadata.Device),
-		OS:         strings.TrimSpace(it.Metadata.OS),
-		AppVersion: strings.TrimSpace(it.Metadata.AppVersion),
+		Device:     metaValue(it.Metadata.Device),
+		OS:         metaValue(it.Metadata.OS),
+		AppVersion: metaValue(it.Metadata.AppVersion),
 	}
 	if in.Device == "" {
 		in.Device = ExtractDevice(it.Text)
@@ -55,14 +57,26 @@ func Classify(it Item) Intake {
 	return in
 }
 
+// metaValue is a metadata field with placeholders ("unknown", "n/a",
+// "-") read as absent.
+func metaValue(s string) string {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "unknown", "n/a", "na", "none", "null", "-", "?", "not set", "unset":
+		return ""
+	}
+	return s
+}
+
 var (
 	reObfuscatedURL = regexp.MustCompile(`(?i)[\[(]\s*dot\s*[\])]|\bdot\s+(?:com|net|org|xyz|io|ru|info)\b|\bh\s*x*\s*x*p\s*s?\s*:\s*/\s*/`)
 	reURL           = regexp.MustCompile(`(?i)https?://|\bwww\.|\b[a-z0-9-]+\.(?:com|net|org|xyz|io|ru|cn|top|info|biz|site|online|click|link|shop|vip|live|club|win|bet)\b`)
 	reFreeAmount    = regexp.MustCompile(`(?i)\b\d[\d,.kK]*\+?\s*free\b|\bfree\s+\d|\bgratis\s+\d|\b\d[\d,.]*\s*(?:gratis|kostenlos|gratuit|gratuito)`)
 	rePromoCode     = regexp.MustCompile(`(?i)\b(?:enter|use|promo|redeem|coupon|bonus|gift)\s+(?:the\s+|this\s+|my\s+)?codes?\b|\bcode\s*:?\s*[A-Z0-9]{5,}\b`)
-	reSpamPhrase    = regexp.MustCompile(`(?i)no\s+survey|(?:100\s*%|totally|fully)\s*(?:working|legit|free)|works\s+100\s*%|giveaway|click\s+(?:here|the\s+link)|haz\s+clic\s+aqu[ií]|klicke?\s+hier|cliquez\s+ici|clique\s+aqui|clicca\s+qui|gana\s+dinero|geld\s+verdienen|gagne[rz]?\s+de\s+l'argent|ganhe\s+dinheiro|guadagna|make\s+\$?\d+\s*(?:\$|usd|dollars)?\s*(?:a|per)\s+(?:day|week)|\bdm\s+me\b|check\s+out\s+my\b|subscribe\s+to\s+my\b|follow\s+me\s+on\b|visit\s+my\b|my\s+(?:channel|profile|site|website)\b|\bfree\s+(?:coins|gold|diamonds|skins|credits|points|spins|lives|premium|gift\s*cards?|rewards?)\b|whats\s*app|telegram|earn\s+\$|\bbitcoin|\bcrypto\b|generator|\bhack(?:s|ed)?\b|\bcheats?\b|free\s+money|unlimited\s+\w+|sin\s+encuesta|ohne\s+umfrage|sans\s+sondage|sem\s+pesquisa|senza\s+sondaggio`)
+	reSpamPhrase    = regexp.MustCompile(`(?i)no\s+survey|(?:100\s*%|totally|fully)\s*(?:working|legit|free)|works\s+100\s*%|giveaway|click\s+(?:here|the\s+link)|haz\s+clic\s+aqu[ií]|klicke?\s+hier|cliquez\s+ici|clique\s+aqui|clicca\s+qui|gana\s+dinero|geld\s+verdienen|gagne[rz]?\s+de\s+l'argent|ganhe\s+dinheiro|guadagna|make\s+\$?\d+\s*(?:\$|usd|dollars)?\s*(?:a|per)\s+(?:day|week)|\bdm\s+me\b|\bwin\s+(?:a|an|free|\$|€)\s*\w+|\bgana\s+(?:un|una)\b|\bgewinne\s+(?:ein|eine)\b|\bgagne[rz]?\s+(?:un|une)\b|check\s+out\s+my\b|subscribe\s+to\s+my\b|follow\s+me\s+on\b|visit\s+my\b|my\s+(?:channel|profile|site|website)\b|\bfree\s+(?:coins|gold|diamonds|skins|credits|points|spins|lives|premium|gift\s*cards?|rewards?)\b|whats\s*app|telegram|earn\s+\$|\bbitcoin|\bcrypto\b|generator|\bhack(?:s|ed)?\b|\bcheats?\b|free\s+money|unlimited\s+\w+|sin\s+encuesta|ohne\s+umfrage|sans\s+sondage|sem\s+pesquisa|senza\s+sondaggio`)
 
-	reFeature = regexp.MustCompile(`(?i)\bwould\s+love\b|\bit'?d\s+be\s+(?:nice|great|cool|awesome|good|helpful)\b|\bwould\s+be\s+(?:nice|great|cool|awesome|helpful)\b|\b(?:you\s+should|pls|plz)\s+(?:add|make|implement|include|bring)\b|\bcan\s+(?:we|you)\s+(?:get|have)\s+(?:a|an|some|more|the\s+option)\b|\bhope\s+you\s+(?:will\s+|can\s+)?add\b|\bi\s+want\s+(?:a|an)\s+\w+\s+(?:mode|option|button|setting|feature)\b|\bmissing\s+feature\b|\bplease\s+(?:implement|include|consider)\b|\badd\s+(?:support\s+for|more)\b|\bi'?d\s+love\b|\bplease\s+add\b|\b(?:can|could|would)\s+you\s+(?:please\s+)?(?:add|make|include|consider)\b|\bit\s+would\s+be\s+(?:nice|great|cool|awesome|good|helpful)\b|\bwould\s+be\s+(?:nice|great|cool|awesome|helpful)\s+(?:if|to)\b|\bi\s+wish\b|\bwish\s+(?:there|you|it)\b|\bfeature\s+request|\bsuggestion\b|\badd\s+(?:an?\s+)?(?:option|setting|toggle|mode|way)\b|\b(?:option|ability)\s+to\b|\ballow\s+(?:me|us|users)\s+to\b|\bplease\s+(?:make|bring|let)\b|\bwhy\s+(?:not|isn'?t\s+there)\b|` +
+	reFeatureShort = regexp.MustCompile(`(?i)^\s*(?:[\p{L}\d'-]+\s+){0,5}[\p{L}\d'-]+\s+(?:please|pls|plz|por\s+favor|bitte|s'il\s+vous\s+pla[iî]t|svp|per\s+favore)\s*[!.]*\s*$`)
+	reFeature      = regexp.MustCompile(`(?i)\b(?:einbauen|hinzuf[üu]gen|erm[öo]glichen)\b|\bajoutez\b|\bajouter\s+(?:un|une|le|la|des)\b|\bagreguen\b|\ba[ñn]adir\b|\badicionar\b|\bwould\s+love\b|\bit'?d\s+be\s+(?:nice|great|cool|awesome|good|helpful)\b|\bwould\s+be\s+(?:nice|great|cool|awesome|helpful)\b|\b(?:you\s+should|pls|plz)\s+(?:add|make|implement|include|bring)\b|\bcan\s+(?:we|you)\s+(?:get|have)\s+(?:a|an|some|more|the\s+option)\b|\bhope\s+you\s+(?:will\s+|can\s+)?add\b|\bi\s+want\s+(?:a|an)\s+\w+\s+(?:mode|option|button|setting|feature)\b|\bmissing\s+feature\b|\bplease\s+(?:implement|include|consider)\b|\badd\s+(?:support\s+for|more)\b|\bi'?d\s+love\b|\bplease\s+add\b|\b(?:can|could|would)\s+you\s+(?:please\s+)?(?:add|make|include|consider)\b|\bit\s+would\s+be\s+(?:nice|great|cool|awesome|good|helpful)\b|\bwould\s+be\s+(?:nice|great|cool|awesome|helpful)\s+(?:if|to)\b|\bi\s+wish\b|\bwish\s+(?:there|you|it)\b|\bfeature\s+request|\bsuggestion\b|\badd\s+(?:an?\s+)?(?:option|setting|toggle|mode|way)\b|\b(?:option|ability)\s+to\b|\ballow\s+(?:me|us|users)\s+to\b|\bplease\s+(?:make|bring|let)\b|\bwhy\s+(?:not|isn'?t\s+there)\b|` +
 		`ser[ií]a\s+(?:genial|bueno|buena|[óo]p?timo|incre[ií]ble|[úu]til|legal|bom|boa|bacana|[óo]tima)|me\s+gustar[ií]a|estar[ií]a\s+bien|a[ñn]adan|agreguen|ojal[áa]|` +
 		`w[äa]re\s+(?:sch[öo]n|toll|cool|super|gut|praktisch)|bitte\s+f[üu]gt|w[üu]nsche\s+mir|k[öo]nntet\s+ihr|` +
 		`ce\s+serait\s+(?:bien|g[ée]nial|top|super|pratique)|j'aimerais|pourriez-vous\s+ajouter|il\s+faudrait|` +
@@ -78,7 +92,7 @@ var (
 	reNothingHappens = regexp.MustCompile(`(?i)\bnothing\s+happens\b|\bdoes\s+nothing\b|\bno\s+pasa\s+nada\b|\bno\s+hace\s+nada\b|\bpassiert\s+nichts\b|\brien\s+ne\s+se\s+passe\b|\bnada\s+acontece\b|\bn[aã]o\s+acontece\s+nada\b|\bnon\s+succede\s+(?:nulla|niente)\b`)
 	reNotWorking     = regexp.MustCompile(`(?i)\b(?:never|doesn'?t|does\s+not|don'?t|do\s+not|won'?t|will\s+not|isn'?t|is\s+not|stopped|no\s+longer|not)\s+(?:\w+\s+)?(?:come\s+back|comes\s+back|resume|work|load|show|open|save|sync|play|start|respond|appear|update|connect|launch|download|upload|send|arrive)`)
 	reRestart        = regexp.MustCompile(`(?i)\b(?:have|had|need|needed|must)\s+to\s+(?:restart|reinstall|reboot|force\s+close|kill)\b|tengo\s+que\s+(?:reiniciar|reinstalar)|muss\s+(?:neu\s+starten|neu\s+installieren)|(?:dois|doit)\s+(?:red[ée]marrer|r[ée]installer)|preciso\s+(?:reiniciar|reinstalar)|devo\s+(?:riavviare|reinstallare)`)
-	reWeakProblem    = regexp.MustCompile(`(?i)\bissue|\bproblem|\bannoying|\bfrustrat|\bunacceptable|\bfix\b|\bfail|\bterrible|\bhorrible|\bawful|\bworse|\bproblema|\bnervig|\bprobl[eè]me|\bfrustrant|\bchato|\bfastidios|\barregl|\bbehebt|\bcorrig`)
+	reWeakProblem    = regexp.MustCompile(`(?i)\bhelp\b|\bhilfe\b|\bayuda\b|\bajuda\b|\baiuto\b|\bissue|\bproblem|\bannoying|\bfrustrat|\bunacceptable|\bfix\b|\bfail|\bterrible|\bhorrible|\bawful|\bworse|\bproblema|\bnervig|\bprobl[eè]me|\bfrustrant|\bchato|\bfastidios|\barregl|\bbehebt|\bcorrig`)
 	rePositive       = regexp.MustCompile(`(?i)\bgood\b|\bnice\b|\bcool\b|\bgreat\b|\bgood\s+job|\bthank\s+you\b|[⭐🌟😍❤♥👍🔥💯]`)
 	reQuestionMark   = regexp.MustCompile(`\?`)
 )
@@ -86,7 +100,7 @@ var (
 // categorize applies the rules documented on Classify.
 func categorize(it Item) (string, float64, []string) {
 	text := it.Text
-	a := analyzeReport(text)
+	a := analyze(text)
 	has := func(c string) bool { return a.bag["~"+c] > 0 }
 	var cues []string
 	cue := func(format string, args ...any) { cues = append(cues, fmt.Sprintf(format, args...)) }
@@ -148,6 +162,10 @@ func categorize(it Item) (string, float64, []string) {
 		cue("problem: %q", strings.ToLower(m))
 	}
 	feature := reFeature.FindString(text)
+	if feature == "" && weak == 0 && reFeatureShort.MatchString(text) {
+		// "Dark mode please!": a short thing asked for, nothing broken.
+		feature = strings.TrimSpace(text)
+	}
 	support := reSupport.FindString(text)
 	positive := a.bag["~feedback_positive"] + len(rePositive.FindAllString(text, -1))
 	rating := -1.0
@@ -228,22 +246,75 @@ type keyedRe struct {
 	re   *regexp.Regexp
 }
 
+// The pattern runs on a window around each keyword only, so its cost does
+// not grow with the text (a ticket description can be long).
+const keyWindowBefore, keyWindowAfter = 16, 48
+
 func (k keyedRe) findAll(text, lower string) []string {
-	for _, key := range k.keys {
-		if strings.Contains(lower, key) {
-			return k.re.FindAllString(text, -1)
-		}
+	var out []string
+	for _, loc := range k.find(text, lower, -1) {
+		out = append(out, text[loc[0]:loc[1]])
+	}
+	return out
+}
+
+func (k keyedRe) findIndex(text, lower string) []int {
+	if locs := k.find(text, lower, 1); len(locs) > 0 {
+		return locs[0]
 	}
 	return nil
 }
 
-func (k keyedRe) findIndex(text, lower string) []int {
+// find returns up to n (all when n < 0) match locations in text, in order
+// of position. lower must be strings.ToLower(text), which keeps byte
+// offsets for the scripts the keywords use.
+func (k keyedRe) find(text, lower string, n int) [][]int {
+	if len(lower) != len(text) {
+		lower = text // a case change altered lengths: fall back to a full scan
+		if locs := k.re.FindAllStringIndex(text, n); locs != nil {
+			return locs
+		}
+		return nil
+	}
+	var locs [][]int
+	seen := map[int]bool{}
 	for _, key := range k.keys {
-		if strings.Contains(lower, key) {
-			return k.re.FindStringIndex(text)
+		for from := 0; ; {
+			i := strings.Index(lower[from:], key)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(key)
+			lo, hi := max(0, i-keyWindowBefore), min(len(text), i+keyWindowAfter)
+			for lo > 0 && !utf8.RuneStart(text[lo]) {
+				lo--
+			}
+			for hi < len(text) && !utf8.RuneStart(text[hi]) {
+				hi++
+			}
+			for _, m := range k.re.FindAllStringIndex(text[lo:hi], -1) {
+				start, end := lo+m[0], lo+m[1]
+				// A match cut by the window's edge is found again whole
+				// from a wider window only if it touches the edge.
+				if (m[0] == 0 && lo > 0) || (m[1] == hi-lo && hi < len(text)) {
+					if full := k.re.FindStringIndex(text[max(0, start-keyWindowBefore):min(len(text), end+keyWindowAfter)]); full != nil {
+						off := max(0, start-keyWindowBefore)
+						start, end = off+full[0], off+full[1]
+					}
+				}
+				if !seen[start] {
+					seen[start] = true
+					locs = append(locs, []int{start, end})
+				}
+			}
 		}
 	}
-	return nil
+	sort.Slice(locs, func(i, j int) bool { return locs[i][0] < locs[j][0] })
+	if n >= 0 && len(locs) > n {
+		locs = locs[:n]
+	}
+	return locs
 }
 
 var (

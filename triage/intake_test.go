@@ -47,6 +47,16 @@ func TestClassifyCategories(t *testing.T) {
 		{"spam with link and promo", "Earn $300 a day from home, click here: http://cash.example.top use code CASH", nil, "spam"},
 		{"bug with a screenshot link is not spam", "Crash on checkout, screenshot: https://imgur.com/abc.png", nil, "bug"},
 		{"display bug question is still a bug", "my score shows as -2,000,000,123. is this a display bug or did I lose it?", nil, "bug"},
+		{"charged without delivery", "I was charged but never got my coins.", nil, "bug"},
+		{"nothing happens", "When I tap Save nothing happens.", nil, "bug"},
+		{"spanish vague", "No me funciona", rating(1), "bug"},
+		{"short request", "Dark mode please!!", rating(4), "feature_request"},
+		{"german request", "Bitte einen Dunkelmodus einbauen.", nil, "feature_request"},
+		{"it'd be great", "It'd be great to have an offline mode.", nil, "feature_request"},
+		{"refund question", "Can I get a refund for my subscription? I don't use it anymore.", nil, "support_question"},
+		{"french how", "Comment puis-je changer mon mot de passe ?", nil, "support_question"},
+		{"prize spam", "Win an iPhone 16! Click here: www.prize-now.top", nil, "spam"},
+		{"help alone is not a feature", "Help please!!", rating(1), "bug"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -74,6 +74,7 @@ type TrackerIndex struct {
 	avgT    float64
 	avgD    float64
 	grams   map[string][]int32 // trigram → stem term ids
+	ngrams  []uint16           // distinct trigrams per term
 	idfNew  float64            // idf of a term no ticket has
 	pool    sync.Pool
 }
@@ -171,13 +172,16 @@ func NewTrackerIndex(tickets []Ticket) *TrackerIndex {
 	}
 	ix.idf = make([]float64, len(ix.terms))
 	ix.omega = make([]float64, len(ix.terms))
+	ix.ngrams = make([]uint16, len(ix.terms))
 	for id, term := range ix.terms {
 		ix.idf[id] = bm25IDF(n, float64(ix.df[id]))
 		ix.omega[id] = ix.idf[id] * termWeight(term)
 		if !isConcept(term) && len(term) >= 4 {
-			for _, g := range trigrams(term) {
-				ix.grams[g] = append(ix.grams[g], int32(id))
+			g := trigrams(term)
+			for _, x := range g {
+				ix.grams[x] = append(ix.grams[x], int32(id))
 			}
+			ix.ngrams[id] = uint16(min(len(g), 1<<15))
 		}
 	}
 	ix.idfNew = bm25IDF(n, 1)
@@ -246,7 +250,7 @@ type queryTerm struct {
 }
 
 func (ix *TrackerIndex) prepare(q Query) []queryTerm {
-	a := analyzeReport(q.Text)
+	a := analyze(q.Text)
 	bag := a.bag
 	if fam := osFamily(q.OS); fam != "" {
 		bag[fam]++ // the report's platform is part of what it says
@@ -304,8 +308,10 @@ func (ix *TrackerIndex) fuzzy(t string) []fuzzyMatch {
 	}
 	var out []fuzzyMatch
 	for id, c := range counts {
-		other := ix.terms[id]
-		dice := 2 * float64(c) / float64(len(g)+len(trigrams(other)))
+		if 2*float64(c)/float64(len(g)) < 0.6 {
+			continue // cannot reach 0.6 whatever the other word's length
+		}
+		dice := 2 * float64(c) / float64(len(g)+int(ix.ngrams[id]))
 		if dice >= 0.6 {
 			out = append(out, fuzzyMatch{id: id, sim: round3(dice * 0.9)})
 		}
@@ -473,7 +479,7 @@ const (
 //     describes the same thing (weight 0.55);
 //   - description coverage, the same over the description (0.15);
 //   - report coverage: the share of the report's weighted terms the ticket
-//     contains (0.35). It keeps a long report about something else (a lost
+//     contains (0.30). It keeps a long report about something else (a lost
 //     save that mentions signing in) from matching a short ticket whose
 //     few words it happens to contain.
 //
@@ -563,7 +569,7 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 		}
 	}
 	if v := q.AppVersion; v != "" && len(t.AffectedVersions) > 0 && !isClosed(t) {
-		if slices.Contains(t.AffectedVersions, v) {
+		if slices.ContainsFunc(t.AffectedVersions, func(x string) bool { return x == v || (IsVersion(x) && CompareVersions(x, v) == 0) }) {
 			s += bonusVersion
 			why = append(why, "affects "+v)
 		} else if older(v, t.AffectedVersions) {

@@ -267,19 +267,15 @@ type analyzed struct {
 	bag   terms
 }
 
-// analyze turns prose into canonical terms: concept phrases first
-// (longest match), then stems of the remaining non-stop words. A negative
-// number literal adds the concept "~negative".
+// analyze turns prose (a report, a ticket) into canonical terms: concept
+// phrases first (longest match), then stems of the remaining non-stop
+// words. Prose has typos: a word of six letters or more that neither the
+// lexicon nor the stopwords know is read as the concept it nearly spells
+// ("statment" → ~statement); reports and tickets are read the same way,
+// so a word taken for a concept on one side is taken for it on the other.
+// A negative number literal adds "~negative", an integer-limit number
+// "~overflow".
 func analyze(s string) analyzed {
-	return analyzeTokens(tokenize(s), true)
-}
-
-// analyzeReport is analyze for a reporter's prose. Prose has typos: a
-// word of six letters or more that neither the lexicon nor the stopwords
-// know is read as the concept it nearly spells ("statment" → ~statement).
-// Tickets are read the same way (analyze), so that a word taken for a
-// concept on one side is taken for it on the other.
-func analyzeReport(s string) analyzed {
 	return analyzeTokens(tokenize(s), true)
 }
 

@@ -71,10 +71,10 @@ func TestConceptsMeetAcrossLanguages(t *testing.T) {
 		}},
 	} {
 		for _, text := range tc.texts {
-			bag := analyzeReport(text).bag
+			bag := analyze(text).bag
 			for _, c := range tc.want {
 				if bag[c] == 0 {
-					t.Errorf("%q lacks %s: %v", text, c, analyzeReport(text).seq)
+					t.Errorf("%q lacks %s: %v", text, c, analyze(text).seq)
 				}
 			}
 		}
@@ -83,7 +83,7 @@ func TestConceptsMeetAcrossLanguages(t *testing.T) {
 
 func TestLexiconDetails(t *testing.T) {
 	t.Parallel()
-	has := func(text, c string) bool { return analyzeReport(text).bag[c] > 0 }
+	has := func(text, c string) bool { return analyze(text).bag[c] > 0 }
 	for _, tc := range []struct {
 		text, concept string
 		want          bool
@@ -100,7 +100,7 @@ func TestLexiconDetails(t *testing.T) {
 		{"quiero bloquear notas", "~freeze", false}, // two edits away from a freeze word
 	} {
 		if got := has(tc.text, tc.concept); got != tc.want {
-			t.Errorf("%q has %s = %v, want %v (%v)", tc.text, tc.concept, got, tc.want, analyzeReport(tc.text).seq)
+			t.Errorf("%q has %s = %v, want %v (%v)", tc.text, tc.concept, got, tc.want, analyze(tc.text).seq)
 		}
 	}
 	for name, want := range map[string][]string{

@@ -138,7 +138,7 @@ func problemLabel(bag terms) (string, []string) {
 }
 
 func writeTicket(in WriteInput) Action {
-	a := analyzeReport(in.Item.Text)
+	a := analyze(in.Item.Text)
 	label, concepts := problemLabel(a.bag)
 	sentence := problemSentence(in.Item.Text, concepts)
 	var title strings.Builder
@@ -199,7 +199,7 @@ func writeTicket(in WriteInput) Action {
 			}
 			sort.Strings(ks)
 			for _, k := range ks {
-				fmt.Fprintf(&b, "- %s: %v\n", k, as.Evidence[k])
+				fmt.Fprintf(&b, "- %s: %s\n", strings.ReplaceAll(k, "_", " "), evidenceValue(as.Evidence[k]))
 			}
 		}
 	}
@@ -218,7 +218,7 @@ func orDash(s string) string {
 func problemSentence(text string, concepts []string) string {
 	ss := sentences(text)
 	for _, s := range ss {
-		bag := analyzeReport(s).bag
+		bag := analyze(s).bag
 		for _, c := range concepts {
 			if bag["~"+c] > 0 {
 				return strings.TrimRight(strings.TrimSpace(s), ".!?;")
@@ -294,4 +294,33 @@ func writeClarify(in WriteInput) Action {
 	}
 	body := t.greeting + " " + fmt.Sprintf(t.body, list) + " " + t.closing
 	return Action{Kind: ActionClarify, Body: body, Language: lang}
+}
+
+// evidenceValue renders one evidence value for a ticket: counts by key
+// as "key (n)", largest first and at most five, so a ticket lists the
+// platforms a crash hit without every device model.
+func evidenceValue(v any) string {
+	m, ok := v.(map[string]int)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if m[ks[i]] != m[ks[j]] {
+			return m[ks[i]] > m[ks[j]]
+		}
+		return ks[i] < ks[j]
+	})
+	var parts []string
+	for i, k := range ks {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("%d more", len(ks)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
