@@ -62,6 +62,20 @@ func projectData(ctx context.Context, s signoff.Store, by signoff.Actor, project
 	return triage.NewProject(d), nil
 }
 
+// runAndProject reads the case's triage run and its project's data, which
+// most tools need together.
+func runAndProject(ctx context.Context, env *agent.Env) (*run, *project, error) {
+	r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := loadProject(ctx, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, p, nil
+}
+
 func (p *project) ticket(id string) (triage.Ticket, bool) {
 	t, ok := p.ByID[id]
 	return t, ok
@@ -206,11 +220,7 @@ func remember(st *State, hits []triage.Hit) {
 func searchTrackerTool() *agent.Tool {
 	return agent.NewTool("search_tracker", "Search the project's tracker for tickets matching the report. Results carry a score and a STRONG/weak label.",
 		func(ctx context.Context, env *agent.Env, in searchArgs) (agent.Result, error) {
-			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
-			if err != nil {
-				return agent.Result{}, err
-			}
-			p, err := loadProject(ctx, env)
+			r, p, err := runAndProject(ctx, env)
 			if err != nil {
 				return agent.Result{}, err
 			}
@@ -228,11 +238,7 @@ func searchTrackerTool() *agent.Tool {
 func searchRecentTool() *agent.Tool {
 	return agent.NewTool("search_recent_reports", "Search reports already processed in this batch (they may have created tickets that the tracker search cannot know about yet).",
 		func(ctx context.Context, env *agent.Env, in searchArgs) (agent.Result, error) {
-			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
-			if err != nil {
-				return agent.Result{}, err
-			}
-			p, err := loadProject(ctx, env)
+			r, p, err := runAndProject(ctx, env)
 			if err != nil {
 				return agent.Result{}, err
 			}
@@ -287,11 +293,7 @@ type crashArgs struct {
 func queryCrashLogTool() *agent.Tool {
 	return agent.NewTool("query_crash_log", "Aggregate the crash log by signature for crashes that fit the report: events, distinct users, versions, platforms, stack top.",
 		func(ctx context.Context, env *agent.Env, in crashArgs) (agent.Result, error) {
-			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
-			if err != nil {
-				return agent.Result{}, err
-			}
-			p, err := loadProject(ctx, env)
+			r, p, err := runAndProject(ctx, env)
 			if err != nil {
 				return agent.Result{}, err
 			}
@@ -707,11 +709,7 @@ type Facts struct {
 func factsTool() *agent.Tool {
 	return agent.NewTool("get_project_facts", "Read the project's components and owners (CODEOWNERS) and its release data: versions, share of users per version, next release and code freeze.",
 		func(ctx context.Context, env *agent.Env, _ factsArgs) (agent.Result, error) {
-			r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
-			if err != nil {
-				return agent.Result{}, err
-			}
-			p, err := loadProject(ctx, env)
+			r, p, err := runAndProject(ctx, env)
 			if err != nil {
 				return agent.Result{}, err
 			}
