@@ -16,12 +16,12 @@ import (
 
 // sampleDataset is the shared triage sample, relative to a backend's package
 // directory (where its tests run).
-const sampleDataset = "../../shared/datasets/orbit_run"
+const sampleDataset = "../triage/testdata/orbit_run" // relative to the backend packages that run this suite
 
 func loadSample(t *testing.T) triage.Dataset {
 	t.Helper()
 	if _, err := os.Stat(sampleDataset); err != nil {
-		t.Skipf("dataset %s not present: %v", sampleDataset, err)
+		t.Fatalf("dataset %s not present: %v", sampleDataset, err)
 	}
 	d, err := triage.LoadDataset(os.DirFS(sampleDataset))
 	if err != nil {

@@ -11,14 +11,14 @@ import (
 	"github.com/signoff-dev/signoff/triage"
 )
 
-const orbitDir = "../../shared/datasets/orbit_run"
+const orbitDir = "testdata/orbit_run" // a copy of shared/datasets/orbit_run, kept so CI always has it
 
 // loadOrbit loads the orbit_run sample, or skips when it is not checked
 // out next to this repository.
 func loadOrbit(tb testing.TB) triage.Dataset {
 	tb.Helper()
 	if _, err := os.Stat(filepath.Join(orbitDir, "expected.json")); err != nil {
-		tb.Skipf("orbit_run dataset not found at %s", orbitDir)
+		tb.Fatalf("orbit_run dataset not found at %s", orbitDir)
 	}
 	d, err := triage.LoadDataset(os.DirFS(orbitDir))
 	if err != nil {
