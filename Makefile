@@ -44,11 +44,15 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./agent/
 	$(GO) test -run '^$$' -bench RoundTrip -benchtime 3000x ./mcp/
 	$(GO) test -run '^$$' -bench . ./triage/ ./crew/
+	$(GO) test -run '^$$' -bench . ./sandbox/
+	$(GO) test -run '^$$' -bench VerifyShopLite -benchtime 5x ./verify/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/
 	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 120s ./airlock/
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 60s ./agent/
+	$(GO) test -run '^$$' -fuzz FuzzParseGoTestJSON -fuzztime 60s ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzParseJUnitXML -fuzztime 60s ./verify/
 
 demo:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo

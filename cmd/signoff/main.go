@@ -43,6 +43,9 @@ var commands = map[string]command{
 	"roles":     {"show or set the workspace's agent role configuration (show|set)", runRoles},
 	"mcp":       {"serve MCP to one agent on stdin/stdout (--stdio)", runMCP},
 	"triage":    {"run the triage crew on a dataset (eval|run)", runTriage},
+	"verify":    {"verify a candidate fix against a frozen harness in a sandbox", runVerify},
+	"evidence":  {"check an evidence bundle offline (verify)", runEvidence},
+	"sample":    {"write a sample project as a git repository (shoplite)", runSample},
 }
 
 // env is what commands read and write, so tests can run them in-process.
@@ -76,6 +79,8 @@ func run(ctx context.Context, e *env, args []string) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.As(err, new(*exitStatus)):
+		return exitStatusCode(err)
 	case errors.As(err, new(*verifyFailed)), errors.As(err, new(*errBelowMin)):
 		fmt.Fprintf(e.stderr, "signoff %s: %v\n", args[0], err)
 		return 1

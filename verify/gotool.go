@@ -1,0 +1,106 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/signoff-dev/signoff/sandbox"
+)
+
+// goTool is the host's Go toolchain, which runs are given read-only.
+type goTool struct {
+	version, goroot, modcache string
+}
+
+var (
+	goOnce sync.Once
+	goInfo goTool
+	goErr  error
+)
+
+// findGo asks the go command on PATH where it lives, once per process. It
+// does not use the caller's context: the answer is cached for every later
+// caller, so one cancelled verification must not poison it.
+func findGo() (goTool, error) {
+	goOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		bin, err := exec.LookPath("go")
+		if err != nil {
+			goErr = fmt.Errorf("no go toolchain on PATH: %w", err)
+			return
+		}
+		cmd := exec.CommandContext(ctx, bin, "env", "GOVERSION", "GOROOT", "GOMODCACHE")
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=")
+		out, err := cmd.Output()
+		if err != nil {
+			goErr = fmt.Errorf("go env: %w", err)
+			return
+		}
+		f := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(f) != 3 || f[0] == "" || f[1] == "" {
+			goErr = fmt.Errorf("go env: unexpected output %q", out)
+			return
+		}
+		goInfo = goTool{version: f[0], goroot: f[1], modcache: f[2]}
+	})
+	return goInfo, goErr
+}
+
+// Paths inside the sandbox.
+const (
+	sbCache    = "/signoff/go-build"
+	sbModCache = "/signoff/gomod"
+)
+
+// spec runs command in src with the toolchain and module cache read-only,
+// the build cache writable, and an environment that keeps go offline and
+// local: no proxy, no toolchain download, no VCS stamping, no cgo (the
+// sandbox has no C compiler to count on). -count=1 turns off go test's
+// result cache: every run must really run the tests, or N runs would be
+// one run and N-1 replays.
+func (g goTool) spec(command []string, src, cache string, l sandbox.Limits) sandbox.Spec {
+	env := map[string]string{
+		"PATH":        filepath.Join(g.goroot, "bin") + ":/usr/local/bin:/usr/bin:/bin",
+		"HOME":        "/tmp",
+		"TMPDIR":      "/tmp",
+		"GOTMPDIR":    "/tmp",
+		"GOROOT":      g.goroot,
+		"GOCACHE":     sbCache,
+		"GOMODCACHE":  sbModCache,
+		"GOPATH":      "/tmp/gopath",
+		"GOPROXY":     "off",
+		"GOSUMDB":     "off",
+		"GOTOOLCHAIN": "local",
+		"GOFLAGS":     "-mod=readonly -buildvcs=false -count=1",
+		"GOTELEMETRY": "off",
+		"GOENV":       "off",
+		"CGO_ENABLED": "0",
+	}
+	s := sandbox.Spec{
+		Command:  command,
+		Src:      src,
+		Env:      env,
+		ReadOnly: []sandbox.Mount{{Host: g.goroot, Target: g.goroot}},
+		Writable: []sandbox.Mount{{Host: cache, Target: sbCache}},
+		Limits:   l,
+	}
+	if st, err := os.Stat(g.modcache); err == nil && st.IsDir() {
+		s.ReadOnly = append(s.ReadOnly, sandbox.Mount{Host: g.modcache, Target: sbModCache})
+	}
+	return s
+}
+
+func defaultCacheDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("build cache: %w (set a cache directory)", err)
+	}
+	return filepath.Join(d, "signoff", "go-build"), nil
+}

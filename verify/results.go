@@ -1,0 +1,385 @@
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Test outcomes as the parsers report them.
+const (
+	Pass = "pass"
+	Fail = "fail"
+	Skip = "skip"
+)
+
+// Outcomes of looking a harness test up in the results, beyond the three
+// above: Missing means the package ran but the test was not in it;
+// NotRun means the test could not have run (its package, or some package
+// when the name is bare, failed to build or start).
+const (
+	Missing = "missing"
+	NotRun  = "not-run"
+)
+
+// maxTestOutput bounds the output kept per test; results are evidence, not
+// a log archive, and the raw output is kept separately.
+const maxTestOutput = 64 << 10
+
+// TestResult is one test as the structured output reports it.
+type TestResult struct {
+	Package string `json:"package,omitempty"`
+	Name    string `json:"name"`
+	Outcome string `json:"outcome"`
+	Output  string `json:"output,omitempty"`
+}
+
+// PackageFailure is a package that failed without running any test: its
+// build failed, or its test binary died before the first test started.
+type PackageFailure struct {
+	Package string `json:"package"`
+	Build   bool   `json:"build"`
+	Output  string `json:"output,omitempty"`
+}
+
+// Results are the parsed structured results of one run.
+type Results struct {
+	Tests    []TestResult     `json:"tests"`
+	Failures []PackageFailure `json:"package_failures,omitempty"`
+	// Skipped counts input lines that were not events (go-test-json only).
+	Skipped int `json:"skipped_lines,omitempty"`
+}
+
+// testEvent is one line of go test -json (cmd/test2json).
+type testEvent struct {
+	Action      string
+	Package     string
+	ImportPath  string
+	Test        string
+	Output      string
+	FailedBuild string
+}
+
+// ParseGoTestJSON reads the event stream of go test -json. Lines that are
+// not events are counted and otherwise ignored; outcomes come only from
+// events, never from the text of the output. A test that started but has
+// no result (its binary crashed or timed out) counts as failed. A package
+// that failed with no test events did not run at all and is reported in
+// Failures.
+func ParseGoTestJSON(r io.Reader) (Results, error) {
+	type key struct{ pkg, test string }
+	type testState struct {
+		started, ended bool
+		outcome        string
+		out            strings.Builder
+	}
+	type pkgState struct {
+		tests       int
+		outcome     string
+		failedBuild string
+		out         strings.Builder
+	}
+	tests := map[key]*testState{}
+	var order []key
+	pkgs := map[string]*pkgState{}
+	var pkgOrder []string
+	build := map[string]*strings.Builder{}
+	pkg := func(name string) *pkgState {
+		p := pkgs[name]
+		if p == nil {
+			p = &pkgState{}
+			pkgs[name] = p
+			pkgOrder = append(pkgOrder, name)
+		}
+		return p
+	}
+	var res Results
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var ev testEvent
+			if json.Unmarshal(line, &ev) != nil || ev.Action == "" {
+				res.Skipped++
+			} else {
+				switch {
+				case ev.Action == "build-output" || ev.Action == "build-fail":
+					b := build[ev.ImportPath]
+					if b == nil {
+						b = &strings.Builder{}
+						build[ev.ImportPath] = b
+					}
+					appendCapped(b, ev.Output)
+				case ev.Test != "":
+					k := key{ev.Package, ev.Test}
+					t := tests[k]
+					if t == nil {
+						t = &testState{}
+						tests[k] = t
+						order = append(order, k)
+						pkg(ev.Package).tests++
+					}
+					switch ev.Action {
+					case "run":
+						t.started = true
+					case "output":
+						appendCapped(&t.out, ev.Output)
+					case "pass", "fail", "skip":
+						// The first result stands: a later event for the
+						// same name cannot turn a failure into a pass.
+						if !t.ended {
+							t.ended, t.outcome = true, ev.Action
+						} else if ev.Action == Fail {
+							t.outcome = Fail
+						}
+					}
+				case ev.Package != "":
+					p := pkg(ev.Package)
+					switch ev.Action {
+					case "output":
+						appendCapped(&p.out, ev.Output)
+					case "pass", "fail", "skip":
+						p.outcome = ev.Action
+						if ev.FailedBuild != "" {
+							p.failedBuild = ev.FailedBuild
+						}
+					}
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return Results{}, fmt.Errorf("read go test -json: %w", err)
+		}
+	}
+	for _, k := range order {
+		t := tests[k]
+		out := t.outcome
+		if !t.ended {
+			out = Fail
+			appendCapped(&t.out, "\n[signoff: the test started but reported no result]\n")
+		}
+		res.Tests = append(res.Tests, TestResult{Package: k.pkg, Name: k.test, Outcome: out, Output: t.out.String()})
+	}
+	for _, name := range pkgOrder {
+		p := pkgs[name]
+		if p.outcome != Fail || p.tests > 0 {
+			continue
+		}
+		// Build output is keyed by what failed to build ("pkg [pkg.test]"),
+		// which FailedBuild names.
+		out := p.out.String()
+		if b := build[p.failedBuild]; p.failedBuild != "" && b != nil {
+			out = b.String() + out
+		}
+		res.Failures = append(res.Failures, PackageFailure{Package: name, Build: p.failedBuild != "", Output: capString(out)})
+	}
+	return res, nil
+}
+
+func appendCapped(b *strings.Builder, s string) {
+	if room := maxTestOutput - b.Len(); room > 0 {
+		if len(s) > room {
+			s = s[:room]
+		}
+		b.WriteString(s)
+	}
+}
+
+func capString(s string) string {
+	if len(s) > maxTestOutput {
+		return s[:maxTestOutput]
+	}
+	return s
+}
+
+type junitSuite struct {
+	Name   string       `xml:"name,attr"`
+	Suites []junitSuite `xml:"testsuite"`
+	Cases  []junitCase  `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string     `xml:"name,attr"`
+	Classname string     `xml:"classname,attr"`
+	Failures  []junitMsg `xml:"failure"`
+	Errors    []junitMsg `xml:"error"`
+	Skipped   []junitMsg `xml:"skipped"`
+	SystemOut []string   `xml:"system-out"`
+	SystemErr []string   `xml:"system-err"`
+}
+
+type junitMsg struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// ParseJUnitXML reads a JUnit XML report whose root is <testsuites> or
+// <testsuite>; suites may nest. A case with <failure> or <error> failed, a
+// case with <skipped> was skipped, any other case passed. The package of a
+// case is its classname, or the name of its suite when it has none.
+func ParseJUnitXML(r io.Reader) (Results, error) {
+	dec := xml.NewDecoder(io.LimitReader(r, 256<<20))
+	var root junitSuite
+	var start xml.StartElement
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return Results{}, fmt.Errorf("junit xml: no root element")
+			}
+			return Results{}, fmt.Errorf("junit xml: %w", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			start = se
+			break
+		}
+	}
+	if start.Name.Local != "testsuites" && start.Name.Local != "testsuite" {
+		return Results{}, fmt.Errorf("junit xml: root element is <%s>, not <testsuites> or <testsuite>", start.Name.Local)
+	}
+	if err := dec.DecodeElement(&root, &start); err != nil {
+		return Results{}, fmt.Errorf("junit xml: %w", err)
+	}
+	if start.Name.Local == "testsuite" {
+		root = junitSuite{Suites: []junitSuite{root}}
+	}
+	var res Results
+	var walk func(s junitSuite)
+	walk = func(s junitSuite) {
+		for _, c := range s.Cases {
+			t := TestResult{Package: c.Classname, Name: c.Name, Outcome: Pass}
+			if t.Package == "" {
+				t.Package = s.Name
+			}
+			var out strings.Builder
+			for _, m := range slices.Concat(c.Failures, c.Errors, c.Skipped) {
+				appendCapped(&out, m.Message)
+				if m.Message != "" {
+					appendCapped(&out, "\n")
+				}
+				appendCapped(&out, m.Text)
+			}
+			for _, o := range slices.Concat(c.SystemOut, c.SystemErr) {
+				appendCapped(&out, o)
+			}
+			switch {
+			case len(c.Failures) > 0 || len(c.Errors) > 0:
+				t.Outcome = Fail
+			case len(c.Skipped) > 0:
+				t.Outcome = Skip
+			}
+			t.Output = out.String()
+			res.Tests = append(res.Tests, t)
+		}
+		for _, sub := range s.Suites {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return res, nil
+}
+
+// Parse reads results in the given format.
+func Parse(format string, r io.Reader) (Results, error) {
+	switch format {
+	case FormatGoTestJSON:
+		return ParseGoTestJSON(r)
+	case FormatJUnitXML:
+		return ParseJUnitXML(r)
+	}
+	return Results{}, fmt.Errorf("unknown result format %q", format)
+}
+
+// Match is what the results say about one harness test name.
+type Match struct {
+	Outcome string       // Pass, Fail, Skip, Missing or NotRun
+	Tests   []TestResult // the results the name matched
+}
+
+// Output joins the output of every matched test.
+func (m Match) Output() string {
+	var b strings.Builder
+	for _, t := range m.Tests {
+		b.WriteString(t.Output)
+	}
+	return b.String()
+}
+
+// Lookup finds a harness test name in the results. A bare name (TestX)
+// matches that test in any package; a qualified name matches when the
+// qualifier is the package's import path or a trailing part of it
+// (cart.TestX and example.com/shop/cart.TestX both match TestX in
+// example.com/shop/cart). Subtests are matched by their full name
+// (TestX/case). When several tests match, any failure makes the match a
+// failure, then any skip a skip.
+//
+// When nothing matches and a package that could hold the test failed
+// before running tests, the outcome is NotRun rather than Missing: the
+// test may exist but could not execute.
+func (r Results) Lookup(name string) Match {
+	var m Match
+	for _, t := range r.Tests {
+		if nameMatches(name, t.Package, t.Name) {
+			m.Tests = append(m.Tests, t)
+		}
+	}
+	if len(m.Tests) == 0 {
+		m.Outcome = Missing
+		for _, f := range r.Failures {
+			if qualifierMatches(name, f.Package) {
+				m.Outcome = NotRun
+			}
+		}
+		return m
+	}
+	m.Outcome = Pass
+	for _, t := range m.Tests {
+		switch {
+		case t.Outcome == Fail:
+			m.Outcome = Fail
+		case t.Outcome == Skip && m.Outcome == Pass:
+			m.Outcome = Skip
+		case t.Outcome != Pass && t.Outcome != Skip:
+			m.Outcome = Fail
+		}
+	}
+	return m
+}
+
+func nameMatches(q, pkg, test string) bool {
+	if q == test {
+		return true
+	}
+	p, ok := strings.CutSuffix(q, "."+test)
+	return ok && p != "" && pkgMatches(p, pkg)
+}
+
+func pkgMatches(q, pkg string) bool {
+	return q == pkg || strings.HasSuffix(pkg, "/"+q) || strings.HasSuffix(pkg, "."+q)
+}
+
+// qualifierMatches says whether a test named q could live in pkg: always
+// for a bare name, otherwise when some split of q into package and test
+// names points at pkg. A name is qualified when a dot comes before its
+// first slash (cart.TestX, example.com/shop/cart.TestX), so a subtest such
+// as TestX/v1.2 stays bare.
+func qualifierMatches(q, pkg string) bool {
+	head, _, _ := strings.Cut(q, "/")
+	if !strings.Contains(head, ".") {
+		return true
+	}
+	for i := 0; i < len(q); i++ {
+		if q[i] == '.' && pkgMatches(q[:i], pkg) {
+			return true
+		}
+	}
+	return false
+}

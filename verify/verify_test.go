@@ -1,0 +1,257 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/signoff-dev/signoff/sandbox"
+	"github.com/signoff-dev/signoff/shoplite"
+	"github.com/signoff-dev/signoff/verify"
+)
+
+// fakeRunner answers runs from a script instead of running anything, so
+// the orchestration (worktrees, restored harness files, stopping rules,
+// fail-closed outcomes) is tested without a sandbox. It records the
+// harness test file each run would have seen.
+type fakeRunner struct {
+	mu     sync.Mutex
+	script []func(sandbox.Spec) (sandbox.Result, error)
+	calls  int
+	seen   []string // content of cart/coupon_repro_test.go per run
+	specs  []sandbox.Spec
+}
+
+func (f *fakeRunner) Name() string                   { return "fake" }
+func (f *fakeRunner) Digest(l sandbox.Limits) string { return fmt.Sprintf("fake:%d", l.WallTime) }
+
+func (f *fakeRunner) Run(_ context.Context, s sandbox.Spec) (sandbox.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, _ := os.ReadFile(filepath.Join(s.Src, "cart", "coupon_repro_test.go"))
+	f.seen = append(f.seen, string(b))
+	f.specs = append(f.specs, s)
+	i := f.calls
+	f.calls++
+	if i >= len(f.script) {
+		return sandbox.Result{}, errors.New("fake: no more runs scripted")
+	}
+	return f.script[i](s)
+}
+
+// events renders go test -json events for tests of package shoplite/cart:
+// each argument is "TestName=action" or "TestName=action:output".
+func events(tests ...string) []byte {
+	var b strings.Builder
+	for _, t := range tests {
+		name, rest, _ := strings.Cut(t, "=")
+		action, out, _ := strings.Cut(rest, ":")
+		pkg := "shoplite/cart"
+		if strings.HasPrefix(name, "TestServer") {
+			pkg = "shoplite/cmd/shoplite"
+		}
+		fmt.Fprintf(&b, `{"Action":"run","Package":%q,"Test":%q}`+"\n", pkg, name)
+		if out != "" {
+			fmt.Fprintf(&b, `{"Action":"output","Package":%q,"Test":%q,"Output":%q}`+"\n", pkg, name, out+"\n")
+		}
+		fmt.Fprintf(&b, `{"Action":%q,"Package":%q,"Test":%q}`+"\n", action, pkg, name)
+	}
+	return []byte(b.String())
+}
+
+func ok(stdout []byte) func(sandbox.Spec) (sandbox.Result, error) {
+	return func(s sandbox.Spec) (sandbox.Result, error) {
+		return sandbox.Result{Backend: "fake", Limits: s.Limits, ExitCode: 1, Stdout: stdout, Isolated: true}, nil
+	}
+}
+
+func result(r sandbox.Result, err error) func(sandbox.Spec) (sandbox.Result, error) {
+	return func(s sandbox.Spec) (sandbox.Result, error) {
+		r.Limits = s.Limits
+		return r, err
+	}
+}
+
+// p2pPass are events for every ShopLite pass-to-pass test passing.
+func p2pPass() []string {
+	var out []string
+	for _, n := range shoplite.PassToPass {
+		out = append(out, n+"=pass")
+	}
+	return out
+}
+
+var (
+	baseFails     = events(append([]string{"TestCouponAppliesOnce=fail:cart_test.go:12: Total(10000 cents, SAVE10) = 8100; want 9000"}, p2pPass()...)...)
+	candidatePass = events(append([]string{"TestCouponAppliesOnce=pass"}, p2pPass()...)...)
+)
+
+func TestVerifyRestoresTheHarnessOverTheCandidate(t *testing.T) {
+	t.Parallel()
+	s := sample(t)
+	h := couponHarness(t, s)
+	f := &fakeRunner{script: []func(sandbox.Spec) (sandbox.Result, error){ok(baseFails), ok(candidatePass)}}
+	rep, err := verify.Verify(context.Background(), verify.Options{
+		RepoDir: s.Dir, Harness: h, Candidate: shoplite.BranchFalseTestEdit, Runner: f, CacheDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repro, _ := shoplite.Files(shoplite.BranchReproCoupon)
+	for i, got := range f.seen {
+		if got != string(repro["cart/coupon_repro_test.go"]) {
+			t.Fatalf("run %d saw a harness test file other than tests_from's:\n%s", i+1, got)
+		}
+	}
+	if len(f.seen) != 2 {
+		t.Fatalf("runs = %d, want 2", len(f.seen))
+	}
+	if rep.Stages[0].Outcome != verify.Restored || len(rep.HarnessEdits) != 1 || rep.HarnessEdits[0] != "cart/coupon_repro_test.go" {
+		t.Fatalf("diff stage = %+v, harness edits %v", rep.Stages[0], rep.HarnessEdits)
+	}
+	// The scripted runs pass, so the restored harness, not the candidate's
+	// own test, decided: VERIFIED here proves only the orchestration.
+	if rep.Verdict != verify.Verified {
+		t.Fatalf("verdict = %s\n%s", rep.Verdict, verify.Table(rep))
+	}
+	// Runs see the source read-only at /src and write only the build cache.
+	sp := f.specs[0]
+	if len(sp.Writable) != 1 || sp.Env["GOPROXY"] != "off" || sp.Env["GOFLAGS"] == "" || sp.Limits.WallTime.Seconds() != float64(h.TimeoutSeconds) {
+		t.Fatalf("spec = %+v", sp)
+	}
+	if fp, _ := verify.Fingerprint(rep.Identity()); fp != rep.Fingerprint || len(fp) != 64 {
+		t.Fatalf("fingerprint %s does not recompute (%s)", rep.Fingerprint, fp)
+	}
+}
+
+func TestVerifyFailsClosed(t *testing.T) {
+	t.Parallel()
+	// One repository for all rows: each verification works in worktrees of
+	// its own.
+	s := sample(t)
+	type script = []func(sandbox.Spec) (sandbox.Result, error)
+	for _, tc := range []struct {
+		rule   string
+		runs   int
+		script script
+		want   string
+		detail string
+		calls  int
+	}{
+		{"all runs hold: VERIFIED", 3, script{ok(baseFails), ok(baseFails), ok(baseFails), ok(candidatePass), ok(candidatePass), ok(candidatePass)}, verify.Verified, "", 6},
+		{"one failing candidate run of three: REJECTED", 3,
+			script{ok(baseFails), ok(baseFails), ok(baseFails), ok(candidatePass), ok(baseFails)}, verify.Rejected, "candidate run 2", 5},
+		{"a base that passes never detected the bug: INCONCLUSIVE, candidate not run", 1,
+			script{ok(candidatePass)}, verify.Inconclusive, "never detected the bug", 1},
+		{"a base run that reproduces only once of two: INCONCLUSIVE", 2,
+			script{ok(baseFails), ok(candidatePass)}, verify.Inconclusive, "base run 2", 2},
+		{"a runner crash: INCONCLUSIVE", 1,
+			script{ok(baseFails), result(sandbox.Result{}, errors.New("helper died"))}, verify.Inconclusive, "helper died", 2},
+		{"a timeout: INCONCLUSIVE", 1,
+			script{result(sandbox.Result{TimedOut: true, Killed: sandbox.KilledWallTime, Stdout: baseFails}, nil)}, verify.Inconclusive, "timed out", 1},
+		{"a memory kill: INCONCLUSIVE", 1,
+			script{ok(baseFails), result(sandbox.Result{Killed: sandbox.KilledMemory, Stdout: candidatePass}, nil)}, verify.Inconclusive, "memory", 2},
+		{"truncated output: INCONCLUSIVE", 1,
+			script{ok(baseFails), result(sandbox.Result{Truncated: true, Stdout: candidatePass}, nil)}, verify.Inconclusive, "truncated", 2},
+		{"no structured output: INCONCLUSIVE", 1,
+			script{ok(baseFails), result(sandbox.Result{ExitCode: 2, Stdout: []byte("PASS\nok shoplite/cart\n"), Stderr: []byte("go: cannot find main module")}, nil)}, verify.Inconclusive, "no test results", 2},
+		{"a harness that does not build on the candidate: INCONCLUSIVE", 1,
+			script{ok(baseFails), ok([]byte(`{"Action":"fail","Package":"shoplite/cart","FailedBuild":"shoplite/cart [shoplite/cart.test]"}` + "\n"))}, verify.Inconclusive, "failed to build", 2},
+		{"a skipped fail-to-pass test: REJECTED", 1,
+			script{ok(baseFails), ok(events(append([]string{"TestCouponAppliesOnce=skip"}, p2pPass()...)...))}, verify.Rejected, "skipped", 2},
+		{"a missing pass-to-pass test: REJECTED", 1,
+			script{ok(baseFails), ok(events("TestCouponAppliesOnce=pass"))}, verify.Rejected, "missing", 2},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeRunner{script: tc.script}
+			rep, err := verify.Verify(context.Background(), verify.Options{
+				RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: shoplite.BranchGenuine, Runs: tc.runs, Runner: f, CacheDir: t.TempDir(),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tc.want || !strings.Contains(rep.Reason, tc.detail) || f.calls != tc.calls {
+				t.Fatalf("verdict %s (%q) after %d runs, want %s containing %q after %d\n%s", rep.Verdict, rep.Reason, f.calls, tc.want, tc.detail, tc.calls, verify.Table(rep))
+			}
+		})
+	}
+}
+
+func TestVerifyRefusesBeforeRunning(t *testing.T) {
+	t.Parallel()
+	s := sample(t)
+	for _, tc := range []struct {
+		rule      string
+		h         func(*verify.Harness)
+		allow     []string
+		protected []string
+		detail    string
+	}{
+		{"a path outside the allowlist", nil, []string{"cmd/**"}, nil, "cart/cart.go is outside the allowlist"},
+		{"a protected path", nil, nil, []string{"cart/cart.go"}, "cart/cart.go is a protected harness path"},
+		{"a candidate that does not descend from base", func(h *verify.Harness) { h.Base = s.Branches[shoplite.BranchReproCoupon] }, nil, nil, "does not descend from base"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			h := couponHarness(t, s)
+			if tc.h != nil {
+				tc.h(&h)
+			}
+			f := &fakeRunner{}
+			rep, err := verify.Verify(context.Background(), verify.Options{
+				RepoDir: s.Dir, Harness: h, Candidate: shoplite.BranchGenuine, Runner: f, CacheDir: t.TempDir(),
+				Allowlist: tc.allow, HarnessPaths: tc.protected,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != verify.Rejected || !strings.Contains(rep.Reason, tc.detail) || f.calls != 0 {
+				t.Fatalf("verdict %s (%q) after %d runs\n%s", rep.Verdict, rep.Reason, f.calls, verify.Table(rep))
+			}
+		})
+	}
+}
+
+func TestVerifySetupErrors(t *testing.T) {
+	t.Parallel()
+	s := sample(t)
+	f := &fakeRunner{}
+	for _, tc := range []struct {
+		rule string
+		opts func(o *verify.Options)
+		want string
+	}{
+		{"invalid harness", func(o *verify.Options) { o.Harness.Runs = 0 }, "runs"},
+		{"too many runs", func(o *verify.Options) { o.Runs = 11 }, "runs 11"},
+		{"no runner", func(o *verify.Options) { o.Runner = nil }, "no sandbox runner"},
+		{"unknown candidate", func(o *verify.Options) { o.Candidate = "fix/nope" }, "candidate"},
+		{"base not in the repository", func(o *verify.Options) { o.Harness.Base = strings.Repeat("a", 40) }, "base"},
+		{"test file missing at tests_from", func(o *verify.Options) { o.Harness.TestFiles = []string{"cart/none_test.go"} }, "cart/none_test.go"},
+		{"bad glob", func(o *verify.Options) { o.Allowlist = []string{"cart/["} }, "glob"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			o := verify.Options{RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: shoplite.BranchGenuine, Runner: f, CacheDir: t.TempDir()}
+			tc.opts(&o)
+			rep, err := verify.Verify(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || rep.Verdict == verify.Verified {
+				t.Fatalf("Verify = %s, %v; want an error containing %q", rep.Verdict, err, tc.want)
+			}
+		})
+	}
+	if f.calls != 0 {
+		t.Fatalf("setup errors ran %d commands", f.calls)
+	}
+	// The harness digest read from the repository covers the test code.
+	h := couponHarness(t, s)
+	d, err := verify.HarnessDigest(context.Background(), s.Dir, h)
+	files, _ := shoplite.Files(shoplite.BranchReproCoupon)
+	want, _ := verify.DigestHarness(h, map[string][]byte{"cart/coupon_repro_test.go": files["cart/coupon_repro_test.go"]})
+	if err != nil || d != want {
+		t.Fatalf("HarnessDigest = %s, %v; want %s", d, err, want)
+	}
+}
