@@ -181,8 +181,8 @@ type outcome struct {
 }
 
 // helperIO is how the caller talks to a starting run, on fd 3 and up: for
-// the helper, its config and then its status back; for bwrap, the
-// --ro-bind-data contents, then --info-fd and --block-fd. The run proceeds
+// the helper, its config and then its status back; for bwrap, the --file
+// contents, then --info-fd and --block-fd. The run proceeds
 // only once it has joined its cgroup (cg, when not nil) and, for bwrap,
 // its init has its rlimits: the helper waits for its config, bwrap's init
 // for its block fd.

@@ -20,8 +20,9 @@ const (
 // way the verifier runs tests: the module read-only at /src (the working
 // directory), the host's Go toolchain read-only at its own path, the host's
 // module cache read-only as GOMODCACHE, cacheDir (a host directory, created
-// if missing) writable as GOCACHE, HOME=/tmp, and the module graph frozen:
-// GOFLAGS=-mod=mod with GOPROXY=off, so a module missing from the cache is
+// if missing) writable as GOCACHE, HOME=/tmp, PWD=/src, and the module
+// graph frozen: GOFLAGS=-mod=mod with GOPROXY=off (and GOSUMDB=off,
+// GOTOOLCHAIN=local, GOWORK=off), so a module missing from the cache is
 // an error rather than a download. An empty cacheDir puts the build cache
 // on the run's tmpfs (every run then builds from scratch). Limits are left
 // zero (the defaults); set them on the result.
@@ -45,6 +46,9 @@ func GoSpec(srcDir string, args []string, cacheDir string) Spec {
 			"GOSUMDB":     "off",
 			"GOTOOLCHAIN": "local",
 			"GOWORK":      "off",
+			// The working directory, as a shell would say; set here, it
+			// also spares bwrap runs the step that removes bwrap's own.
+			"PWD": "/src",
 		},
 	}
 	if tc.goroot != "" {

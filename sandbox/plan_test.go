@@ -200,7 +200,7 @@ func TestBwrapArgs(t *testing.T) {
 	for _, want := range []string{
 		" --unshare-all --unshare-user --uid 65534 --gid 65534 ", " --cap-drop ALL --clearenv ",
 		" --die-with-parent --new-session --disable-userns ", " --setenv A 1 ",
-		" --perms 0644 --ro-bind-data 3 /etc/hosts ", " --perms 1777 --size 100 --tmpfs /tmp ",
+		" --perms 0644 --file 3 /etc/hosts ", " --perms 1777 --size 100 --tmpfs /tmp ",
 		" --ro-bind /h/src /src ", " --bind /h/cache /cache ",
 		" --remount-ro / --chdir /src --info-fd 4 --block-fd 5 ",
 	} {
