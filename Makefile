@@ -28,7 +28,7 @@ test: vet
 	@grep -E '^ *--- |^(ok|FAIL)|^pgtest' storage-test.log
 	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 100000x ./airlock/
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 50000x ./agent/
-	$(GO) run ./cmd/signoff triage eval --dataset triage/testdata/orbit_run --min 15
+	$(GO) run ./cmd/signoff triage eval --dataset samples/orbit_run --min 15
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }

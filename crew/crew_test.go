@@ -20,7 +20,7 @@ import (
 
 // orbitRun is a copy of shared/datasets/orbit_run (MIT licence; see its
 // SOURCE.md) kept in the repository so CI scores it on every run.
-const orbitRun = "../triage/testdata/orbit_run"
+const orbitRun = "../samples/orbit_run"
 
 func loadOrbit(t testing.TB) triage.Dataset {
 	t.Helper()

@@ -49,7 +49,7 @@ func TestTrackerAPI(t *testing.T) {
 		Tickets: []triage.Ticket{{ID: "SHOP-1", Title: "Cart empties on rotate", Status: "open", Severity: "high", Component: "checkout", AffectedVersions: []string{"3.1.0"}}},
 		Owners:  []triage.Owner{{Component: "checkout", Team: "team-pay", Channel: "#pay"}, {Component: "search", Team: "team-find"}},
 	}
-	if sample := "../triage/testdata/orbit_run"; dirExists(sample) {
+	if sample := "../samples/orbit_run"; dirExists(sample) {
 		var err error
 		if d, err = triage.LoadDataset(os.DirFS(sample)); err != nil {
 			t.Fatal(err)

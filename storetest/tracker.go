@@ -16,7 +16,7 @@ import (
 
 // sampleDataset is the shared triage sample, relative to a backend's package
 // directory (where its tests run).
-const sampleDataset = "../triage/testdata/orbit_run" // relative to the backend packages that run this suite
+const sampleDataset = "../samples/orbit_run" // relative to the backend packages that run this suite
 
 func loadSample(t *testing.T) triage.Dataset {
 	t.Helper()

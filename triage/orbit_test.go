@@ -11,7 +11,7 @@ import (
 	"github.com/signoff-dev/signoff/triage"
 )
 
-const orbitDir = "testdata/orbit_run" // a copy of shared/datasets/orbit_run, kept so CI always has it
+const orbitDir = "../samples/orbit_run" // a copy of shared/datasets/orbit_run, kept so CI always has it
 
 // loadOrbit loads the orbit_run sample, or skips when it is not checked
 // out next to this repository.

@@ -17,7 +17,9 @@ import (
 	"github.com/signoff-dev/signoff/crew"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/mcp"
+	"github.com/signoff-dev/signoff/samples"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/triage"
 )
 
 func newLogger(w io.Writer, format string) *slog.Logger {
@@ -124,8 +126,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	d := dbFlags{db: filepath.Join(dir, "signoff.db"), key: filepath.Join(dir, "signoff.key")}
-	s, err := d.openRW(ctx, e, true)
+	dbf := dbFlags{db: filepath.Join(dir, "signoff.db"), key: filepath.Join(dir, "signoff.key")}
+	s, err := dbf.openRW(ctx, e, true)
 	if err != nil {
 		return err
 	}
@@ -146,6 +148,23 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The triage crew's sample project: its tracker, crash log, releases and
+	// CODEOWNERS, and a triager agent, so public reports to it are triaged
+	// live by the builtin roles.
+	d, err := triage.LoadDataset(samples.TriageDataset())
+	if err != nil {
+		return err
+	}
+	tp, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "triage-sample", Description: "sample mobile game (" + d.Releases.Product + "): tracker, crash log, releases and CODEOWNERS from the sample dataset"})
+	if err != nil {
+		return err
+	}
+	if err := s.ImportDataset(ctx, owner, tp.ID, d); err != nil {
+		return err
+	}
+	if _, err := s.CreateActor(ctx, owner, "triage-crew", signoff.RoleTriager); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
@@ -161,8 +180,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
   owner      %[4]s   token: %[5]s
 
 What is here so far: a workspace, a project and one bug case whose report
-text is SIMULATED (written by this demo, not by a user). Every ledger event
-is LIVE: it was executed and signed by this process.
+text is SIMULATED (written by this demo, not by a user), and a second project
+holding the AUTHORED sample triage data (a tracker, crash log, releases and
+CODEOWNERS written by people, not by a model). Every ledger event is LIVE: it
+was executed and signed by this process.
 
 Try:
   curl -s -H 'Authorization: Bearer %[5]s' %[1]s/api/v1/cases
@@ -177,11 +198,22 @@ e-mail address, a card number or "ignore previous instructions"):
        %[1]s/api/v1/projects/%[7]s/reports
   curl -s %[1]s/api/v1/track/<tracking token from the answer>
 
+Watch the triage crew (builtin roles, evidence LIVE) take a public report to
+the sample game project: a second report of the same crash lands on the first
+one's ticket; a high-severity ticket waits for a person at the gate.
+  curl -s -H 'Content-Type: application/json' \
+       -d '{"text":"The game crashes every time I open the shop from level select","device":"Pixel 8","os":"Android 15","app_version":"2.4.1"}' \
+       %[1]s/api/v1/projects/%[8]s/reports
+  curl -s -H 'Authorization: Bearer %[5]s' %[1]s/api/v1/cases/<case_id from the answer>/triage
+  (answer a gate: POST %[1]s/api/v1/decisions/<decision id>/decide
+   {"subject_digest":"...","approve":true} with the owner token)
+  signoff triage eval --dataset samples/orbit_run      # the whole sample inbox, scored
+
   signoff ledger verify --db %[2]s
   echo 'my key is AKIAIOSFODNN7EXAMPLE' | signoff airlock
 
 ("signoff" above is "go run ./cmd/signoff" from a checkout; "make build" puts
 the binary in bin/.) Press Ctrl-C to stop.
-`, url, d.db, w.ID, owner.ID, secret, c.ID, p.ID)
+`, url, dbf.db, w.ID, owner.ID, secret, c.ID, p.ID, tp.ID)
 	return serveUntilDone(ctx, e, newLogger(e.stderr, "text"), ln, s)
 }
