@@ -29,11 +29,10 @@ func RegisterBuiltin(b *agent.Builtin, st signoff.Store) {
 // convo is what a builtin policy reads from a request: the task input and
 // the results of the tools it has called so far.
 type convo struct {
-	ctx      context.Context
-	store    signoff.Store
-	task     agent.TaskContext
-	Item     triage.Item
-	Previous json.RawMessage
+	ctx   context.Context
+	store signoff.Store
+	task  agent.TaskContext
+	Item  triage.Item
 	// Results holds the latest result of each tool by name.
 	Results map[string]string
 	// Turn counts the policy's own earlier answers.
@@ -61,13 +60,12 @@ func (c convo) state() (State, *project, error) {
 func policy(st signoff.Store, turn turnFunc) agent.Policy {
 	return func(ctx context.Context, req agent.Request) (agent.Response, error) {
 		var in struct {
-			Subject  subject         `json:"subject"`
-			Previous json.RawMessage `json:"previous"`
+			Subject subject `json:"subject"`
 		}
 		if err := json.Unmarshal(req.Task.Input, &in); err != nil {
 			return agent.Response{}, fmt.Errorf("task input: %w", err)
 		}
-		c := convo{ctx: ctx, store: st, task: req.Task, Item: in.Subject.Item, Previous: in.Previous, Results: map[string]string{}}
+		c := convo{ctx: ctx, store: st, task: req.Task, Item: in.Subject.Item, Results: map[string]string{}}
 		for _, m := range req.Messages {
 			switch m.Role {
 			case "assistant":
