@@ -166,6 +166,7 @@ type Store interface {
 	AgentService
 	ProjectDataService
 	TriageService
+	BugLoopService
 	// Ready returns nil when the database answers and its migrations are
 	// current, else EUNAVAILABLE.
 	Ready(ctx context.Context) error

@@ -335,3 +335,59 @@ func (r *Repo) IsClean(ctx context.Context) (bool, error) {
 	out, err := r.run(ctx, nil, nil, "status", "--porcelain", "--untracked-files=all", "--ignore-submodules=none", "-z")
 	return len(out) == 0 && err == nil, err
 }
+
+// ListFiles lists every file path in the tree of rev, sorted.
+func (r *Repo) ListFiles(ctx context.Context, rev string) ([]string, error) {
+	if err := checkRev(rev); err != nil {
+		return nil, err
+	}
+	out, err := r.run(ctx, nil, nil, "ls-tree", "-r", "-z", "--name-only", "--full-tree", rev)
+	if err != nil {
+		return nil, err
+	}
+	return splitZ(out), nil
+}
+
+// Tree returns the tree id of rev.
+func (r *Repo) Tree(ctx context.Context, rev string) (string, error) {
+	if err := checkRev(rev); err != nil {
+		return "", err
+	}
+	return r.out(ctx, "rev-parse", "--verify", "--end-of-options", rev+"^{tree}")
+}
+
+// UpdateRef points ref at newID only if it still points at oldID (a
+// compare-and-swap: git refuses when the ref moved meanwhile).
+func (r *Repo) UpdateRef(ctx context.Context, ref, newID, oldID string) error {
+	if !strings.HasPrefix(ref, "refs/heads/") {
+		return fmt.Errorf("%w: ref %q is not a branch", ErrInvalid, ref)
+	}
+	if err := checkName("branch", strings.TrimPrefix(ref, "refs/heads/")); err != nil {
+		return err
+	}
+	for _, id := range []string{newID, oldID} {
+		if err := checkRev(id); err != nil {
+			return err
+		}
+	}
+	if _, err := r.run(ctx, nil, nil, "update-ref", "-m", "signoff merge", ref, newID, oldID); err != nil {
+		return fmt.Errorf("%w: %s moved: %w", ErrConflict, ref, err)
+	}
+	return nil
+}
+
+// Parents returns the parent commit ids of rev, first parent first.
+func (r *Repo) Parents(ctx context.Context, rev string) ([]string, error) {
+	if err := checkRev(rev); err != nil {
+		return nil, err
+	}
+	out, err := r.out(ctx, "rev-list", "--parents", "-n", "1", "--end-of-options", rev)
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(out)
+	if len(f) == 0 {
+		return nil, fmt.Errorf("%w: no commit %s", ErrInvalid, rev)
+	}
+	return f[1:], nil
+}

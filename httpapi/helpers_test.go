@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -42,11 +43,24 @@ func serve(t testing.TB, store signoff.Store, log *slog.Logger, opts ...httpapi.
 		log = slog.New(slog.DiscardHandler)
 	}
 	if len(opts) == 0 {
-		opts = []httpapi.Option{httpapi.WithIntakeLimits(httpapi.Limit{Rate: 1e6, Burst: 1e6}, httpapi.Limit{Rate: 1e6, Burst: 1e6})}
+		opts = []httpapi.Option{unlimited()}
 	}
 	srv := httptest.NewServer(httpapi.New(store, log, opts...))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// unlimited lifts the intake limits.
+func unlimited() httpapi.Option {
+	return httpapi.WithIntakeLimits(httpapi.Limit{Rate: 1e6, Burst: 1e6}, httpapi.Limit{Rate: 1e6, Burst: 1e6})
+}
+
+// serveDesk starts the API over store, intake limits lifted, with a bug
+// desk that has the store only: no repository, no sandbox, no agents. Its
+// routes answer as far as the store alone takes them.
+func serveDesk(t testing.TB, store *sqlstore.DB) *httptest.Server {
+	t.Helper()
+	return serve(t, store, nil, unlimited(), httpapi.WithDesk(&bugdesk.Desk{Store: store}))
 }
 
 // workspace is one tenant with its owner, a project and a bug, with a

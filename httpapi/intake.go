@@ -86,6 +86,15 @@ func (s *server) track(w http.ResponseWriter, r *http.Request) error {
 	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}); err != nil {
 		return err
 	}
+	if s.opts.desk != nil {
+		v, err := s.opts.desk.Track(r.Context(), r.PathValue("token"))
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	}
 	t, err := s.store.Track(r.Context(), r.PathValue("token"))
 	if err != nil {
 		return err

@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/webhook"
 )
 
 // principals are the columns of the matrix: every assignable role (in the
@@ -232,6 +234,62 @@ var matrix = []struct {
 	{"POST /api/v1/track/{token}/answers", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "POST", path: "/api/v1/track/" + f.track(t) + "/answers", body: `{"text":"still broken"}`}
 	}, statuses{201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201}},
+	// The reporter's yes or no reaches the case through the secret alone;
+	// a new report's case is asking nothing yet.
+	{"POST /api/v1/track/{token}/decision", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/track/" + f.track(t) + "/decision", body: `{"question_digest":"` + strings.Repeat("0", 64) + `","answer":"yes"}`}
+	}, statuses{409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409}},
+
+	// The bug loop. Everyone but reporters reads the repository settings,
+	// the deployments and the loop record; only the owner sets the
+	// repository. Starting the loop and submitting candidates are the
+	// desk's, and approving, merging and the approval keys are for people
+	// who run the desk and for no agent (SPEC principle 4). Past the
+	// policy, the desk answers from the store: the matrix project has no
+	// repository settings (404 from reproduce), and the bug has only just
+	// been received, so it takes no candidate and has no card to approve
+	// or merge (409).
+	{"GET /api/v1/projects/{id}/repo", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.repoProj.ID + "/repo"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"PUT /api/v1/projects/{id}/repo", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PUT", path: "/api/v1/projects/" + f.dataProject(t).ID + "/repo",
+			body: `{"path":"/srv/signoff/repos/shoplite","main_branch":"main","fix_paths":["cart/**"],"harness_paths":["testdata/**"]}`}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/projects/{id}/deployments", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/deployments"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/loop", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.loopCase.ID + "/loop"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"POST /api/v1/cases/{id}/reproduce", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/cases/" + f.loopCase.ID + "/reproduce"}
+	}, statuses{403, 404, 404, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/cases/{id}/candidates", func(t *testing.T, f *matrixFixture, who string) request {
+		b, _ := json.Marshal(map[string]string{"patch": "--- a/cart/coupon.go\n+++ b/cart/coupon.go\n@@ -1 +1 @@\n-package cart\n+package cart // by " + who + "\n"})
+		return request{method: "POST", path: "/api/v1/cases/" + f.bug.ID + "/candidates", body: string(b)}
+	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/approval", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/approval"}
+	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	// Each cell signs with a key of its own, registered first when the
+	// caller may hold one, so that people get past the signature to the
+	// case itself.
+	{"POST /api/v1/cases/{id}/approvals", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/cases/" + f.bug.ID + "/approvals", body: f.approval(t, who, f.bug.ID)}
+	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/cases/{id}/merge", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/cases/" + f.bug.ID + "/merge"}
+	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/keys", get("/api/v1/keys"), statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+	{"POST /api/v1/keys", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/keys", body: keyBody(t)}
+	}, statuses{403, 201, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 201}},
+	// The deployment webhook ignores credentials too: its signature is
+	// the credential. Every cell is a genuine delivery of its own.
+	{"POST /api/v1/hooks/deployments/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		return hookRequest(t, f.repoProj.ID, f.hookSecret, "matrix-"+who, time.Now(), deploymentBody)
+	}, statuses{202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202}},
 }
 
 func get(path string) func(*testing.T, *matrixFixture, string) request {
@@ -250,6 +308,10 @@ type matrixFixture struct {
 	opAgent       signoff.Actor // an agent the operator owns
 	task          signoff.Task  // an open task of the fixer's on the bug
 	decision      signoff.Decision
+	foreign       *workspace      // the foreign principal's workspace
+	repoProj      signoff.Project // a project with repository settings and a webhook secret
+	hookSecret    string          // repoProj's webhook secret
+	loopCase      signoff.Case    // a ticketed bug of the matrix project with a loop record
 }
 
 // matrixRoles is the fixture's role configuration: the built-in handoffs,
@@ -288,7 +350,8 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		f.tokens[string(role)] = f.token(t, a)
 	}
 	f.tokens["unknown"] = unknownToken()
-	f.tokens["foreign"] = newWorkspace(t, store, "Globex").ownerToken
+	f.foreign = newWorkspace(t, store, "Globex")
+	f.tokens["foreign"] = f.foreign.ownerToken
 	f.otherReporter = f.actor(t, "another reporter", signoff.RoleReporter)
 	f.target = f.actor(t, "token holder", signoff.RoleViewer)
 	f.bug = f.newCase(t, signoff.KindBug, f.otherReporter.ID)
@@ -310,7 +373,38 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	}
 	f.task = f.newTask(t, f.actors["fixer"])
 	f.decision = f.newDecision(t, f.bug)
+	f.repoProj = f.dataProject(t)
+	f.hookSecret = webhook.NewSecret()
+	if _, err := f.store.SetRepoSettings(ctx, f.owner, f.repoProj.ID, signoff.RepoSettings{Path: t.TempDir(), WebhookSecret: f.hookSecret}); err != nil {
+		t.Fatal(err)
+	}
+	f.loopCase = f.newCase(t, signoff.KindBug, f.otherReporter.ID)
+	f.move(t, f.loopCase, "start_triage", "ticket")
+	if _, _, err := f.store.AdvanceLoop(ctx, signoff.SystemActor(f.ws.ID), signoff.LoopUpdate{CaseID: f.loopCase.ID, State: signoff.BugLoopState{Round: 1}}); err != nil {
+		t.Fatal(err)
+	}
 	return f
+}
+
+// approval is the body of an approval of caseID by who, signed with a new
+// key that is registered for who when who may register one.
+func (f *matrixFixture) approval(t *testing.T, who, caseID string) string {
+	t.Helper()
+	key, pemKey := newApproverKey(t)
+	var by signoff.Actor
+	switch who {
+	case "foreign":
+		by = f.foreign.owner
+	case "none", "unknown":
+	default:
+		by = f.actors[who]
+	}
+	if by.Role == signoff.RoleOwner || by.Role == signoff.RoleOperator {
+		if _, err := f.store.RegisterKey(context.Background(), by, pemKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return approvalBody(t, key, caseID, by.ID)
 }
 
 // assignee is who a task acted on by who is assigned to: the caller itself
@@ -333,7 +427,7 @@ func TestRoleMatrix(t *testing.T) {
 		t.Fatalf("%d assignable roles, the matrix has 11 columns for them", n)
 	}
 	f := newMatrixFixture(t)
-	srv := serve(t, f.store, nil)
+	srv := serveDesk(t, f.store)
 	cells := 0
 	for _, row := range matrix {
 		for col, who := range principals {

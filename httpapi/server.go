@@ -19,6 +19,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/identity"
 )
 
@@ -82,6 +83,7 @@ type Limit struct {
 type options struct {
 	intakePerIP, intakePerProject Limit
 	tools                         *agent.Registry
+	desk                          *bugdesk.Desk
 }
 
 // Option configures the handler.
@@ -215,6 +217,28 @@ func (s *server) register() {
 	s.public("POST /api/v1/projects/{id}/reports", s.submitReport)
 	s.public("GET /api/v1/track/{token}", s.track)
 	s.public("POST /api/v1/track/{token}/answers", s.answer)
+	// The reporter's yes or no to the question on their page, bound to
+	// the question's digest.
+	s.public("POST /api/v1/track/{token}/decision", s.reporterDecision)
+
+	// The bug loop on the project's repository.
+	s.api("GET /api/v1/projects/{id}/repo", identity.OpRepoRead, s.getRepo)
+	s.api("PUT /api/v1/projects/{id}/repo", identity.OpRepoWrite, s.putRepo)
+	s.api("GET /api/v1/projects/{id}/deployments", identity.OpRepoRead, s.listDeployments)
+	s.api("GET /api/v1/cases/{id}/loop", identity.OpLoopRead, s.getLoop)
+	s.api("POST /api/v1/cases/{id}/reproduce", identity.OpLoopStart, s.startLoop)
+	s.api("POST /api/v1/cases/{id}/candidates", identity.OpCandidateSubmit, s.submitCandidate)
+	// Approving and merging are human acts over the exact card: no agent
+	// role holds these operations, and the approval is a signature made
+	// on the approver's machine.
+	s.api("GET /api/v1/cases/{id}/approval", identity.OpApprovalRead, s.getCard)
+	s.api("POST /api/v1/cases/{id}/approvals", identity.OpApprove, s.approve)
+	s.api("POST /api/v1/cases/{id}/merge", identity.OpMerge, s.merge)
+	s.api("GET /api/v1/keys", identity.OpKeyRead, s.listKeys)
+	s.api("POST /api/v1/keys", identity.OpKeyWrite, s.registerKey)
+	// Deployments arrive signed (Standard Webhooks); the signature is the
+	// credential.
+	s.public("POST /api/v1/hooks/deployments/{id}", s.deploymentHook)
 }
 
 // apiFunc is an authenticated, authorized handler. A returned error is

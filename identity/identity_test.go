@@ -47,8 +47,10 @@ func TestNoAgentDecides(t *testing.T) {
 	t.Parallel()
 	for _, r := range append(signoff.AllRoles(), signoff.RoleSystem) {
 		want := r == signoff.RoleOwner || r == signoff.RoleOperator
-		if got := identity.Can(r, identity.OpDecisionDecide); got != want {
-			t.Errorf("Can(%s, %s) = %v, want %v", r, identity.OpDecisionDecide, got, want)
+		for _, op := range []identity.Operation{identity.OpDecisionDecide, identity.OpApprove, identity.OpMerge, identity.OpKeyWrite} {
+			if got := identity.Can(r, op); got != want {
+				t.Errorf("Can(%s, %s) = %v, want %v", r, op, got, want)
+			}
 		}
 	}
 }
@@ -91,6 +93,17 @@ func TestPolicy(t *testing.T) {
 		identity.OpProjectDataRead:  "owner operator viewer " + agents,
 		identity.OpTicketWrite:      "owner operator " + agents,
 		identity.OpProjectDataWrite: "owner operator",
+
+		identity.OpRepoRead:        "owner operator viewer " + agents,
+		identity.OpRepoWrite:       "owner",
+		identity.OpLoopRead:        "owner operator viewer " + agents,
+		identity.OpLoopStart:       "owner operator",
+		identity.OpCandidateSubmit: "owner operator",
+		identity.OpApprovalRead:    "owner operator",
+		identity.OpApprove:         "owner operator",
+		identity.OpMerge:           "owner operator",
+		identity.OpKeyRead:         "owner operator",
+		identity.OpKeyWrite:        "owner operator",
 	}
 	for _, op := range identity.Operations() {
 		if _, ok := want[op]; !ok {

@@ -47,6 +47,19 @@ const (
 	OpProjectDataRead  Operation = "projectdata.read"
 	OpTicketWrite      Operation = "ticket.write"
 	OpProjectDataWrite Operation = "projectdata.write"
+
+	// The bug loop: repository settings, the loop record, candidates from
+	// people, signed approvals, the human merge and approver keys.
+	OpRepoRead        Operation = "repo.read"
+	OpRepoWrite       Operation = "repo.write"
+	OpLoopRead        Operation = "loop.read"
+	OpLoopStart       Operation = "loop.start"
+	OpCandidateSubmit Operation = "candidate.submit"
+	OpApprovalRead    Operation = "approval.read"
+	OpApprove         Operation = "approval.sign"
+	OpMerge           Operation = "merge"
+	OpKeyRead         Operation = "key.read"
+	OpKeyWrite        Operation = "key.write"
 )
 
 var (
@@ -112,6 +125,20 @@ var policy = map[Operation][]signoff.Role{
 	OpProjectDataRead:  allButRep,
 	OpTicketWrite:      deskAgents,
 	OpProjectDataWrite: desk,
+
+	// SPEC principle 4: no agent role appears on approving or merging, nor
+	// on the keys that sign approvals. Candidates from people are the
+	// desk's; agents propose theirs through the fixer's tool.
+	OpRepoRead:        allButRep,
+	OpRepoWrite:       owner,
+	OpLoopRead:        allButRep,
+	OpLoopStart:       desk,
+	OpCandidateSubmit: desk,
+	OpApprovalRead:    desk,
+	OpApprove:         desk,
+	OpMerge:           desk,
+	OpKeyRead:         desk,
+	OpKeyWrite:        desk,
 }
 
 // Operations lists every operation the policy knows, sorted.

@@ -183,6 +183,13 @@ func (s *Sample) harness(branch, file, test, expected string) HarnessSpec {
 // a git repository with the branches listed in Branches, and leaves main
 // checked out.
 func Build(ctx context.Context, dir string) (*Sample, error) {
+	return build(ctx, dir, Branches)
+}
+
+// build writes branches (main first, each parent before its children) into
+// dir as Build does. A commit's date is Epoch plus an hour per position in
+// branches, so main's commit is the same whichever branches follow it.
+func build(ctx context.Context, dir string, branches []Branch) (*Sample, error) {
 	if err := checkEmpty(dir); err != nil {
 		return nil, err
 	}
@@ -195,7 +202,7 @@ func Build(ctx context.Context, dir string) (*Sample, error) {
 		return nil, err
 	}
 	s := &Sample{Dir: abs, Branches: map[string]string{}}
-	for i, b := range Branches {
+	for i, b := range branches {
 		if b.Parent != "" {
 			if err := repo.CreateBranch(ctx, b.Name, s.Branches[b.Parent]); err != nil {
 				return nil, err

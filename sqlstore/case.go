@@ -267,5 +267,14 @@ func (s *DB) applyTransition(ctx context.Context, tx *sql.Tx, by signoff.Actor, 
 		"command": command, "from": from, "to": tr.To, "version": c.Version, "role": string(by.Role),
 		"note": note, "fix_attempts": c.FixAttempts,
 	})
+	if err != nil {
+		return c, e, err
+	}
+	// A ticketed bug goes on to reproduction, whoever ticketed it (the
+	// triage crew, a person at the gate, an operator): the job is part of
+	// the same transaction, so it exists exactly when the ticket does.
+	if c.Kind == signoff.KindBug && tr.To == workflow.BugTicketed {
+		err = s.enqueue(ctx, tx, signoff.ReproduceJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID})
+	}
 	return c, e, err
 }

@@ -13,12 +13,18 @@ import (
 // asked for it commits. Without River (a store opened without it) jobs are
 // not kept.
 func (s *DB) enqueue(ctx context.Context, tx *sql.Tx, args river.JobArgs) error {
+	return s.enqueueAt(ctx, tx, args, time.Time{})
+}
+
+// enqueueAt is enqueue for a job that runs no earlier than at (a zero at
+// runs it now).
+func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at time.Time) error {
 	if s.river == nil {
 		return nil
 	}
 	// One job per argument set: a repeat of the same request is the same
 	// job, whatever state it is in.
-	opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}, ScheduledAt: at}
 	if _, err := s.river.InsertTx(ctx, tx, args, opts); err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}

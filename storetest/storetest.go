@@ -149,6 +149,7 @@ func Run(t *testing.T, b Backend) {
 		{"TriageRuns", testTriageRuns},
 		{"TriageGateDecision", testTriageGateDecision},
 		{"TriageAhead", testTriageAhead},
+		{"BugLoop", testBugLoop},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

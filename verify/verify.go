@@ -55,70 +55,12 @@ type Options struct {
 // is never used for a verdict: a run that could not execute makes the
 // report INCONCLUSIVE, and a report is VERIFIED only when everything held.
 func Verify(ctx context.Context, opts Options) (Report, error) {
-	h := opts.Harness
-	if err := h.Validate(); err != nil {
-		return Report{}, fmt.Errorf("verify: harness: %w", err)
-	}
-	if opts.Runner == nil {
-		return Report{}, errors.New("verify: no sandbox runner")
-	}
-	runs := h.Runs
-	if opts.Runs != 0 {
-		runs = opts.Runs
-	}
-	if runs < 1 || runs > MaxRuns {
-		return Report{}, fmt.Errorf("verify: runs %d is outside 1..%d", runs, MaxRuns)
-	}
-	for _, g := range append(append([]string{}, opts.Allowlist...), opts.HarnessPaths...) {
-		if _, err := path.Match(strings.ReplaceAll(g, "**", "x"), ""); err != nil || g == "" {
-			return Report{}, fmt.Errorf("verify: bad glob %q", g)
-		}
-	}
-	repo := &gitx.Repo{Dir: opts.RepoDir}
-	for _, c := range []struct{ field, id string }{{"base", h.Base}, {"tests_from", h.TestsFrom}} {
-		got, err := repo.RevParse(ctx, c.id+"^{commit}")
-		if err != nil || got != c.id {
-			return Report{}, fmt.Errorf("verify: harness %s %s is not a commit in %s: %v", c.field, c.id, opts.RepoDir, err)
-		}
-	}
-	cand, err := repo.RevParse(ctx, opts.Candidate+"^{commit}")
+	v, rep, err := prepare(ctx, opts)
 	if err != nil {
-		return Report{}, fmt.Errorf("verify: candidate %q is not a commit in %s: %w", opts.Candidate, opts.RepoDir, err)
+		return Report{}, err
 	}
-	files, err := ReadTestFiles(ctx, repo, h)
-	if err != nil {
-		return Report{}, fmt.Errorf("verify: %w", err)
-	}
-	hd, err := DigestHarness(h, files)
-	if err != nil {
-		return Report{}, fmt.Errorf("verify: %w", err)
-	}
-	gt, err := findGo()
-	if err != nil {
-		return Report{}, fmt.Errorf("verify: %w", err)
-	}
-	cache := opts.CacheDir
-	if cache == "" {
-		if cache, err = defaultCacheDir(); err != nil {
-			return Report{}, fmt.Errorf("verify: %w", err)
-		}
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return Report{}, fmt.Errorf("verify: build cache: %w", err)
-	}
-	limits := opts.Limits
-	limits.WallTime = time.Duration(h.TimeoutSeconds) * time.Second
-	rep := Report{
-		Base: h.Base, Candidate: cand, CandidateRev: opts.Candidate, HarnessDigest: hd,
-		RunnerDigest: opts.Runner.Digest(limits), Runs: runs, TestFiles: files,
-		Environment: Environment{GoVersion: gt.version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-			Sandbox: opts.Runner.Name(), Isolated: opts.Runner.Name() != "none"},
-		Changed: []string{}, HarnessEdits: []string{},
-	}
-	if rep.Fingerprint, err = Fingerprint(rep.Identity()); err != nil {
-		return Report{}, fmt.Errorf("verify: fingerprint: %w", err)
-	}
-	v := &verifier{opts: opts, h: h, repo: repo, files: files, limits: limits, goTool: gt, cache: cache}
+	cand, runs := rep.Candidate, rep.Runs
+	h := v.h
 
 	// Stage 0: what the candidate changed.
 	diff, err := v.diff(ctx, cand, &rep)
@@ -142,6 +84,96 @@ func Verify(ctx context.Context, opts Options) (Report, error) {
 	// Stage 2: with the harness restored, the candidate must pass, every run.
 	v.runs(ctx, StageCandidate, cand, runs, Passed, &rep)
 	return finish(rep), nil
+}
+
+// Reproduce runs only the base stage: it checks that the harness detects
+// the bug on base, every run, which is what a proposed reproduction must
+// show before anyone is asked about it. Candidate is ignored (the report's
+// candidate is base). The report's verdict is INCONCLUSIVE unless every
+// base run reproduced the bug; its Stages hold the runs, with their raw
+// output for the caller to read further.
+func Reproduce(ctx context.Context, opts Options) (Report, error) {
+	opts.Candidate = opts.Harness.Base
+	opts.Allowlist, opts.HarnessPaths = nil, nil
+	v, rep, err := prepare(ctx, opts)
+	if err != nil {
+		return Report{}, err
+	}
+	if v.runs(ctx, StageBase, v.h.Base, rep.Runs, Reproduced, &rep) {
+		rep.Verdict = Reproduced
+		rep.Reason = fmt.Sprintf("every fail-to-pass test failed on base with the expected failure (%d run(s))", rep.Runs)
+		return rep, nil
+	}
+	rep = finish(rep)
+	return rep, nil
+}
+
+func prepare(ctx context.Context, opts Options) (*verifier, Report, error) {
+	h := opts.Harness
+	if err := h.Validate(); err != nil {
+		return nil, Report{}, fmt.Errorf("verify: harness: %w", err)
+	}
+	if opts.Runner == nil {
+		return nil, Report{}, errors.New("verify: no sandbox runner")
+	}
+	runs := h.Runs
+	if opts.Runs != 0 {
+		runs = opts.Runs
+	}
+	if runs < 1 || runs > MaxRuns {
+		return nil, Report{}, fmt.Errorf("verify: runs %d is outside 1..%d", runs, MaxRuns)
+	}
+	for _, g := range append(append([]string{}, opts.Allowlist...), opts.HarnessPaths...) {
+		if _, err := path.Match(strings.ReplaceAll(g, "**", "x"), ""); err != nil || g == "" {
+			return nil, Report{}, fmt.Errorf("verify: bad glob %q", g)
+		}
+	}
+	repo := &gitx.Repo{Dir: opts.RepoDir}
+	for _, c := range []struct{ field, id string }{{"base", h.Base}, {"tests_from", h.TestsFrom}} {
+		got, err := repo.RevParse(ctx, c.id+"^{commit}")
+		if err != nil || got != c.id {
+			return nil, Report{}, fmt.Errorf("verify: harness %s %s is not a commit in %s: %v", c.field, c.id, opts.RepoDir, err)
+		}
+	}
+	cand, err := repo.RevParse(ctx, opts.Candidate+"^{commit}")
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("verify: candidate %q is not a commit in %s: %w", opts.Candidate, opts.RepoDir, err)
+	}
+	files, err := ReadTestFiles(ctx, repo, h)
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("verify: %w", err)
+	}
+	hd, err := DigestHarness(h, files)
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("verify: %w", err)
+	}
+	gt, err := findGo()
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("verify: %w", err)
+	}
+	cache := opts.CacheDir
+	if cache == "" {
+		if cache, err = defaultCacheDir(); err != nil {
+			return nil, Report{}, fmt.Errorf("verify: %w", err)
+		}
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, Report{}, fmt.Errorf("verify: build cache: %w", err)
+	}
+	limits := opts.Limits
+	limits.WallTime = time.Duration(h.TimeoutSeconds) * time.Second
+	rep := Report{
+		Base: h.Base, Candidate: cand, CandidateRev: opts.Candidate, HarnessDigest: hd,
+		RunnerDigest: opts.Runner.Digest(limits), Runs: runs, TestFiles: files,
+		Environment: Environment{GoVersion: gt.version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+			Sandbox: opts.Runner.Name(), Isolated: opts.Runner.Name() != "none"},
+		Changed: []string{}, HarnessEdits: []string{},
+	}
+	if rep.Fingerprint, err = Fingerprint(rep.Identity()); err != nil {
+		return nil, Report{}, fmt.Errorf("verify: fingerprint: %w", err)
+	}
+	v := &verifier{opts: opts, h: h, repo: repo, files: files, limits: limits, goTool: gt, cache: cache}
+	return v, rep, nil
 }
 
 // finish sets the verdict and the reason, the detail of the stage that

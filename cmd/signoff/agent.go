@@ -12,6 +12,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/crew"
 	"github.com/signoff-dev/signoff/mcp"
 	"github.com/signoff-dev/signoff/openai"
@@ -19,10 +20,11 @@ import (
 )
 
 // toolRegistry is every tool this build offers to agents.
+// toolRegistry knows every tool, for checking role configurations and for
+// running triage tasks in-process; the bug desk's tools answer that the
+// desk is not running here (they need signoff serve or signoff worker).
 func toolRegistry() *agent.Registry {
-	reg := agent.NewRegistry(agent.BaseTools()...)
-	crew.Register(reg)
-	return reg
+	return toolRegistryFor(&bugdesk.Desk{})
 }
 
 // providers makes the provider each role names, with no fallback: a role
@@ -31,6 +33,7 @@ func toolRegistry() *agent.Registry {
 func providers(e *env, fixtures string, st signoff.Store) (agent.Factory, error) {
 	b := agent.NewBuiltin()
 	crew.RegisterBuiltin(b, st)
+	b.Register(bugdesk.RoleReviewer, bugdesk.ReviewPolicy)
 	f := agent.Factory{
 		Builtin: b,
 		OpenAI: func(rc agent.RoleConfig) (agent.Provider, error) {

@@ -37,7 +37,7 @@ var commands = map[string]command{
 	"actor":     {"add or list actors (add|list)", runActor},
 	"token":     {"create, list or revoke API tokens (create|list|revoke)", runToken},
 	"ledger":    {"verify the hash-chained ledger (verify)", runLedger},
-	"keys":      {"show the server's public signing key (show)", runKeys},
+	"keys":      {"show the server's signing key, or create and register your approval key (show|init|register)", runKeysCommand},
 	"airlock":   {"sanitize text from stdin and print the dossier as JSON", runAirlock},
 	"agent":     {"run agent tasks or list agents (run|worker|list)", runAgent},
 	"roles":     {"show or set the workspace's agent role configuration (show|set)", runRoles},
@@ -46,6 +46,10 @@ var commands = map[string]command{
 	"verify":    {"verify a candidate fix against a frozen harness in a sandbox", runVerify},
 	"evidence":  {"check an evidence bundle offline (verify)", runEvidence},
 	"sample":    {"write a sample project as a git repository (shoplite)", runSample},
+	"approve":   {"show a case's approval card and sign your approval or rejection of it", runApprove},
+	"merge":     {"merge an approved case's candidate", runMerge},
+	"fix":       {"submit a patch as a candidate fix for a case (submit)", runFix},
+	"repo":      {"show or set a project's repository settings (show|set)", runRepo},
 }
 
 // env is what commands read and write, so tests can run them in-process.

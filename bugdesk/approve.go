@@ -1,0 +1,160 @@
+package bugdesk
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"strings"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
+	"github.com/signoff-dev/signoff/repair"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// CardView is the approval card as the API returns it: the card, the
+// digest an approval must name, and the policy it is checked under.
+type CardView struct {
+	Card          repair.Card        `json:"card"`
+	SubjectDigest string             `json:"subject_digest"`
+	Policy        approval.Policy    `json:"policy"`
+	PolicyDigest  string             `json:"policy_digest"`
+	State         string             `json:"state"`
+	Approvals     []signoff.Approval `json:"approvals"`
+}
+
+// Policy is a project's approval policy. Self-approval and approval by
+// the candidate's submitter are always refused for bug fixes.
+func Policy(s signoff.RepoSettings) approval.Policy {
+	s = s.WithDefaults()
+	return approval.Policy{Quorum: s.Quorum, TTLHours: s.ApprovalTTLHours, NoSelfApproval: true, ProposerCannotApprove: true}
+}
+
+// Card returns the approval card of a case waiting for approval.
+func (d *Desk) Card(ctx context.Context, by signoff.Actor, caseID string) (CardView, error) {
+	if by.Role.IsAgent() || by.Role == signoff.RoleReporter {
+		return CardView{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s does not approve", by.Role)
+	}
+	c, l, err := d.loop(ctx, by, caseID)
+	if err != nil {
+		return CardView{}, err
+	}
+	if c.State != workflow.BugAwaitingApproval && c.State != workflow.BugApproved {
+		return CardView{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s: there is no card to approve", caseID, c.State)}
+	}
+	card, digest, _, err := d.card(c, l)
+	if err != nil {
+		return CardView{}, err
+	}
+	s, err := d.Store.GetRepoSettings(ctx, sys(c.WorkspaceID), c.ProjectID)
+	if err != nil {
+		return CardView{}, err
+	}
+	pol := Policy(s)
+	apvs, err := d.Store.ListApprovals(ctx, sys(c.WorkspaceID), caseID)
+	if err != nil {
+		return CardView{}, err
+	}
+	return CardView{Card: card, SubjectDigest: digest, Policy: pol, PolicyDigest: pol.Digest(), State: c.State, Approvals: apvs}, nil
+}
+
+// Approve checks a signed approval envelope from by and records it; once
+// the policy's quorum of distinct approvers has approved the card's exact
+// digest, the case is approved. A signed "reject" sends it back to fixing.
+// Every refusal leaves the case where it was.
+func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, envelope []byte, via string) (signoff.Approval, signoff.Case, error) {
+	if by.Role != signoff.RoleOwner && by.Role != signoff.RoleOperator {
+		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not approve", by.Role)
+	}
+	if via != "cli-signed" && via != "cli-signed-yes" {
+		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "via must be cli-signed or cli-signed-yes")
+	}
+	env, stmt, err := approval.Open(envelope)
+	if err != nil {
+		return signoff.Approval{}, signoff.Case{}, err
+	}
+	key, err := d.Store.GetKey(ctx, by.WorkspaceID, env.Signatures[0].KeyID)
+	if err != nil || key.ActorID != by.ID || key.RevokedAt != nil {
+		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "approval is signed with key %q, which is not a registered key of %s", env.Signatures[0].KeyID, by.ID)
+	}
+	pub, err := parsePublic(key.PublicKey)
+	if err != nil {
+		return signoff.Approval{}, signoff.Case{}, err
+	}
+	if err := approval.Verify(env, stmt, pub); err != nil {
+		return signoff.Approval{}, signoff.Case{}, err
+	}
+	unlock := d.lock(caseID)
+	defer unlock()
+	c, l, err := d.loop(ctx, by, caseID)
+	if err != nil {
+		return signoff.Approval{}, signoff.Case{}, err
+	}
+	if c.State != workflow.BugAwaitingApproval {
+		return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s, not awaiting approval", caseID, c.State)}
+	}
+	_, digest, cand, err := d.card(c, l)
+	if err != nil {
+		return signoff.Approval{}, c, err
+	}
+	s, err := d.Store.GetRepoSettings(ctx, sys(c.WorkspaceID), c.ProjectID)
+	if err != nil {
+		return signoff.Approval{}, c, err
+	}
+	pol := Policy(s)
+	if err := approval.Check(stmt, approval.Expect{Case: c.ID, SubjectDigest: digest, Policy: pol, Approver: by.ID,
+		CaseOpener: c.CreatedBy, Proposer: cand.SubmittedBy, Now: d.now()}); err != nil {
+		return signoff.Approval{}, c, err
+	}
+	a, err := d.Store.RecordApproval(ctx, by, signoff.Approval{CaseID: c.ID, SubjectDigest: stmt.SubjectDigest, Decision: stmt.Decision,
+		ApproverID: by.ID, KeyID: key.ID, Nonce: stmt.Nonce, PolicyDigest: stmt.PolicyDigest, IssuedAt: stmt.IssuedAt,
+		ExpiresAt: stmt.ExpiresAt, Envelope: envelope, Via: via})
+	if err != nil {
+		return signoff.Approval{}, c, err
+	}
+	if stmt.Decision == approval.Reject {
+		st := l.State
+		for i := range st.Candidates {
+			if st.Candidates[i].ID == cand.ID {
+				st.Candidates[i].Status = signoff.CandidateRejected
+			}
+		}
+		u := signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "reject",
+			Events: []signoff.LoopEvent{{Type: "approval.rejected", Payload: map[string]any{"approval_id": a.ID, "candidate_id": cand.ID, "subject_digest": digest}}}}
+		if c.FixAttempts < c.MaxFixAttempts {
+			u.Jobs = []signoff.JobRequest{{Args: signoff.FixJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Round: st.Round, Attempt: c.FixAttempts + 1}}}
+		}
+		_, c, err = d.Store.AdvanceLoop(ctx, by, u)
+		return a, c, err
+	}
+	all, err := d.Store.ListApprovals(ctx, sys(c.WorkspaceID), c.ID)
+	if err != nil {
+		return a, c, err
+	}
+	ids, ok := approval.Quorum(all, digest, d.now(), pol.Quorum)
+	if !ok {
+		return a, c, nil // recorded; more approvers are needed
+	}
+	_, c, err = d.Store.AdvanceLoop(ctx, by, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: l.State, Command: "approve",
+		Events: []signoff.LoopEvent{{Type: "approval.quorum", Payload: map[string]any{"approvals": ids, "candidate_id": cand.ID,
+			"commit": cand.Commit, "subject_digest": digest, "quorum": pol.Quorum, "via": via}}}})
+	return a, c, err
+}
+
+func parsePublic(p string) (ed25519.PublicKey, error) {
+	b, _ := pem.Decode([]byte(strings.TrimSpace(p)))
+	if b == nil {
+		return nil, fmt.Errorf("stored key is not PEM")
+	}
+	k, err := x509.ParsePKIXPublicKey(b.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("stored key: %w", err)
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("stored key is not Ed25519")
+	}
+	return pub, nil
+}

@@ -1,0 +1,219 @@
+package bugdesk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/repair"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// fixInput is a fixer task's input. It carries the approved behaviour and
+// the failing output, never the harness files.
+type fixInput struct {
+	CaseID      string     `json:"case_id"`
+	Round       int        `json:"round"`
+	Attempt     int        `json:"attempt"`
+	MaxAttempts int        `json:"max_attempts"`
+	Base        string     `json:"base"`
+	AllowedPath []string   `json:"allowed_paths"`
+	Subject     fixSubject `json:"subject"`
+}
+
+type fixSubject struct {
+	Title     string        `json:"title"`
+	Report    string        `json:"report"`
+	Confirmed string        `json:"confirmed"`
+	Failing   string        `json:"failing_output"`
+	Previous  []prevAttempt `json:"previous_attempts,omitempty"`
+}
+
+type prevAttempt struct {
+	Attempt int    `json:"attempt"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+// StartFix moves a reproduced bug into fixing and gives the fixer a task
+// for its next attempt. Idempotent like StartReproduction.
+func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
+	unlock := d.lock(caseID)
+	defer unlock()
+	c, l, err := d.loop(ctx, sys(ws), caseID)
+	if err != nil {
+		return err
+	}
+	switch c.State {
+	case workflow.BugReproduced:
+		l, c, err = d.Store.AdvanceLoop(ctx, sys(ws), signoff.LoopUpdate{CaseID: caseID, Version: l.Version, State: l.State, Command: "start_fix",
+			Events: []signoff.LoopEvent{{Type: "fix.started", Payload: map[string]any{"round": l.State.Round}}}})
+		if err != nil {
+			return fmt.Errorf("start fix of %s: %w", caseID, err)
+		}
+	case workflow.BugFixing:
+	default:
+		return nil
+	}
+	open, err := d.openTasks(ctx, c, RoleFixer)
+	if err != nil || len(open) > 0 {
+		return err
+	}
+	h := repair.FrozenHarness(l.State)
+	if h == nil {
+		return fmt.Errorf("case %s is fixing without a frozen harness", caseID)
+	}
+	p, err := d.project(ctx, ws, c.ProjectID)
+	if err != nil {
+		return err
+	}
+	report, err := d.reportText(ctx, c)
+	if err != nil {
+		return err
+	}
+	in := fixInput{CaseID: c.ID, Round: l.State.Round, Attempt: c.FixAttempts + 1, MaxAttempts: c.MaxFixAttempts, Base: h.Base,
+		AllowedPath: p.Settings.FixPaths, Subject: fixSubject{Title: c.Title, Report: report,
+			Confirmed: "The reporter confirmed that the failing check below is the bug they saw. Make it pass without changing any test.",
+			Failing:   h.FailingOutput}}
+	for _, cand := range l.State.Candidates {
+		if cand.HarnessID == h.ID && cand.Verdict != "" {
+			in.Subject.Previous = append(in.Subject.Previous, prevAttempt{Attempt: cand.Attempt, Verdict: cand.Verdict, Reason: cand.Reason})
+		}
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	_, err = d.Store.CreateTask(ctx, sys(ws), signoff.TaskInput{CaseID: c.ID, Kind: RoleFixer, Role: signoff.RoleFixer, Input: raw})
+	return err
+}
+
+// proposal is a fix as files or as a patch.
+type proposal struct {
+	Files []FileArg
+	Patch []byte
+}
+
+// SubmitCandidate records a fix proposed by by (the fixer through its
+// tool, or a person through the API) for the case's next attempt. The fix
+// is applied on the frozen harness base and refused, before anything runs,
+// if it touches the harness or leaves the allowlist.
+func (d *Desk) SubmitCandidate(ctx context.Context, by signoff.Actor, caseID string, prop proposal, taskID, evidence string) (signoff.Candidate, error) {
+	unlock := d.lock(caseID)
+	defer unlock()
+	c, l, err := d.loop(ctx, by, caseID)
+	if err != nil {
+		return signoff.Candidate{}, err
+	}
+	if c.State != workflow.BugFixing {
+		return signoff.Candidate{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s: it takes candidates only while fixing", caseID, c.State)}
+	}
+	if c.FixAttempts >= c.MaxFixAttempts {
+		return signoff.Candidate{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("no fix attempt left (%d of %d used)", c.FixAttempts, c.MaxFixAttempts)}
+	}
+	h := repair.FrozenHarness(l.State)
+	if h == nil {
+		return signoff.Candidate{}, fmt.Errorf("case %s is fixing without a frozen harness", caseID)
+	}
+	if len(prop.Files) > 0 {
+		if err := checkFiles(prop.Files); err != nil {
+			return signoff.Candidate{}, err
+		}
+	} else if len(prop.Patch) == 0 || len(prop.Patch) > maxPatch {
+		return signoff.Candidate{}, signoff.Errorf(signoff.EINVALID, "give the fix as files or as a patch of at most %d bytes", maxPatch)
+	}
+	p, err := d.project(ctx, c.WorkspaceID, c.ProjectID)
+	if err != nil {
+		return signoff.Candidate{}, err
+	}
+	attempt := c.FixAttempts + 1
+	guard := func(changed []string) error {
+		return repair.CheckFixPaths(changed, h.TestFiles, p.Settings.HarnessPaths, p.Settings.FixPaths)
+	}
+	// Check the named paths before writing anything when they are known.
+	if len(prop.Files) > 0 {
+		var paths []string
+		for _, f := range prop.Files {
+			paths = append(paths, f.Path)
+		}
+		if err := guard(paths); err != nil {
+			return signoff.Candidate{}, err
+		}
+	}
+	commit, branch, err := d.commitFiles(ctx, p, h.Base, prop.Files, prop.Patch,
+		fmt.Sprintf("signoff/%s/fix-%d-%d", c.ID, l.State.Round, attempt),
+		fmt.Sprintf("fix attempt %d for case %s\n\nProposed by %s (%s evidence).", attempt, c.ID, by.Name, evidence), by, guard)
+	if err != nil {
+		return signoff.Candidate{}, err
+	}
+	diff, err := p.Repo.Diff(ctx, h.Base, commit)
+	if err != nil {
+		return signoff.Candidate{}, err
+	}
+	changed, err := p.Repo.DiffNames(ctx, h.Base, commit)
+	if err != nil {
+		return signoff.Candidate{}, err
+	}
+	cand := signoff.Candidate{ID: signoff.NewID(signoff.PrefixCandidate), HarnessID: h.ID, Attempt: attempt, Base: h.Base,
+		Commit: commit, Branch: branch, Diff: string(diff), DiffDigest: sha256Hex(diff), Changed: changed, SubmittedBy: by.ID,
+		SubmitterRole: by.Role, TaskID: taskID, Evidence: evidence, Status: signoff.CandidateVerifying, SubmittedAt: d.now()}
+	st := l.State
+	for i := range st.Candidates {
+		if st.Candidates[i].Status == signoff.CandidateVerified {
+			st.Candidates[i].Status = signoff.CandidateSuperseded
+		}
+	}
+	st.Candidates = append(st.Candidates, cand)
+	_, _, err = d.Store.AdvanceLoop(ctx, by, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "submit_candidate",
+		Events: []signoff.LoopEvent{{Type: "candidate.submitted", Payload: map[string]any{
+			"candidate_id": cand.ID, "attempt": attempt, "base": h.Base, "commit": commit, "branch": branch,
+			"diff_digest": cand.DiffDigest, "changed": changed, "evidence": evidence, "task_id": taskID, "harness_id": h.ID}}},
+		Jobs: []signoff.JobRequest{{Args: signoff.VerifyJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, CandidateID: cand.ID}}}})
+	if err != nil {
+		return signoff.Candidate{}, err
+	}
+	// A new candidate supersedes every approval of an earlier one.
+	if _, err := d.Store.SupersedeApprovals(ctx, sys(c.WorkspaceID), c.ID, ""); err != nil {
+		d.log().ErrorContext(ctx, "supersede approvals", "case_id", c.ID, "err", err)
+	}
+	return cand, nil
+}
+
+// SubmitPatch is a person's candidate (signoff fix submit): the same
+// checks as the fixer's, labelled authored (written by a person).
+func (d *Desk) SubmitPatch(ctx context.Context, by signoff.Actor, caseID string, patch []byte) (signoff.Candidate, error) {
+	if !by.Role.IsHuman() || by.Role == signoff.RoleReporter || by.Role == signoff.RoleViewer {
+		return signoff.Candidate{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not submit candidates", by.Role)
+	}
+	return d.SubmitCandidate(ctx, by, caseID, proposal{Patch: patch}, "", signoff.EvidenceAuthored)
+}
+
+func (d *Desk) proposeFix(ctx context.Context, env *agent.Env, files []FileArg, patch, summary string) (agent.Result, error) {
+	var in fixInput
+	if err := json.Unmarshal(env.Task.Input, &in); err != nil {
+		return agent.Result{}, fmt.Errorf("task input: %w", err)
+	}
+	c, err := d.Store.GetCase(ctx, sys(env.Actor.WorkspaceID), in.CaseID)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	if c.FixAttempts+1 != in.Attempt {
+		return agent.Result{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("this task was for attempt %d; the case is past it", in.Attempt)}
+	}
+	if (len(files) == 0) == (strings.TrimSpace(patch) == "") {
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "give the fix either as files or as a unified diff in patch, not both")
+	}
+	prop := proposal{Files: files}
+	if patch != "" {
+		prop.Patch = []byte(patch)
+	}
+	cand, err := d.SubmitCandidate(ctx, env.Actor, in.CaseID, prop, env.Task.ID, env.Evidence)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	return agent.Result{Text: fmt.Sprintf("Accepted as candidate %s (attempt %d, commit %s). It is verified with the frozen harness; your task is done.", cand.ID, cand.Attempt, short(cand.Commit)),
+		Output: map[string]any{"candidate_id": cand.ID, "commit": cand.Commit, "summary": summary}, Final: true}, nil
+}

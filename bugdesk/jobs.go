@@ -1,0 +1,99 @@
+package bugdesk
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/riverqueue/river"
+
+	"github.com/signoff-dev/signoff"
+)
+
+// AddWorkers adds the loop's job workers to w. Every worker rereads the
+// case and does nothing when it has moved on, so a repeated job is
+// harmless.
+func (d *Desk) AddWorkers(w *river.Workers) {
+	river.AddWorker(w, &reproduceWorker{d: d})
+	river.AddWorker(w, &fixWorker{d: d})
+	river.AddWorker(w, &verifyWorker{d: d})
+	river.AddWorker(w, &reconcileWorker{d: d})
+	river.AddWorker(w, &timeoutWorker{d: d})
+}
+
+// noRepo reports an error that retrying cannot fix: the project has no
+// repository settings (yet). The case waits, ticketed, until someone
+// starts it again.
+func noRepo(err error) bool {
+	return signoff.ErrorCode(err) == signoff.ENOTFOUND && strings.Contains(err.Error(), "repository")
+}
+
+type reproduceWorker struct {
+	river.WorkerDefaults[signoff.ReproduceJob]
+	d *Desk
+}
+
+func (w *reproduceWorker) Work(ctx context.Context, job *river.Job[signoff.ReproduceJob]) error {
+	err := w.d.StartReproduction(ctx, job.Args.WorkspaceID, job.Args.CaseID)
+	if noRepo(err) {
+		w.d.log().InfoContext(ctx, "ticketed bug waits: its project has no repository settings", "case_id", job.Args.CaseID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return w.d.Drive(ctx, job.Args.WorkspaceID, job.Args.CaseID, RoleReproducer)
+}
+
+type fixWorker struct {
+	river.WorkerDefaults[signoff.FixJob]
+	d *Desk
+}
+
+func (w *fixWorker) Work(ctx context.Context, job *river.Job[signoff.FixJob]) error {
+	if err := w.d.StartFix(ctx, job.Args.WorkspaceID, job.Args.CaseID); err != nil {
+		return err
+	}
+	return w.d.Drive(ctx, job.Args.WorkspaceID, job.Args.CaseID, RoleFixer)
+}
+
+type verifyWorker struct {
+	river.WorkerDefaults[signoff.VerifyJob]
+	d *Desk
+}
+
+func (w *verifyWorker) Work(ctx context.Context, job *river.Job[signoff.VerifyJob]) error {
+	return w.d.VerifyCandidate(ctx, job.Args.WorkspaceID, job.Args.CaseID, job.Args.CandidateID)
+}
+
+type reconcileWorker struct {
+	river.WorkerDefaults[signoff.ReconcileJob]
+	d *Desk
+}
+
+func (w *reconcileWorker) Work(ctx context.Context, job *river.Job[signoff.ReconcileJob]) error {
+	if commit, ok := strings.CutPrefix(job.Args.Cause, "merge:"); ok {
+		// Deploying is the deployer's business; a failed deploy is logged
+		// and the merge stays merged until a deployment contains it.
+		if err := w.d.Deploy(ctx, job.Args.WorkspaceID, job.Args.ProjectID, commit); err != nil {
+			w.d.log().ErrorContext(ctx, "deploy", "project_id", job.Args.ProjectID, "commit", commit, "err", err)
+		}
+	}
+	return w.d.Reconcile(ctx, job.Args.WorkspaceID, job.Args.ProjectID)
+}
+
+type timeoutWorker struct {
+	river.WorkerDefaults[signoff.ConfirmTimeoutJob]
+	d *Desk
+}
+
+func (w *timeoutWorker) Work(ctx context.Context, job *river.Job[signoff.ConfirmTimeoutJob]) error {
+	wait, err := w.d.ConfirmTimeout(ctx, job.Args.WorkspaceID, job.Args.CaseID, job.Args.Round)
+	if err != nil {
+		return fmt.Errorf("confirmation timeout: %w", err)
+	}
+	if wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return nil
+}

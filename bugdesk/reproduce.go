@@ -1,0 +1,395 @@
+package bugdesk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/gitx"
+	"github.com/signoff-dev/signoff/repair"
+	"github.com/signoff-dev/signoff/verify"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// Limits on what an agent or a person may propose.
+const (
+	maxFiles     = 20
+	maxFileBytes = 256 << 10
+	maxPatch     = 1 << 20
+)
+
+// FileArg is one file of a proposal, whole.
+type FileArg struct {
+	Path    string `json:"path" jsonschema:"the path relative to the repository root, slash-separated"`
+	Content string `json:"content" jsonschema:"the whole content of the file"`
+}
+
+// reproInput is a reproducer task's input.
+type reproInput struct {
+	CaseID  string       `json:"case_id"`
+	Round   int          `json:"round"`
+	Base    string       `json:"base"`
+	Subject reproSubject `json:"subject"`
+}
+
+type reproSubject struct {
+	Title  string   `json:"title"`
+	Report string   `json:"report"`
+	Notes  []string `json:"reporter_said_not_this,omitempty"`
+	Files  []string `json:"files"`
+}
+
+// StartReproduction moves a ticketed or reopened bug into reproducing and
+// gives the reproducer its task. It is idempotent: a case already
+// reproducing only gets a task if it has none open.
+func (d *Desk) StartReproduction(ctx context.Context, ws, caseID string) error {
+	unlock := d.lock(caseID)
+	defer unlock()
+	c, l, err := d.loop(ctx, sys(ws), caseID)
+	if err != nil {
+		return err
+	}
+	switch c.State {
+	case workflow.BugTicketed, workflow.BugReopened:
+	case workflow.BugReproducing:
+		return d.ensureReproTask(ctx, c, l)
+	default:
+		return nil // moved on: nothing to do
+	}
+	p, err := d.project(ctx, ws, c.ProjectID)
+	if err != nil {
+		return err
+	}
+	st := l.State
+	if st.Round == 0 {
+		st.Round = 1
+	}
+	l, c, err = d.Store.AdvanceLoop(ctx, sys(ws), signoff.LoopUpdate{CaseID: caseID, Version: l.Version, State: st,
+		Command: "start_reproduction", MaxFixAttempts: p.Settings.MaxFixAttempts,
+		Events: []signoff.LoopEvent{{Type: "reproduction.started", Payload: map[string]any{"round": st.Round}}}})
+	if err != nil {
+		return fmt.Errorf("start reproduction of %s: %w", caseID, err)
+	}
+	return d.ensureReproTask(ctx, c, l)
+}
+
+func (d *Desk) ensureReproTask(ctx context.Context, c signoff.Case, l signoff.BugLoop) error {
+	open, err := d.openTasks(ctx, c, RoleReproducer)
+	if err != nil || len(open) > 0 {
+		return err
+	}
+	p, err := d.project(ctx, c.WorkspaceID, c.ProjectID)
+	if err != nil {
+		return err
+	}
+	base, err := p.Repo.RevParse(ctx, "refs/heads/"+p.Settings.MainBranch)
+	if err != nil {
+		return fmt.Errorf("project %s: main branch: %w", p.ID, err)
+	}
+	report, err := d.reportText(ctx, c)
+	if err != nil {
+		return err
+	}
+	files, err := p.Repo.ListFiles(ctx, base)
+	if err != nil {
+		return err
+	}
+	in := reproInput{CaseID: c.ID, Round: l.State.Round, Base: base, Subject: reproSubject{Title: c.Title, Report: report, Files: files}}
+	for _, h := range l.State.Harnesses {
+		if h.Round == l.State.Round && h.Status == signoff.HarnessDisowned && h.ReporterNote != "" {
+			in.Subject.Notes = append(in.Subject.Notes, h.ReporterNote)
+		}
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	_, err = d.Store.CreateTask(ctx, sys(c.WorkspaceID), signoff.TaskInput{CaseID: c.ID, Kind: RoleReproducer, Role: signoff.RoleReproducer, Input: raw})
+	return err
+}
+
+// reportText is the reporter's words as the airlock let them through:
+// the report and every later answer.
+func (d *Desk) reportText(ctx context.Context, c signoff.Case) (string, error) {
+	reps, err := d.Store.ListReports(ctx, sys(c.WorkspaceID), c.ID)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, r := range reps {
+		parts = append(parts, r.Dossier.Text)
+	}
+	if len(parts) == 0 {
+		return c.Title, nil
+	}
+	return strings.Join(parts, "\n---\n"), nil
+}
+
+func (d *Desk) openTasks(ctx context.Context, c signoff.Case, kind string) ([]signoff.Task, error) {
+	ts, err := d.Store.ListTasks(ctx, sys(c.WorkspaceID), signoff.TaskFilter{CaseID: c.ID, Status: signoff.TaskOpen, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(ts, func(t signoff.Task) bool { return t.Kind != kind }), nil
+}
+
+// Drive runs the case's open tasks of kind through the runtime, oldest
+// first. A role served by an external agent is left for that agent.
+func (d *Desk) Drive(ctx context.Context, ws, caseID, kind string) error {
+	cfg, err := agent.LoadConfig(ctx, d.Store, ws, d.Tools)
+	if err != nil {
+		return err
+	}
+	if rc, ok := cfg.Roles[kind]; ok && rc.Provider == agent.ProviderExternal {
+		return nil
+	}
+	c, err := d.Store.GetCase(ctx, sys(ws), caseID)
+	if err != nil {
+		return err
+	}
+	for range 4 {
+		ts, err := d.openTasks(ctx, c, kind)
+		if err != nil || len(ts) == 0 {
+			return err
+		}
+		slices.SortFunc(ts, func(a, b signoff.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })
+		a, err := d.Store.GetActor(ctx, ws, ts[0].AssigneeID)
+		if err != nil {
+			return err
+		}
+		res, err := d.Runtime.Run(ctx, a, ts[0].ID, cfg)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			// The agent could not run (its provider failed, a fixture
+			// ran out): retrying the same task cannot help. Fail closed:
+			// the task is closed and the case goes to a person.
+			d.log().ErrorContext(ctx, "agent task failed", "case_id", caseID, "task_id", ts[0].ID, "kind", kind, "err", err)
+			return d.giveUp(ctx, ws, caseID, ts[0].ID, fmt.Sprintf("%s task %s could not run: %v", kind, ts[0].ID, err))
+		}
+		d.log().InfoContext(ctx, "task ran", "case_id", caseID, "task_id", ts[0].ID, "kind", kind, "outcome", res.Outcome)
+	}
+	return nil
+}
+
+// proposeRepro checks a reproducer's proposal on base in the sandbox and,
+// if it fails there with the expected signature, records it and asks the
+// reporter. Anything else is refused with the run's result, so the
+// reproducer may try again within its turns.
+func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg, failToPass []string, expected string) (agent.Result, error) {
+	var in reproInput
+	if err := json.Unmarshal(env.Task.Input, &in); err != nil {
+		return agent.Result{}, fmt.Errorf("task input: %w", err)
+	}
+	unlock := d.lock(in.CaseID)
+	defer unlock()
+	c, l, err := d.loop(ctx, sys(env.Actor.WorkspaceID), in.CaseID)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	if c.State != workflow.BugReproducing || in.Round != l.State.Round {
+		return agent.Result{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: "the case is not waiting for this reproduction any more"}
+	}
+	if err := checkFiles(files); err != nil {
+		return agent.Result{}, err
+	}
+	if len(failToPass) == 0 || strings.TrimSpace(expected) == "" {
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "name the failing test(s) in fail_to_pass and the text of the failure in expected_failure")
+	}
+	p, err := d.project(ctx, c.WorkspaceID, c.ProjectID)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	commit, branch, err := d.commitFiles(ctx, p, in.Base, files, nil, fmt.Sprintf("signoff/%s/repro-%d-%d", c.ID, l.State.Round, len(l.State.Harnesses)+1),
+		fmt.Sprintf("repro: %s\n\nProposed by %s (%s evidence) for case %s.", strings.Join(failToPass, ", "), env.Actor.Name, env.Evidence, c.ID), env.Actor)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	h := verify.Harness{Base: in.Base, TestsFrom: commit, Command: p.Settings.TestCommand, Format: p.Settings.TestFormat,
+		FailToPass: failToPass, ExpectedFailure: expected, TimeoutSeconds: p.Settings.TimeoutSeconds, Runs: p.Settings.Runs}
+	for _, f := range files {
+		h.TestFiles = append(h.TestFiles, f.Path)
+	}
+	if err := h.Validate(); err != nil {
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "harness: %v", err)
+	}
+	rep, err := verify.Reproduce(ctx, verify.Options{RepoDir: p.Repo.Dir, Harness: h, Runner: d.Sandbox, CacheDir: d.cacheFor(p.ID)})
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("run the reproduction: %w", err)
+	}
+	if rep.Verdict != verify.Reproduced {
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "refused: on base %s the proposal does not reproduce the bug: %s", short(in.Base), rep.Reason)
+	}
+	// Every other test that passed on base in every run must keep passing:
+	// the server finds them, so a reproducer cannot leave them out.
+	h.PassToPass = passedOnBase(rep, h)
+	tf, err := verify.ReadTestFiles(ctx, p.Repo, h)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	digest, err := verify.DigestHarness(h, tf)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	spec, err := json.Marshal(h)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	now := d.now()
+	rec := signoff.HarnessRecord{ID: signoff.NewID(signoff.PrefixHarness), Round: l.State.Round, Status: signoff.HarnessProposed,
+		Spec: spec, Digest: digest, Base: in.Base, Commit: commit, Branch: branch, TestFiles: h.TestFiles,
+		FailingOutput: repair.FailureWords(rep), ProposedBy: env.Actor.ID, TaskID: env.Task.ID, Evidence: env.Evidence, ProposedAt: now}
+	st := l.State
+	st.Harnesses = append(st.Harnesses, rec)
+	st.AskedAt = &now
+	_, _, err = d.Store.AdvanceLoop(ctx, env.Actor, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "propose_reproduction",
+		Events: []signoff.LoopEvent{{Type: "reproduction.proposed", Payload: map[string]any{
+			"harness_id": rec.ID, "harness_digest": digest, "base": in.Base, "tests_from": commit, "branch": branch,
+			"test_files": h.TestFiles, "fail_to_pass": failToPass, "pass_to_pass": h.PassToPass, "expected_failure": expected,
+			"evidence": env.Evidence, "run_evidence": signoff.EvidenceLive, "base_run": rep.Reason,
+			"sandbox": rep.Environment.Sandbox, "runner_digest": rep.RunnerDigest, "task_id": env.Task.ID}}}})
+	if err != nil {
+		return agent.Result{}, err
+	}
+	return agent.Result{Text: fmt.Sprintf("Accepted: %s fail(s) on base with %q. The reporter is now asked whether this is their bug; your task is done.",
+		strings.Join(failToPass, ", "), expected), Output: map[string]any{"harness_id": rec.ID, "harness_digest": digest}, Final: true}, nil
+}
+
+func checkFiles(files []FileArg) error {
+	if len(files) == 0 || len(files) > maxFiles {
+		return signoff.Errorf(signoff.EINVALID, "give 1 to %d files", maxFiles)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if err := verify.CheckPath(f.Path); err != nil {
+			return signoff.Errorf(signoff.EINVALID, "file %q: %v", f.Path, err)
+		}
+		if f.Path == ".git" || strings.HasPrefix(f.Path, ".git/") {
+			return signoff.Errorf(signoff.EINVALID, "file %q: not a repository file", f.Path)
+		}
+		if seen[f.Path] {
+			return signoff.Errorf(signoff.EINVALID, "file %q is given twice", f.Path)
+		}
+		seen[f.Path] = true
+		if len(f.Content) > maxFileBytes {
+			return signoff.Errorf(signoff.EINVALID, "file %q is larger than %d bytes", f.Path, maxFileBytes)
+		}
+	}
+	return nil
+}
+
+// commitFiles writes files (or applies patch) over base in a fresh
+// worktree, commits, and points branch at the commit. check, when set, is
+// called with the changed paths before the branch is made.
+func (d *Desk) commitFiles(ctx context.Context, p project, base string, files []FileArg, patch []byte, branch, msg string, by signoff.Actor, check ...func([]string) error) (string, string, error) {
+	unlock := d.lock("repo:" + p.ID)
+	defer unlock()
+	wt, err := p.Repo.AddWorktree(ctx, base)
+	if err != nil {
+		return "", "", fmt.Errorf("check out %s: %w", short(base), err)
+	}
+	defer wt.Close()
+	w := &gitx.Repo{Dir: wt.Dir}
+	for _, f := range files {
+		dst := filepath.Join(wt.Dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(dst, []byte(f.Content), 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	if patch != nil {
+		if err := w.Apply(ctx, patch); err != nil {
+			var ge *gitx.Error
+			if errors.As(err, &ge) {
+				return "", "", signoff.Errorf(signoff.EINVALID, "the patch does not apply on %s: %s", short(base), strings.TrimSpace(ge.Stderr))
+			}
+			return "", "", signoff.Errorf(signoff.EINVALID, "the patch does not apply on %s: %v", short(base), err)
+		}
+	}
+	if err := w.AddAll(ctx); err != nil {
+		return "", "", err
+	}
+	if clean, err := w.IsClean(ctx); err == nil && clean {
+		return "", "", signoff.Errorf(signoff.EINVALID, "the proposal changes nothing on %s", short(base))
+	}
+	commit, err := w.Commit(ctx, msg, gitx.Signature{Name: by.Name + " via Signoff", Email: by.ID + "@signoff.invalid", When: d.now()})
+	if err != nil {
+		return "", "", err
+	}
+	changed, err := p.Repo.DiffNames(ctx, base, commit)
+	if err != nil {
+		return "", "", err
+	}
+	for _, fn := range check {
+		if err := fn(changed); err != nil {
+			return "", "", err
+		}
+	}
+	if err := p.Repo.CreateBranch(ctx, branch, commit); err != nil {
+		return "", "", fmt.Errorf("branch %s: %w", branch, err)
+	}
+	return commit, branch, nil
+}
+
+// passedOnBase lists the tests that passed in every base run, minus the
+// fail-to-pass tests: the pass-to-pass set a fix must keep green.
+func passedOnBase(rep verify.Report, h verify.Harness) []string {
+	var sets []map[string]bool
+	for _, s := range rep.Stages {
+		if s.Name != verify.StageBase {
+			continue
+		}
+		res, err := verify.Parse(h.Format, bytes.NewReader(s.Stdout))
+		if err != nil {
+			return []string{}
+		}
+		ok := map[string]bool{}
+		for _, t := range res.Tests {
+			if t.Outcome == verify.Pass && !strings.Contains(t.Name, "/") {
+				ok[t.Name] = true
+			}
+		}
+		sets = append(sets, ok)
+	}
+	out := []string{}
+	if len(sets) == 0 {
+		return out
+	}
+	for n := range sets[0] {
+		all := !slices.Contains(h.FailToPass, n)
+		for _, s := range sets[1:] {
+			all = all && s[n]
+		}
+		if all {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// giveUp closes a task that cannot run and hands the case to a person.
+func (d *Desk) giveUp(ctx context.Context, ws, caseID, taskID, why string) error {
+	if len(why) > 3000 {
+		why = why[:3000]
+	}
+	if _, err := d.Store.CloseTask(ctx, sys(ws), taskID, signoff.OutcomeNeedsHuman, why); err != nil {
+		d.log().ErrorContext(ctx, "close task", "task_id", taskID, "err", err)
+	}
+	_, _, err := d.Store.TransitionCase(ctx, sys(ws), caseID, signoff.TransitionInput{Command: "escalate", Note: why})
+	if signoff.ErrorCode(err) == signoff.ECONFLICT {
+		return nil // moved on meanwhile
+	}
+	return err
+}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/samples"
+	"github.com/signoff-dev/signoff/shoplite"
+	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/triage"
+	"github.com/signoff-dev/signoff/webhook"
+)
+
+// demo is everything `signoff demo` sets up.
+type demo struct {
+	dir      string
+	s        *sqlstore.DB
+	st       *stack
+	ws       signoff.Workspace
+	owner    signoff.Actor
+	operator signoff.Actor
+	// Tokens are demo credentials, printed for the newcomer to use.
+	ownerToken, operatorToken string
+	shop, game                signoff.Project
+	sample                    *shoplite.Sample
+	prod                      *shoplite.Server
+	live                      shoplite.Deployed
+	opKey                     ed25519.PrivateKey
+	opKeyPath                 string
+	secret                    string
+	url                       string
+	ln                        net.Listener
+}
+
+func runDemo(ctx context.Context, e *env, args []string) error {
+	var addr, dir, walk string
+	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--walk bug]")
+	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (a free port is chosen if this one is taken)")
+	fs.StringVar(&dir, "dir", "", "keep the demo's database, keys and ShopLite repository here (default: a new temporary directory)")
+	fs.StringVar(&walk, "walk", "", `run a whole loop headlessly and exit: "bug" walks the ShopLite coupon bug from report to the reporter's last word`)
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	if walk != "" && walk != "bug" {
+		return signoff.Errorf(signoff.EINVALID, `--walk takes "bug"`)
+	}
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "signoff-demo-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	log := newLogger(e.stderr, "text")
+	if walk != "" {
+		log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		addr = "127.0.0.1:0"
+	}
+	d, err := setupDemo(ctx, e, dir, addr, log)
+	if err != nil {
+		return err
+	}
+	defer d.s.Close()
+	defer d.prod.Stop()
+	if walk != "" {
+		return d.walkBug(ctx, e, log)
+	}
+	d.printIntro(e)
+	return serveUntilDone(ctx, e, log, d.ln, d.s, d.st)
+}
+
+// setupDemo writes ShopLite as a git repository, starts its production
+// server from main, and creates the workspace, identities, keys, projects
+// and role configuration of the demo.
+func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) (*demo, error) {
+	d := &demo{dir: dir}
+	dbf := dbFlags{db: filepath.Join(dir, "signoff.db"), key: filepath.Join(dir, "signoff.key")}
+	s, err := dbf.openRW(ctx, e, true)
+	if err != nil {
+		return nil, err
+	}
+	d.s = s
+	fail := func(err error) (*demo, error) {
+		s.Close()
+		if d.prod != nil {
+			d.prod.Stop()
+		}
+		return nil, err
+	}
+	if d.ws, d.owner, err = s.CreateWorkspace(ctx, "Demo", "demo-owner"); err != nil {
+		return fail(err)
+	}
+	cli := signoff.CLIActor(d.ws.ID)
+	if d.operator, err = s.CreateActor(ctx, d.owner, "demo-operator", signoff.RoleOperator); err != nil {
+		return fail(err)
+	}
+	if _, d.ownerToken, err = s.CreateToken(ctx, cli, d.owner.ID, "demo", nil); err != nil {
+		return fail(err)
+	}
+	if _, d.operatorToken, err = s.CreateToken(ctx, cli, d.operator.ID, "demo", nil); err != nil {
+		return fail(err)
+	}
+	// One agent identity per role of the loops; each has its own
+	// credential and none can approve, merge or confirm.
+	for _, a := range []struct {
+		name string
+		role signoff.Role
+	}{{"triage-crew", signoff.RoleTriager}, {"reproducer", signoff.RoleReproducer}, {"fixer", signoff.RoleFixer}, {"reviewer", signoff.RoleReviewer}} {
+		if _, err := s.CreateActor(ctx, d.owner, a.name, a.role); err != nil {
+			return fail(err)
+		}
+	}
+	// The operator's approval key. In real use it lives in
+	// ~/.config/signoff (signoff keys init) and never leaves that machine;
+	// the demo keeps its own in the demo directory.
+	d.opKeyPath = filepath.Join(dir, "operator-approval.key")
+	if d.opKey, _, err = keys.LoadOrCreate(d.opKeyPath); err != nil {
+		return fail(err)
+	}
+	pub, err := keys.EncodePublic(d.opKey.Public().(ed25519.PublicKey))
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := s.RegisterKey(ctx, d.operator, string(pub)); err != nil {
+		return fail(err)
+	}
+
+	// ShopLite: main only (fixes arrive as proposals), and its production
+	// server built from main.
+	if d.sample, err = shoplite.BuildMain(ctx, filepath.Join(dir, "shoplite")); err != nil {
+		return fail(err)
+	}
+	d.prod = shoplite.NewServer(filepath.Join(dir, "production"))
+	if d.live, err = d.prod.Deploy(ctx, d.sample.Dir, d.sample.Base); err != nil {
+		return fail(fmt.Errorf("start ShopLite's production server: %w", err))
+	}
+	if d.shop, err = s.CreateProject(ctx, d.owner, signoff.ProjectInput{Name: "shoplite", RepoURL: d.sample.Dir,
+		Description: "ShopLite, the sample shop: a local git repository with real bugs, and its production server"}); err != nil {
+		return fail(err)
+	}
+	if err := s.ImportDataset(ctx, d.owner, d.shop.ID, shopTriageData()); err != nil {
+		return fail(err)
+	}
+	d.secret = webhook.NewSecret()
+	if _, err := s.SetRepoSettings(ctx, d.owner, d.shop.ID, signoff.RepoSettings{
+		Path: d.sample.Dir, MainBranch: shoplite.BranchMain, FixPaths: []string{"cart/**", "cmd/**"},
+		LiveURL: d.live.URL, WebhookSecret: d.secret,
+		Smoke: []signoff.SmokeCheck{
+			{Name: "healthz", Method: "GET", Path: "/healthz", ExpectBody: "ok"},
+			{Name: "a 10% coupon applies once", Method: "POST", Path: "/checkout",
+				Body:       `{"items":[{"sku":"lamp","price_cents":10000,"quantity":1}],"coupon":"SAVE10"}`,
+				ExpectBody: `"total_cents":9000`},
+		}}); err != nil {
+		return fail(err)
+	}
+
+	// The triage crew's sample game project (the Orbit Run data).
+	ds, err := triage.LoadDataset(samples.TriageDataset())
+	if err != nil {
+		return fail(err)
+	}
+	if d.game, err = s.CreateProject(ctx, d.owner, signoff.ProjectInput{Name: "triage-sample",
+		Description: "sample mobile game (" + ds.Releases.Product + "): tracker, crash log, releases and CODEOWNERS from the sample dataset"}); err != nil {
+		return fail(err)
+	}
+	if err := s.ImportDataset(ctx, d.owner, d.game.ID, ds); err != nil {
+		return fail(err)
+	}
+
+	// Reproducer and fixer run on authored fixtures for ShopLite's coupon
+	// bug: human-written, labelled authored everywhere. The runs of what
+	// they propose (sandbox, git, verification) are live.
+	fx, err := shopFixtures(d.sample.Base)
+	if err != nil {
+		return fail(err)
+	}
+	st, err := newStack(e, s, log, agent.NewAuthored(fx...))
+	if err != nil {
+		return fail(err)
+	}
+	d.st = st
+	// The demo has one project of its own, so it shares the default Go
+	// build cache (warm after the first run) instead of a cold cache per
+	// project; a server keeps one cache per project.
+	st.desk.CacheDir = ""
+	if _, err := agent.SaveConfig(ctx, s, d.owner, []byte(bugdesk.Roles(agent.ProviderAuthored)), st.reg); err != nil {
+		return fail(err)
+	}
+	if d.ln, err = net.Listen("tcp", addr); err != nil {
+		if d.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fail(fmt.Errorf("listen: %w", err))
+		}
+	}
+	d.url = "http://" + d.ln.Addr().String()
+	st.desk.Deployers = map[string]bugdesk.Deployer{d.shop.ID: &shopDeployer{srv: d.prod, hook: d.url + "/api/v1/hooks/deployments/" + d.shop.ID, secret: d.secret}}
+	return d, nil
+}
+
+// shopTriageData is the triage data of ShopLite: who owns what, and its
+// one release. Written for the demo (authored).
+func shopTriageData() triage.Dataset {
+	return triage.Dataset{
+		Owners: []triage.Owner{{Component: "cart", Team: "shop-checkout"}, {Component: "server", Team: "shop-platform"}},
+		Releases: triage.Releases{Product: "ShopLite", Company: "Signoff demo", CurrentVersion: "1.0.0",
+			Releases:             []triage.Release{{Version: "1.0.0", Date: "2026-01-05"}},
+			ActiveUsersByVersion: map[string]float64{"1.0.0": 100}},
+		Tickets: []triage.Ticket{},
+	}
+}
+
+// shopFixtures are the authored reproducer and fixer turns for ShopLite's
+// coupon bug, matched by the base commit (ShopLite's main is the same
+// commit on every machine). The fixer's first attempt is the false fix
+// that breaks TestZeroCoupon; its second is the genuine one.
+func shopFixtures(base string) ([]agent.Fixture, error) {
+	main, err := shoplite.Files(shoplite.BranchMain)
+	if err != nil {
+		return nil, err
+	}
+	// What a branch adds or changes over main: the proposal.
+	files := func(branch string) ([]bugdesk.FileArg, error) {
+		m, err := shoplite.Files(branch)
+		if err != nil {
+			return nil, err
+		}
+		var out []bugdesk.FileArg
+		for _, p := range slices.Sorted(maps.Keys(m)) {
+			if old, ok := main[p]; !ok || !bytes.Equal(old, m[p]) {
+				out = append(out, bugdesk.FileArg{Path: p, Content: string(m[p])})
+			}
+		}
+		return out, nil
+	}
+	call := func(name string, args any) (agent.Message, error) {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return agent.Message{}, err
+		}
+		return agent.Message{Content: "[authored fixture]", ToolCalls: []agent.ToolCall{{ID: name + "-1", Name: name, Arguments: string(b)}}}, nil
+	}
+	repro, err := files(shoplite.BranchReproCoupon)
+	if err != nil {
+		return nil, err
+	}
+	rm, err := call("propose_reproduction", map[string]any{"test_files": repro, "fail_to_pass": []string{"TestCouponAppliesOnce"},
+		"expected_failure": "8100", "explanation": "A 10% coupon on a 10000-cent cart must leave 9000 cents."})
+	if err != nil {
+		return nil, err
+	}
+	out := []agent.Fixture{{Name: "shoplite-coupon-repro", Role: bugdesk.RoleReproducer, Match: map[string]string{"/base": base}, Turns: []agent.Message{rm}}}
+	for i, br := range []string{shoplite.BranchFalseBreaks, shoplite.BranchGenuine} {
+		fs, err := files(br)
+		if err != nil {
+			return nil, err
+		}
+		m, err := call("propose_fix", map[string]any{"files": fs, "summary": "[authored] " + br})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, agent.Fixture{Name: "shoplite-coupon-" + br, Role: bugdesk.RoleFixer,
+			Match: map[string]string{"/base": base, "/attempt": strconv.Itoa(i + 1)}, Turns: []agent.Message{m}})
+	}
+	return out, nil
+}
+
+func (d *demo) printIntro(e *env) {
+	fmt.Fprintf(e.stdout, `Signoff demo (SQLite, builtin and authored agents)
+
+  desk        %[1]s
+  ShopLite    %[2]s   (production, built from main %[3]s; GET /version)
+  repository  %[4]s
+  database    %[5]s
+  owner       token %[6]s
+  operator    token %[7]s   approval key %[8]s
+
+Evidence types: LIVE = executed here (airlock, triage builtin, sandbox runs,
+verification, git, deploy, smoke); AUTHORED = written by people for the demo
+(ShopLite's reproduction test and the two candidate fixes, the sample triage
+data); SIMULATED = the demo standing in for a person (the report text).
+
+Walk the bug loop (or run it all headlessly: signoff demo --walk bug):
+ 1. Report the coupon bug (public intake, airlock, then the triage crew):
+    curl -s -H 'Content-Type: application/json' -d '{"text":"SAVE10 takes 19%% off: my 100.00 lamp cost 81.00 at checkout","device":"Firefox 133","os":"Linux","app_version":"1.0.0","steps":"add the lamp, apply SAVE10, check out"}' %[1]s/api/v1/projects/%[9]s/reports
+    Keep the tracking token. The reproducer's test (authored) runs on main in the sandbox (live).
+ 2. As the reporter: curl -s %[1]s/api/v1/track/TOKEN      (shows the failing output and question_digest)
+    curl -s -H 'Content-Type: application/json' -d '{"question_digest":"DIGEST","answer":"yes"}' %[1]s/api/v1/track/TOKEN/decision
+ 3. The fixer's first candidate is REJECTED, the second VERIFIED, the reviewer notes it (advisory):
+    curl -s -H 'Authorization: Bearer %[7]s' %[1]s/api/v1/cases/CASE/loop
+ 4. Approve the exact candidate and merge it (a person):
+    SIGNOFF_URL=%[1]s SIGNOFF_TOKEN=%[7]s signoff approve --case CASE --key %[8]s
+    SIGNOFF_URL=%[1]s SIGNOFF_TOKEN=%[7]s signoff merge --case CASE
+    ShopLite is rebuilt and redeployed from main; the deployment arrives as a signed webhook,
+    the desk checks ancestry and runs the smoke checks against %[2]s.
+ 5. As the reporter: GET the tracking page again and answer "Does the live fix work for you?"
+    (yes: verified; no with what still fails: reopened and reproduced again).
+
+  signoff ledger verify --db %[5]s
+
+Triage crew on the sample game (%[10]s): POST reports to %[1]s/api/v1/projects/%[10]s/reports
+
+("signoff" above is "go run ./cmd/signoff" from a checkout.) Press Ctrl-C to stop.
+`, d.url, d.live.URL, short(d.sample.Base), d.sample.Dir, filepath.Join(d.dir, "signoff.db"), d.ownerToken, d.operatorToken, d.opKeyPath, d.shop.ID, d.game.ID)
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

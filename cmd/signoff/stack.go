@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/riverqueue/river"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/crew"
+	"github.com/signoff-dev/signoff/sandbox"
+	"github.com/signoff-dev/signoff/sqlstore"
+)
+
+// stack is what a serving process runs: the tools, the providers, the
+// runtime, the triage crew and the bug desk, wired once so the API, the
+// MCP endpoint and the job workers share them.
+type stack struct {
+	reg     *agent.Registry
+	fac     agent.Factory
+	runtime *agent.Runtime
+	crew    *crew.Runner
+	desk    *bugdesk.Desk
+}
+
+// newStack wires the stack over s. authored, when set, serves the roles
+// configured with the authored provider (the demo's fixtures).
+func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored) (*stack, error) {
+	fac, err := providers(e, "", s)
+	if err != nil {
+		return nil, err
+	}
+	if authored != nil {
+		fac.Authored = authored
+	}
+	desk := &bugdesk.Desk{Store: s, Log: log}
+	reg := toolRegistryFor(desk)
+	rt := &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make, Log: log}
+	desk.Runtime, desk.Tools = rt, reg
+	if runner, err := sandbox.Default(); err == nil {
+		desk.Sandbox = runner
+	} else {
+		// Fail closed: without an isolated sandbox no reproduction or
+		// candidate is run, and the loop says why.
+		log.Warn("no isolated sandbox: the bug loop cannot run reproductions or verifications", "err", err)
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		desk.CacheDir = filepath.Join(dir, "signoff", "projects")
+	}
+	if s.River() != nil {
+		desk.Enqueue = func(ctx context.Context, j signoff.JobRequest) error {
+			_, err := s.River().Insert(ctx, j.Args, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}})
+			return err
+		}
+	}
+	return &stack{reg: reg, fac: fac, runtime: rt, desk: desk,
+		crew: &crew.Runner{Store: s, Runtime: rt, Tools: reg}}, nil
+}
+
+// workers are the stack's job workers: triage, decisions and the bug loop.
+func (st *stack) workers(log *slog.Logger) *river.Workers {
+	w := st.crew.Workers(log)
+	st.desk.AddWorkers(w)
+	return w
+}
+
+// toolRegistryFor is every agent tool: the base tools, the triage crew's
+// and the bug desk's (bound to d).
+func toolRegistryFor(d *bugdesk.Desk) *agent.Registry {
+	reg := agent.NewRegistry(agent.BaseTools()...)
+	crew.Register(reg)
+	d.Register(reg, nil)
+	return reg
+}

@@ -1,0 +1,449 @@
+package shoplite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/signoff-dev/signoff/gitx"
+)
+
+// Bounds of a deployment.
+const (
+	readyTimeout  = 30 * time.Second // from start until /healthz answers
+	probeInterval = 50 * time.Millisecond
+	httpTimeout   = 5 * time.Second  // one probe request
+	stopGrace     = 10 * time.Second // from SIGTERM until SIGKILL (ShopLite drains for up to 5 s)
+	reapTimeout   = 10 * time.Second // from SIGKILL until the process is reaped
+	maxOutput     = 16 << 10         // bytes of build or server output kept for errors
+)
+
+// Deployed describes a server Deploy started.
+type Deployed struct {
+	URL           string        `json:"url"`    // http://127.0.0.1:<port>, the same across redeploys
+	Commit        string        `json:"commit"` // the full commit id, as GET /version reports it
+	PID           int           `json:"pid"`
+	BuildDuration time.Duration `json:"build_duration"` // exporting the tree and go build; nanoseconds in JSON
+	StartedAt     time.Time     `json:"started_at"`
+}
+
+// Server runs ShopLite's "production" server, built from a commit of a
+// repository, on 127.0.0.1. The first Deploy picks a free port; later
+// deploys stop the running server and start the new one on the same port,
+// so the URL stays the same. The server runs until Stop, independently of
+// the contexts given to Deploy; whoever creates a Server must Stop it.
+//
+// Deploy builds and runs the repository's code on the host, outside any
+// sandbox: deploy only commits that are trusted (ShopLite's main and the
+// fixes merged into it).
+//
+// A Server is safe for concurrent use; Deploy and Stop run one at a time.
+type Server struct {
+	workDir string
+	client  *http.Client
+
+	op sync.Mutex // held through Deploy and Stop
+
+	mu   sync.Mutex // guards port and cur
+	port int        // 0 until the first Deploy picks one
+	cur  *process   // the running server, or nil
+}
+
+// NewServer returns a Server that keeps its builds under workDir (created
+// when needed). Each build has its own folder there, removed when its
+// server is replaced or stopped.
+func NewServer(workDir string) *Server {
+	return &Server{
+		workDir: workDir,
+		client: &http.Client{
+			Timeout: httpTimeout,
+			// No proxy, no connection kept to a server about to be replaced.
+			Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+	}
+}
+
+// URL is the running server's URL, or "" when none is running.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || s.cur.exited() {
+		return ""
+	}
+	return s.url(s.port)
+}
+
+func (s *Server) url(port int) string {
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// Deploy builds commit (any revision naming a commit; it is resolved to
+// its full id) of the repository at repoDir and runs it in place of the
+// running server: it exports the commit's tree into a temporary worktree,
+// runs `go build -trimpath -ldflags "-X main.commit=<id>" ./cmd/shoplite`,
+// stops the running server, starts the new binary on the same port, waits
+// until GET /healthz answers and checks that GET /version reports the id.
+//
+// If resolving or building fails, the running server is left as it was.
+// If the new server then fails to come up (or reports another commit), it
+// is stopped and no server runs until the next successful Deploy; the
+// error carries the end of its output. ctx bounds the build and the wait
+// for the new server, not the server's life.
+func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, error) {
+	s.op.Lock()
+	defer s.op.Unlock()
+
+	repo := &gitx.Repo{Dir: repoDir}
+	id, err := repo.RevParse(ctx, commit+"^{commit}")
+	if err != nil {
+		return Deployed{}, fmt.Errorf("shoplite: deploy: resolving %q in %s: %w", commit, repoDir, err)
+	}
+	began := time.Now()
+	dir, bin, err := s.build(ctx, repo, id)
+	if err != nil {
+		return Deployed{}, err
+	}
+	buildDuration := time.Since(began)
+
+	// The new binary is ready: the running server makes way for it.
+	s.mu.Lock()
+	old, port := s.cur, s.port
+	s.cur = nil
+	s.mu.Unlock()
+	if old != nil {
+		// The old server is gone either way; how it went does not matter
+		// to the new one.
+		_ = old.stop()
+		os.RemoveAll(old.dir)
+	}
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			os.RemoveAll(dir)
+			return Deployed{}, fmt.Errorf("shoplite: deploy: choosing a port: %w", err)
+		}
+		s.mu.Lock()
+		s.port = port
+		s.mu.Unlock()
+	}
+
+	p, err := startProcess(bin, dir, port)
+	if err != nil {
+		os.RemoveAll(dir)
+		return Deployed{}, fmt.Errorf("shoplite: deploy %s: %w", short(id), err)
+	}
+	base := s.url(port)
+	if err := s.waitReady(ctx, p, base, id); err != nil {
+		_ = p.stop()
+		os.RemoveAll(dir)
+		return Deployed{}, fmt.Errorf("shoplite: deploy %s: %w\nserver output:\n%s", short(id), err, p.output)
+	}
+	s.mu.Lock()
+	s.cur = p
+	s.mu.Unlock()
+	return Deployed{URL: base, Commit: id, PID: p.cmd.Process.Pid, BuildDuration: buildDuration, StartedAt: p.started}, nil
+}
+
+// Stop stops the running server, if any: SIGTERM, then SIGKILL if it has
+// not exited within a bound, and waits for it. The URL stays reserved for
+// the next Deploy. An error reports a server that had to be killed or that
+// exited with a failure (its output included); either way it is stopped.
+func (s *Server) Stop() error {
+	s.op.Lock()
+	defer s.op.Unlock()
+	s.mu.Lock()
+	p := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	err := p.stop()
+	if rerr := os.RemoveAll(p.dir); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	return err
+}
+
+// build exports id's tree and builds ./cmd/shoplite into a new folder
+// under the work directory, returning the folder and the binary. On error
+// the folder is removed.
+func (s *Server) build(ctx context.Context, repo *gitx.Repo, id string) (string, string, error) {
+	goBin, err := goCommand()
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(s.workDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("shoplite: deploy: %w", err)
+	}
+	dir, err := os.MkdirTemp(s.workDir, "build-"+short(id)+"-")
+	if err != nil {
+		return "", "", fmt.Errorf("shoplite: deploy: %w", err)
+	}
+	bin, err := buildIn(ctx, goBin, repo, id, dir, buildEnv(s.workDir))
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, bin, nil
+}
+
+// buildIn builds id's ./cmd/shoplite into dir from a temporary worktree.
+func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string, env []string) (string, error) {
+	wt, err := repo.AddWorktree(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("shoplite: deploy: exporting %s: %w", short(id), err)
+	}
+	// Close always removes the temporary worktree; a failure to prune
+	// git's record of it does not make the build wrong.
+	defer wt.Close()
+
+	bin := filepath.Join(dir, "shoplite"+exeSuffix())
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-o", bin,
+		"-ldflags", "-X main.commit="+id, "./cmd/shoplite")
+	cmd.Dir = wt.Dir
+	cmd.Env = env
+	out := &tailBuffer{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("shoplite: deploy: building %s: %w\n%s", short(id), err, out)
+	}
+	return bin, nil
+}
+
+// buildEnv is the host environment pinned for an offline, local build:
+// ShopLite has no dependencies.
+func buildEnv(workDir string) []string {
+	env := append(os.Environ(),
+		"GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=-buildvcs=false", "GOPROXY=off")
+	if os.Getenv("GOCACHE") == "" {
+		if _, err := os.UserCacheDir(); err != nil {
+			// No HOME: the go command has no default build cache.
+			env = append(env, "GOCACHE="+filepath.Join(workDir, "go-build"))
+		}
+	}
+	return env
+}
+
+// goCommand finds the go command: on PATH, else in the GOROOT this
+// program was built with.
+func goCommand() (string, error) {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p, nil
+	}
+	if root := runtime.GOROOT(); root != "" {
+		p := filepath.Join(root, "bin", "go"+exeSuffix())
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", errors.New("shoplite: deploy: no go command on PATH")
+}
+
+func exeSuffix() string {
+	if runtime.GOOS == "windows" {
+		return ".exe"
+	}
+	return ""
+}
+
+// freePort asks the system for a free loopback port. Another program could
+// take it before the server binds it; the deploy then fails (the server
+// exits, or /version does not report the commit) rather than serve
+// something else.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	return port, ln.Close()
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// process is a started server.
+type process struct {
+	cmd     *exec.Cmd
+	dir     string // its build folder
+	started time.Time
+	output  *tailBuffer // stdout and stderr
+	done    chan struct{}
+	err     error // Wait's result, set before done is closed
+}
+
+func startProcess(bin, dir string, port int) (*process, error) {
+	cmd := exec.Command(bin, "-addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	cmd.Dir = dir
+	p := &process{cmd: cmd, dir: dir, output: &tailBuffer{max: maxOutput}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.output, p.output
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.started = time.Now()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the process and reaps it.
+func (p *process) stop() error {
+	if p.exited() {
+		return p.exitError("had exited")
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		// No SIGTERM on this system, or the process just exited.
+		p.cmd.Process.Kill()
+	}
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	select {
+	case <-p.done:
+		// Exiting on the signal, with status 0 or by the signal itself
+		// (exit code -1), is a clean stop.
+		if code := p.cmd.ProcessState.ExitCode(); code > 0 {
+			return p.exitError("exited while stopping")
+		}
+		return nil
+	case <-grace.C:
+	}
+	p.cmd.Process.Kill()
+	reap := time.NewTimer(reapTimeout)
+	defer reap.Stop()
+	select {
+	case <-p.done:
+		return fmt.Errorf("shoplite: server pid %d did not stop within %s of SIGTERM and was killed", p.cmd.Process.Pid, stopGrace)
+	case <-reap.C:
+		return fmt.Errorf("shoplite: server pid %d survives SIGKILL", p.cmd.Process.Pid)
+	}
+}
+
+func (p *process) exitError(what string) error {
+	return fmt.Errorf("shoplite: server pid %d %s: %v\n%s", p.cmd.Process.Pid, what, p.err, p.output)
+}
+
+// waitReady waits until base/healthz answers 200, then checks that
+// base/version reports commit.
+func (s *Server) waitReady(ctx context.Context, p *process, base, commit string) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	tick := time.NewTicker(probeInterval)
+	defer tick.Stop()
+	for {
+		_, err := s.get(ctx, base+"/healthz")
+		if err == nil {
+			break
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the server exited before answering /healthz: %v", p.err)
+		case <-ctx.Done():
+			return fmt.Errorf("no answer on %s/healthz: %w (last: %v)", base, ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+	if p.exited() {
+		// Something else answers on the port.
+		return fmt.Errorf("the server exited (%v) and something else answers on %s", p.err, base)
+	}
+	body, err := s.get(ctx, base+"/version")
+	if err != nil {
+		return err
+	}
+	var v struct {
+		Commit string `json:"commit"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("GET /version: %w", err)
+	}
+	if v.Commit != commit {
+		return fmt.Errorf("GET /version reports commit %q, want %s", v.Commit, commit)
+	}
+	return nil
+}
+
+// get returns the body of a 200 answer to GET url.
+func (s *Server) get(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return body, nil
+}
+
+// tailBuffer keeps the last max bytes written to it; it is safe for
+// concurrent use.
+type tailBuffer struct {
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if len(p) > b.max {
+		b.dropped += len(p) - b.max
+		p = p[len(p)-b.max:]
+	}
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.dropped += over
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return n, nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped > 0 {
+		return fmt.Sprintf("(%d earlier bytes dropped)\n%s", b.dropped, b.buf)
+	}
+	return string(b.buf)
+}

@@ -1,0 +1,245 @@
+package shoplite_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff/gitx"
+	"github.com/signoff-dev/signoff/shoplite"
+)
+
+func TestBuildMain(t *testing.T) {
+	t.Parallel()
+	needTools(t, "git")
+	ctx := context.Background()
+	s, err := shoplite.BuildMain(ctx, filepath.Join(t.TempDir(), "shoplite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{shoplite.BranchMain: s.Base}
+	if s.Base == "" || !reflect.DeepEqual(s.Branches, want) {
+		t.Fatalf("BuildMain: base %q, branches %v; want main only", s.Base, s.Branches)
+	}
+	repo := &gitx.Repo{Dir: s.Dir}
+	if onDisk, err := repo.Branches(ctx); err != nil || !reflect.DeepEqual(onDisk, want) {
+		t.Errorf("repository branches %v, %v; want %v", onDisk, err, want)
+	}
+	if br, _ := repo.CurrentBranch(ctx); br != shoplite.BranchMain {
+		t.Errorf("checked out %q, want main", br)
+	}
+	if clean, err := repo.IsClean(ctx); !clean || err != nil {
+		t.Errorf("working tree not clean after BuildMain: %v", err)
+	}
+	// main is the very commit Build makes.
+	if full := build(t); full.Base != s.Base {
+		t.Errorf("BuildMain's main is %s, Build's %s", s.Base, full.Base)
+	}
+	if _, err := shoplite.BuildMain(ctx, s.Dir); !errors.Is(err, shoplite.ErrNotEmpty) {
+		t.Errorf("BuildMain into a non-empty dir: %v, want ErrNotEmpty", err)
+	}
+}
+
+// TestServerDeploy deploys main, then the genuine fix committed on top of
+// it, and checks the bug is live and then gone at the same URL; then that
+// failed deploys (no build, no such commit, a server that crashes) behave.
+// It runs go build five times: 5-7 s with a warm build cache on a 2-core
+// machine, about 1 s a build, so it runs under -short too, like
+// TestSampleBranchesBehave, which takes longer. The first run on a machine
+// also compiles the standard library with -trimpath into the build cache,
+// which takes far longer once (40 s on that machine).
+func TestServerDeploy(t *testing.T) {
+	needTools(t, "git", "go")
+	// A bound for a stuck toolchain, not a timing assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := shoplite.BuildMain(ctx, filepath.Join(t.TempDir(), "shoplite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	srv := shoplite.NewServer(work)
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	if u := srv.URL(); u != "" {
+		t.Errorf("URL before any deploy = %q", u)
+	}
+
+	// main, named by its branch: the id is resolved and stamped.
+	d1, err := srv.Deploy(ctx, s.Dir, shoplite.BranchMain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d1.Commit != s.Base || d1.URL != srv.URL() || !strings.HasPrefix(d1.URL, "http://127.0.0.1:") ||
+		d1.PID <= 0 || d1.StartedAt.IsZero() || d1.BuildDuration <= 0 {
+		t.Errorf("first deploy %+v, URL() %q; want commit %s", d1, srv.URL(), s.Base)
+	}
+	if v := deployedCommit(t, d1.URL); v != s.Base {
+		t.Errorf("/version = %s, want %s", v, s.Base)
+	}
+	if total := checkoutTotal(t, d1.URL); total != 8100 {
+		t.Errorf("checkout on main = %d, want the buggy 8100", total)
+	}
+
+	// The genuine fix lands on main and is deployed at the same URL.
+	genuine, err := shoplite.Files(shoplite.BranchGenuine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := commitFiles(t, s.Dir, genuine, "fix: apply a percentage coupon once", 1)
+	d2, err := srv.Deploy(ctx, s.Dir, fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2.URL != d1.URL || d2.Commit != fix || d2.PID == d1.PID || d2.PID <= 0 || srv.URL() != d1.URL {
+		t.Errorf("second deploy %+v, URL() %q; want %s at %s in a new process", d2, srv.URL(), fix, d1.URL)
+	}
+	if v := deployedCommit(t, d2.URL); v != fix {
+		t.Errorf("/version = %s, want %s", v, fix)
+	}
+	if total := checkoutTotal(t, d2.URL); total != 9000 {
+		t.Errorf("checkout on the fix = %d, want 9000", total)
+	}
+
+	// A commit that does not build, and a revision that does not exist,
+	// leave the running server alone.
+	broken := commitFiles(t, s.Dir, map[string][]byte{"cart/cart.go": []byte("package cart\n\nfunc Total(\n")}, "break the build", 2)
+	if _, err := srv.Deploy(ctx, s.Dir, broken); err == nil || !strings.Contains(err.Error(), "building") {
+		t.Errorf("deploying a commit that does not build: %v, want a build error", err)
+	} else {
+		t.Logf("deploying a commit that does not build: %v", err)
+	}
+	if _, err := srv.Deploy(ctx, s.Dir, "no-such-branch"); err == nil {
+		t.Error("deploying an unknown revision succeeded")
+	}
+	if srv.URL() != d2.URL || deployedCommit(t, d2.URL) != fix {
+		t.Errorf("after failed deploys: URL() %q; want %s still serving %s", srv.URL(), d2.URL, fix)
+	}
+
+	// One build folder (the running one) and no worktree left behind.
+	if entries, err := os.ReadDir(work); err != nil || len(entries) != 1 {
+		t.Errorf("work dir holds %v (%v), want the running build only", entries, err)
+	}
+	out, err := exec.Command("git", "-C", s.Dir, "worktree", "list", "--porcelain").Output()
+	if n := strings.Count(string(out), "worktree "); err != nil || n != 1 {
+		t.Errorf("%d worktrees (%v), want the repository's own only:\n%s", n, err, out)
+	}
+
+	// A server that dies on start: the old one was stopped for it, so
+	// nothing runs until the next deploy, which comes back on the same URL.
+	crash := commitFiles(t, s.Dir, map[string][]byte{
+		"cart/cart.go":              genuine["cart/cart.go"],
+		"cmd/shoplite/main.go":      []byte("package main\n\nfunc main() { panic(\"boom on start\") }\n"),
+		"cmd/shoplite/main_test.go": nil,
+	}, "crash on start", 3)
+	if _, err := srv.Deploy(ctx, s.Dir, crash); err == nil || !strings.Contains(err.Error(), "boom on start") {
+		t.Errorf("deploying a server that crashes: %v, want an error with its output", err)
+	} else {
+		t.Logf("deploying a server that crashes: %v", err)
+	}
+	if u := srv.URL(); u != "" {
+		t.Errorf("URL after a failed start = %q, want none", u)
+	}
+	d3, err := srv.Deploy(ctx, s.Dir, fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d3.URL != d1.URL || deployedCommit(t, d3.URL) != fix {
+		t.Errorf("redeploy after a failed start: %+v, want %s at %s", d3, fix, d1.URL)
+	}
+
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if u := srv.URL(); u != "" {
+		t.Errorf("URL after Stop = %q", u)
+	}
+	if resp, err := http.Get(d3.URL + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Errorf("the server still answers after Stop: %s", resp.Status)
+	}
+	if entries, _ := os.ReadDir(work); len(entries) != 0 {
+		t.Errorf("work dir holds %v after Stop, want none", entries)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+// commitFiles writes files over the repository at dir (nil content
+// deletes the file) and commits them on the current branch as Author,
+// hours after Epoch.
+func commitFiles(t *testing.T, dir string, files map[string][]byte, msg string, hours int) string {
+	t.Helper()
+	for rel, data := range files {
+		dst := filepath.Join(dir, filepath.FromSlash(rel))
+		if data == nil {
+			if err := os.Remove(dst); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	repo := &gitx.Repo{Dir: dir}
+	if err := repo.AddAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sig := shoplite.Author
+	sig.When = shoplite.Epoch.Add(time.Duration(hours) * time.Hour)
+	id, err := repo.Commit(ctx, msg, sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// deployedCommit is the commit GET /version reports.
+func deployedCommit(t *testing.T, url string) string {
+	t.Helper()
+	var v struct {
+		Commit string `json:"commit"`
+		Source string `json:"source"`
+	}
+	if body := get(t, url+"/version"); json.Unmarshal([]byte(body), &v) != nil || v.Source != "ldflags" {
+		t.Fatalf("/version body %q, want a commit from ldflags", body)
+	}
+	return v.Commit
+}
+
+// checkoutTotal posts one 10000-cent lamp with SAVE10 to /checkout.
+func checkoutTotal(t *testing.T, url string) int64 {
+	t.Helper()
+	resp, err := http.Post(url+"/checkout", "application/json",
+		strings.NewReader(`{"items":[{"sku":"lamp","price_cents":10000,"quantity":1}],"coupon":"SAVE10"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		TotalCents *int64 `json:"total_cents"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &r) != nil || r.TotalCents == nil {
+		t.Fatalf("POST /checkout = %d %s", resp.StatusCode, body)
+	}
+	return *r.TotalCents
+}
