@@ -28,6 +28,8 @@ test: vet
 	@grep -E '^ *--- |^(ok|FAIL)|^pgtest' storage-test.log
 	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 100000x ./airlock/
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 50000x ./agent/
+	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 50000x ./webhook/
+	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./approval/
 	$(GO) run ./cmd/signoff triage eval --dataset samples/orbit_run --min 15
 
 vet:
@@ -53,6 +55,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 60s ./agent/
 	$(GO) test -run '^$$' -fuzz FuzzParseGoTestJSON -fuzztime 60s ./verify/
 	$(GO) test -run '^$$' -fuzz FuzzParseJUnitXML -fuzztime 60s ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 60s ./webhook/
+	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 60s ./approval/
 
 demo:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo

@@ -189,13 +189,15 @@ func Check(st Statement, e Expect) error {
 	return nil
 }
 
-// Quorum returns the approvals that count for subject at now: valid, of
-// that subject, unexpired, decision approve, one per approver (the
-// earliest). ok reports whether they reach need.
-func Quorum(list []signoff.Approval, subject string, now time.Time, need int) (ids []string, ok bool) {
+// Quorum returns the approvals that count for subject under policy at
+// now: valid, of that subject and policy, unexpired, decision approve, one
+// per approver (the earliest). ok reports whether they reach the policy's
+// quorum.
+func Quorum(list []signoff.Approval, subject string, policy Policy, now time.Time) (ids []string, ok bool) {
 	seen := map[string]bool{}
+	need, pd := policy.Quorum, policy.Digest()
 	for _, a := range list {
-		if a.Status != signoff.ApprovalValid || a.SubjectDigest != subject || a.Decision != Approve || !now.Before(a.ExpiresAt) || seen[a.ApproverID] {
+		if a.Status != signoff.ApprovalValid || a.SubjectDigest != subject || a.PolicyDigest != pd || a.Decision != Approve || !now.Before(a.ExpiresAt) || seen[a.ApproverID] {
 			continue
 		}
 		seen[a.ApproverID] = true

@@ -133,7 +133,7 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	if err != nil {
 		return a, c, err
 	}
-	ids, ok := approval.Quorum(all, digest, d.now(), pol.Quorum)
+	ids, ok := approval.Quorum(all, digest, pol, d.now())
 	if !ok {
 		return a, c, nil // recorded; more approvers are needed
 	}

@@ -44,7 +44,7 @@ func (d *Desk) Merge(ctx context.Context, by signoff.Actor, caseID string) (sign
 		return signoff.MergeRecord{}, err
 	}
 	pol := Policy(p.Settings)
-	ids, ok := approval.Quorum(all, digest, d.now(), pol.Quorum)
+	ids, ok := approval.Quorum(all, digest, pol, d.now())
 	if !ok {
 		return signoff.MergeRecord{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
 			Message: fmt.Sprintf("the approvals of candidate %s (subject %s) no longer reach the quorum of %d: expired, used or superseded; approve again", cand.ID, short(digest), pol.Quorum)}

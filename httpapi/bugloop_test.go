@@ -204,7 +204,7 @@ func TestDeploymentWebhook(t *testing.T) {
 	ctx := context.Background()
 	secret := webhook.NewSecret()
 	proj := w.dataProject(t)
-	if _, err := store.SetRepoSettings(ctx, w.owner, proj.ID, signoff.RepoSettings{Path: t.TempDir(), WebhookSecret: secret}); err != nil {
+	if _, err := store.SetRepoSettings(ctx, signoff.CLIActor(w.owner.WorkspaceID), proj.ID, signoff.RepoSettings{Path: t.TempDir(), WebhookSecret: secret}); err != nil {
 		t.Fatalf("SetRepoSettings: %v", err)
 	}
 	// The secret is write-only.

@@ -253,7 +253,13 @@ var matrix = []struct {
 		return request{method: "GET", path: "/api/v1/projects/" + f.repoProj.ID + "/repo"}
 	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
 	{"PUT /api/v1/projects/{id}/repo", func(t *testing.T, f *matrixFixture, who string) request {
-		return request{method: "PUT", path: "/api/v1/projects/" + f.dataProject(t).ID + "/repo",
+		// The server operator binds the repository (path, url, deploy
+		// hook: database access only); owners change the rest over the API.
+		p := f.dataProject(t)
+		if _, err := f.store.SetRepoSettings(context.Background(), signoff.CLIActor(f.owner.WorkspaceID), p.ID, signoff.RepoSettings{Path: "/srv/signoff/repos/shoplite"}); err != nil {
+			t.Fatal(err)
+		}
+		return request{method: "PUT", path: "/api/v1/projects/" + p.ID + "/repo",
 			body: `{"path":"/srv/signoff/repos/shoplite","main_branch":"main","fix_paths":["cart/**"],"harness_paths":["testdata/**"]}`}
 	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 	{"GET /api/v1/projects/{id}/deployments", func(t *testing.T, f *matrixFixture, who string) request {
@@ -375,7 +381,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	f.decision = f.newDecision(t, f.bug)
 	f.repoProj = f.dataProject(t)
 	f.hookSecret = webhook.NewSecret()
-	if _, err := f.store.SetRepoSettings(ctx, f.owner, f.repoProj.ID, signoff.RepoSettings{Path: t.TempDir(), WebhookSecret: f.hookSecret}); err != nil {
+	if _, err := f.store.SetRepoSettings(ctx, signoff.CLIActor(f.owner.WorkspaceID), f.repoProj.ID, signoff.RepoSettings{Path: t.TempDir(), WebhookSecret: f.hookSecret}); err != nil {
 		t.Fatal(err)
 	}
 	f.loopCase = f.newCase(t, signoff.KindBug, f.otherReporter.ID)

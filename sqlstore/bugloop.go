@@ -316,10 +316,25 @@ func (s *DB) SetRepoSettings(ctx context.Context, by signoff.Actor, projectID st
 		} else if err != nil {
 			return err
 		}
-		var old string
-		err = tx.QueryRowContext(ctx, `SELECT webhook_secret FROM repo_settings WHERE project_id = $1`, projectID).Scan(&old)
+		var old, oldSettings string
+		err = tx.QueryRowContext(ctx, `SELECT webhook_secret, settings FROM repo_settings WHERE project_id = $1`, projectID).Scan(&old, &oldSettings)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
+		}
+		// Where the repository lives on this machine, where it is cloned
+		// from and the deploy hook (a command run on the server) are the
+		// server operator's configuration, set with database access; a
+		// workspace owner over the API changes everything else.
+		if !isServer(by) {
+			var prev signoff.RepoSettings
+			if oldSettings != "" {
+				if err := json.Unmarshal([]byte(oldSettings), &prev); err != nil {
+					return err
+				}
+			}
+			if oldSettings == "" || prev.Path != in.Path || prev.URL != in.URL || !slices.Equal(prev.DeployHook, in.DeployHook) {
+				return signoff.Errorf(signoff.EFORBIDDEN, "path, url and deploy_hook run on the server host: they are set by the server operator with database access (signoff repo bind --db), not over the API")
+			}
 		}
 		secret, changed := old, false
 		if in.WebhookSecret != "" {

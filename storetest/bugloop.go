@@ -80,7 +80,7 @@ func testRepoSettings(t *testing.T, b Backend) {
 	secret := newWebhookSecret()
 	in := validSettings()
 	in.WebhookSecret, in.HasWebhookSecret = secret, false
-	got, err := s.SetRepoSettings(ctx, tb.owner, tb.proj.ID, in)
+	got, err := s.SetRepoSettings(ctx, signoff.CLIActor(tb.ws.ID), tb.proj.ID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,23 @@ func testRepoSettings(t *testing.T, b Backend) {
 		_, err := s.SetRepoSettings(ctx, by, tb.proj.ID, validSettings())
 		wantCode(t, err, signoff.EFORBIDDEN)
 	}
+	// The repository's place on the host, its clone URL and the deploy
+	// hook are the server operator's: an owner over the API cannot move
+	// them, only keep them.
+	for name, mod := range map[string]func(*signoff.RepoSettings){
+		"path":        func(r *signoff.RepoSettings) { r.Path = "/elsewhere" },
+		"deploy_hook": func(r *signoff.RepoSettings) { r.DeployHook = []string{"/bin/sh", "-c", "id"} },
+	} {
+		cur, err := s.GetRepoSettings(ctx, tb.owner, tb.proj.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod(&cur)
+		_, err = s.SetRepoSettings(ctx, tb.owner, tb.proj.ID, cur)
+		if signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+			t.Errorf("owner changing %s over the API: %v", name, err)
+		}
+	}
 	// Another workspace sees no such project.
 	_, otherOwner, err := s.CreateWorkspace(ctx, "Other", "bob")
 	if err != nil {
@@ -148,7 +165,7 @@ func testRepoSettings(t *testing.T, b Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetRepoSettings(ctx, tb.owner, p2.ID, validSettings()); err != nil {
+	if _, err := s.SetRepoSettings(ctx, signoff.CLIActor(tb.ws.ID), p2.ID, validSettings()); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := s.GetRepoSettings(ctx, tb.owner, p2.ID); r.HasWebhookSecret {
@@ -224,7 +241,7 @@ func testRepoSettingsValidation(t *testing.T, b Backend) {
 		t.Run(c.name, func(t *testing.T) {
 			in := validSettings()
 			c.edit(&in)
-			_, err := s.SetRepoSettings(ctx, tb.owner, tb.proj.ID, in)
+			_, err := s.SetRepoSettings(ctx, signoff.CLIActor(tb.ws.ID), tb.proj.ID, in)
 			wantCode(t, err, signoff.EINVALID)
 			if !strings.Contains(signoff.ErrorMessage(err), c.msg) {
 				t.Fatalf("message %q does not mention %q", signoff.ErrorMessage(err), c.msg)
@@ -234,7 +251,7 @@ func testRepoSettingsValidation(t *testing.T, b Backend) {
 	tb.unchanged(t, before, "invalid settings")
 	in := validSettings()
 	in.Smoke[0].ExpectStatus, in.URL, in.LiveURL = 204, "/srv/upstream/shoplite", "https://shop.example.com"
-	if _, err := s.SetRepoSettings(ctx, tb.owner, tb.proj.ID, in); err != nil {
+	if _, err := s.SetRepoSettings(ctx, signoff.CLIActor(tb.ws.ID), tb.proj.ID, in); err != nil {
 		t.Fatalf("valid settings refused: %v", err)
 	}
 }

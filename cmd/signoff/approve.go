@@ -690,9 +690,12 @@ func runFix(ctx context.Context, e *env, args []string) error {
 }
 
 func runRepo(ctx context.Context, e *env, args []string) error {
-	verb, rest, err := subcommand(e, "repo", args, "show", "set")
+	verb, rest, err := subcommand(e, "repo", args, "show", "set", "bind")
 	if err != nil {
 		return err
+	}
+	if verb == "bind" {
+		return runRepoBind(ctx, e, rest)
 	}
 	var sf serverFlags
 	var project, file string

@@ -157,7 +157,7 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 		return fail(err)
 	}
 	d.secret = webhook.NewSecret()
-	if _, err := s.SetRepoSettings(ctx, d.owner, d.shop.ID, signoff.RepoSettings{
+	if _, err := s.SetRepoSettings(ctx, cli, d.shop.ID, signoff.RepoSettings{
 		Path: d.sample.Dir, MainBranch: shoplite.BranchMain, FixPaths: []string{"cart/**", "cmd/**"},
 		LiveURL: d.live.URL, WebhookSecret: d.secret,
 		Smoke: []signoff.SmokeCheck{
@@ -281,12 +281,12 @@ func shopFixtures(base string) ([]agent.Fixture, error) {
 func (d *demo) printIntro(e *env) {
 	fmt.Fprintf(e.stdout, `Signoff demo (SQLite, builtin and authored agents)
 
-  desk        %[1]s
+  server      %[1]s   (the desk: API, MCP, reporter pages)
   ShopLite    %[2]s   (production, built from main %[3]s; GET /version)
   repository  %[4]s
   database    %[5]s
-  owner       token %[6]s
-  operator    token %[7]s   approval key %[8]s
+  owner       token: %[6]s
+  operator    token: %[7]s   approval key %[8]s
 
 Evidence types: LIVE = executed here (airlock, triage builtin, sandbox runs,
 verification, git, deploy, smoke); AUTHORED = written by people for the demo
