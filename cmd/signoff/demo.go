@@ -169,7 +169,7 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 		return fail(err)
 	}
 
-	// The triage crew's sample game project (the Orbit Run data).
+	// The triage crew's sample game project (the sample dataset).
 	ds, err := triage.LoadDataset(samples.TriageDataset())
 	if err != nil {
 		return fail(err)
