@@ -99,7 +99,9 @@ func bugRows() []Transition {
 		{From: BugAwaitingReporterConfirmation, Command: "report_still_broken", To: BugReopened, Roles: roles(reporter)},
 		{From: BugAwaitingReporterConfirmation, Command: "confirmation_timeout", To: BugUnconfirmed, Roles: roles(system)},
 
-		{From: BugReopened, Command: "start_reproduction", To: BugReproducing, Roles: roles(reproducer, humans, system)},
+		// A reopened case starts a new round from a new reproduction, so
+		// its fixer gets a fresh budget of attempts.
+		{From: BugReopened, Command: "start_reproduction", To: BugReproducing, Roles: roles(reproducer, humans, system), Effect: ResetAttempts},
 
 		{From: BugNeedsHuman, Command: "resume_triage", To: BugTriaging, Roles: roles(humans)},
 		{From: BugNeedsHuman, Command: "resume_reproduction", To: BugReproducing, Roles: roles(humans)},

@@ -82,7 +82,7 @@ var bugRows = []row{
 	{"awaiting_reporter_confirmation", "confirm_fix", "verified", rs(reporter), "", ""},
 	{"awaiting_reporter_confirmation", "report_still_broken", "reopened", rs(reporter), "", ""},
 	{"awaiting_reporter_confirmation", "confirmation_timeout", "unconfirmed", rs(system), "", ""},
-	{"reopened", "start_reproduction", "reproducing", rs(reproducer, operator, owner, system), "", ""},
+	{"reopened", "start_reproduction", "reproducing", rs(reproducer, operator, owner, system), "", "reset"},
 	{"needs_human", "resume_triage", "triaging", rs(operator, owner), "", ""},
 	{"needs_human", "resume_reproduction", "reproducing", rs(operator, owner), "", ""},
 	{"needs_human", "resume_fix", "fixing", rs(operator, owner), "", "reset"},
