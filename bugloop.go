@@ -235,6 +235,8 @@ type ReleaseRecord struct {
 	At           time.Time     `json:"at"`
 	Smoke        []SmokeResult `json:"smoke"`
 	SmokePassed  bool          `json:"smoke_passed"`
+	// SmokeAt is when the smoke checks ran; nil until they have.
+	SmokeAt *time.Time `json:"smoke_at,omitempty"`
 }
 
 // SmokeResult is one smoke check as it ran.
@@ -425,6 +427,9 @@ type ReproduceJob struct {
 	CaseID      string `json:"case_id"`
 	Round       int    `json:"round"`
 	Try         int    `json:"try"`
+	// Version is the case version that asked for it, so each request is
+	// its own job (jobs are unique by their arguments).
+	Version int64 `json:"version,omitempty"`
 }
 
 func (ReproduceJob) Kind() string { return "bug_reproduce" }
@@ -435,6 +440,7 @@ type FixJob struct {
 	CaseID      string `json:"case_id"`
 	Round       int    `json:"round"`
 	Attempt     int    `json:"attempt"`
+	Version     int64  `json:"version,omitempty"`
 }
 
 func (FixJob) Kind() string { return "bug_fix" }

@@ -64,7 +64,10 @@ func (d *Desk) Card(ctx context.Context, by signoff.Actor, caseID string) (CardV
 // the policy's quorum of distinct approvers has approved the card's exact
 // digest, the case is approved. A signed "reject" sends it back to fixing.
 // Every refusal leaves the case where it was.
-func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, envelope []byte, via string) (signoff.Approval, signoff.Case, error) {
+//
+// A rejection is signed the same way and must say why (reason, the
+// approver's own words, recorded beside the signed statement).
+func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, envelope []byte, via, reason string) (signoff.Approval, signoff.Case, error) {
 	if by.Role != signoff.RoleOwner && by.Role != signoff.RoleOperator {
 		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not approve", by.Role)
 	}
@@ -74,6 +77,13 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	env, stmt, err := approval.Open(envelope)
 	if err != nil {
 		return signoff.Approval{}, signoff.Case{}, err
+	}
+	reason = strings.TrimSpace(reason)
+	if stmt.Decision == approval.Reject && reason == "" {
+		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "a rejection needs a reason: what the fixer should do differently")
+	}
+	if len(reason) > 4000 {
+		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "reason is longer than 4000 bytes")
 	}
 	key, err := d.Store.GetKey(ctx, by.WorkspaceID, env.Signatures[0].KeyID)
 	if err != nil || key.ActorID != by.ID || key.RevokedAt != nil {
@@ -122,7 +132,7 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 			}
 		}
 		u := signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "reject",
-			Events: []signoff.LoopEvent{{Type: "approval.rejected", Payload: map[string]any{"approval_id": a.ID, "candidate_id": cand.ID, "subject_digest": digest}}}}
+			Events: []signoff.LoopEvent{{Type: "approval.rejected", Payload: map[string]any{"approval_id": a.ID, "candidate_id": cand.ID, "subject_digest": digest, "reason": reason}}}}
 		if c.FixAttempts < c.MaxFixAttempts {
 			u.Jobs = []signoff.JobRequest{{Args: signoff.FixJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Round: st.Round, Attempt: c.FixAttempts + 1}}}
 		}

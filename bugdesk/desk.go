@@ -193,6 +193,10 @@ func (d *Desk) card(c signoff.Case, l signoff.BugLoop) (repair.Card, string, *si
 	return card, dg, cand, err
 }
 
+// EnqueueJob inserts a job through Enqueue, logging a failure: the
+// loop's jobs are idempotent, and the next event heals a lost one.
+func (d *Desk) EnqueueJob(ctx context.Context, job signoff.JobRequest) { d.enqueue(ctx, job) }
+
 func (d *Desk) enqueue(ctx context.Context, job signoff.JobRequest) {
 	if d.Enqueue == nil {
 		return

@@ -82,11 +82,10 @@ func (d *Desk) recordDeployment(ctx context.Context, dep signoff.Deployment) (si
 	if err != nil {
 		return stored, false, err
 	}
-	if created {
-		job := signoff.JobRequest{Args: signoff.ReconcileJob{WorkspaceID: stored.WorkspaceID, ProjectID: stored.ProjectID, Cause: "deployment:" + stored.ID}}
-		if d.Enqueue != nil {
-			d.enqueue(ctx, job)
-		} else if err := d.Reconcile(ctx, stored.WorkspaceID, stored.ProjectID); err != nil {
+	// The store enqueued the reconciliation with the deployment. A desk
+	// without a job queue (Enqueue nil) reconciles here instead.
+	if created && d.Enqueue == nil {
+		if err := d.Reconcile(ctx, stored.WorkspaceID, stored.ProjectID); err != nil {
 			d.log().ErrorContext(ctx, "reconcile", "project_id", stored.ProjectID, "err", err)
 		}
 	}
@@ -226,6 +225,15 @@ func (d *Desk) reconcileCase(ctx context.Context, p project, caseID string, deps
 		}
 	}
 	u := signoff.LoopUpdate{CaseID: caseID, Version: l.Version, State: l.State, Events: events}
+	if live == nil && c.State == workflow.BugReleased && l.State.Release != nil && l.State.Release.SmokeAt == nil {
+		// Released before a stop, never smoke-checked: finish that step.
+		if len(events) > 0 {
+			if l, _, err = d.Store.AdvanceLoop(ctx, sys(p.WS), u); err != nil {
+				return err
+			}
+		}
+		return d.smokeAndAsk(ctx, p, caseID, l)
+	}
 	if live == nil {
 		if len(events) == 0 {
 			return nil
@@ -256,10 +264,10 @@ func (d *Desk) reconcileCase(ctx context.Context, p project, caseID string, deps
 func (d *Desk) smokeAndAsk(ctx context.Context, p project, caseID string, l signoff.BugLoop) error {
 	rel := *l.State.Release
 	results, passed := d.smoke(ctx, rel.URL, p.Settings.Smoke)
-	rel.Smoke, rel.SmokePassed = results, passed
+	now := d.now()
+	rel.Smoke, rel.SmokePassed, rel.SmokeAt = results, passed, &now
 	st := l.State
 	st.Release = &rel
-	now := d.now()
 	ev := signoff.LoopEvent{Type: "release.smoke", Payload: map[string]any{"url": rel.URL, "passed": passed, "checks": results, "evidence": signoff.EvidenceLive}}
 	u := signoff.LoopUpdate{CaseID: caseID, Version: l.Version, State: st, Events: []signoff.LoopEvent{ev}}
 	if passed {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -67,6 +68,9 @@ func (s *server) startLoop(w http.ResponseWriter, r *http.Request, by signoff.Ac
 	if err != nil {
 		return err
 	}
+	if c.State != "ticketed" && c.State != "reopened" && c.State != "reproducing" {
+		return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s: reproduction starts from ticketed or reopened", c.ID, c.State)}
+	}
 	if err := d.StartReproduction(r.Context(), by.WorkspaceID, c.ID); err != nil {
 		return err
 	}
@@ -74,6 +78,8 @@ func (s *server) startLoop(w http.ResponseWriter, r *http.Request, by signoff.Ac
 	if err != nil {
 		return err
 	}
+	// The job drives the reproducer's task; starting only opens it.
+	d.EnqueueJob(r.Context(), signoff.JobRequest{Args: signoff.ReproduceJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Version: c.Version}})
 	writeJSON(w, http.StatusAccepted, c)
 	return nil
 }
@@ -116,6 +122,8 @@ func (s *server) getCard(w http.ResponseWriter, r *http.Request, by signoff.Acto
 type approvalInput struct {
 	Envelope json.RawMessage `json:"envelope"`
 	Via      string          `json:"via"`
+	// Reason is required with a signed rejection.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (s *server) approve(w http.ResponseWriter, r *http.Request, by signoff.Actor) error {
@@ -127,7 +135,7 @@ func (s *server) approve(w http.ResponseWriter, r *http.Request, by signoff.Acto
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	a, c, err := d.Approve(r.Context(), by, r.PathValue("id"), in.Envelope, in.Via)
+	a, c, err := d.Approve(r.Context(), by, r.PathValue("id"), in.Envelope, in.Via, in.Reason)
 	if err != nil {
 		return err
 	}

@@ -1045,7 +1045,11 @@ func (s *DB) RecordDeployment(ctx context.Context, d signoff.Deployment) (signof
 			"deployment_id": d.ID, "project_id": d.ProjectID, "commit": d.Commit, "environment": d.Environment,
 			"url": d.URL, "source": d.Source, "received_at": d.ReceivedAt.Format(time.RFC3339Nano),
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		// The reconciliation exists exactly when the deployment does.
+		return s.enqueue(ctx, tx, signoff.ReconcileJob{WorkspaceID: d.WorkspaceID, ProjectID: d.ProjectID, Cause: "deployment:" + d.ID})
 	})
 	if err != nil {
 		return signoff.Deployment{}, false, fmt.Errorf("record deployment %s: %w", d.ID, err)

@@ -273,8 +273,15 @@ func (s *DB) applyTransition(ctx context.Context, tx *sql.Tx, by signoff.Actor, 
 	// A ticketed bug goes on to reproduction, whoever ticketed it (the
 	// triage crew, a person at the gate, an operator): the job is part of
 	// the same transaction, so it exists exactly when the ticket does.
-	if c.Kind == signoff.KindBug && tr.To == workflow.BugTicketed {
-		err = s.enqueue(ctx, tx, signoff.ReproduceJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID})
+	// A person resuming a case from needs_human restarts the step's job
+	// the same way.
+	if c.Kind == signoff.KindBug {
+		switch {
+		case tr.To == workflow.BugTicketed || command == "resume_reproduction":
+			err = s.enqueue(ctx, tx, signoff.ReproduceJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Version: c.Version})
+		case command == "resume_fix":
+			err = s.enqueue(ctx, tx, signoff.FixJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Attempt: c.FixAttempts + 1, Version: c.Version})
+		}
 	}
 	return c, e, err
 }

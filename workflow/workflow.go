@@ -383,7 +383,7 @@ func one(r signoff.Role) []signoff.Role { return []signoff.Role{r} }
 // services that verify the signed approval or the reporter's capability
 // apply them.
 var decisions = map[string]bool{
-	"approve": true, "approve_triage": true, "merge": true, "execute": true, "revert": true,
+	"approve": true, "reject": true, "approve_triage": true, "merge": true, "execute": true, "revert": true,
 	"confirm_reproduction": true, "reject_reproduction": true, "confirm_fix": true, "report_still_broken": true,
 }
 

@@ -388,7 +388,7 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("approve", "signoff approve --case ID [--reject --reason TEXT] [--yes] [--key FILE] [--server URL]   (token from SIGNOFF_TOKEN)")
 	fs.StringVar(&caseID, "case", "", "the case whose approval card to show and sign (required)")
 	fs.BoolVar(&reject, "reject", false, "sign a rejection instead of an approval (needs --reason)")
-	fs.StringVar(&reason, "reason", "", "why you reject (required with --reject; printed here, not sent: the signed statement has no reason field)")
+	fs.StringVar(&reason, "reason", "", "why you reject (required with --reject; recorded with the rejection, beside the signed statement)")
 	fs.BoolVar(&yes, "yes", false, "sign without typing the case id (recorded as via cli-signed-yes)")
 	fs.StringVar(&kflag, "key", "", approverKeyHelp)
 	addServerFlags(fs, e, &sf)
@@ -501,14 +501,15 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 	in := struct {
 		Envelope json.RawMessage `json:"envelope"`
 		Via      string          `json:"via"`
-	}{raw, via}
+		Reason   string          `json:"reason,omitempty"`
+	}{raw, via, reason}
 	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "approvals"), in, &out); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\nsigned: %s subject %s of case %s as %s with key %s (via %s, expires %s)\n",
 		decision, digest, caseID, d.line(me.ID), envelope.Signatures[0].KeyID, via, st.ExpiresAt.Format(time.RFC3339))
 	if reject {
-		fmt.Fprintf(e.stdout, "reason (kept here: the signed statement has no reason field): %s\n", d.line(reason))
+		fmt.Fprintf(e.stdout, "reason (sent beside the signed statement and recorded): %s\n", d.line(reason))
 	}
 	fmt.Fprintf(e.stdout, "approval %s recorded (%s)\n", d.line(out.Approval.ID), d.line(out.Approval.Status))
 	fmt.Fprintf(e.stdout, "case %s is now %s\n", d.line(out.Case.ID), d.line(out.Case.State))

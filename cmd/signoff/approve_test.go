@@ -75,8 +75,9 @@ type fakeAPI struct {
 }
 
 type postedApproval struct {
-	via  string
-	stmt approval.Statement
+	via    string
+	reason string
+	stmt   approval.Statement
 }
 
 func newFakeAPI(t *testing.T, pub ed25519.PublicKey) (*fakeAPI, *httptest.Server) {
@@ -104,6 +105,7 @@ func newFakeAPI(t *testing.T, pub ed25519.PublicKey) (*fakeAPI, *httptest.Server
 		var in struct {
 			Envelope json.RawMessage `json:"envelope"`
 			Via      string          `json:"via"`
+			Reason   string          `json:"reason"`
 		}
 		if err := strictDecode(readBody(t, r), &in); err != nil {
 			writeTestProblem(w, 422, "invalid", err.Error())
@@ -134,7 +136,7 @@ func newFakeAPI(t *testing.T, pub ed25519.PublicKey) (*fakeAPI, *httptest.Server
 			return
 		}
 		f.nonces[st.Nonce] = true
-		f.posted = append(f.posted, postedApproval{via: in.Via, stmt: st})
+		f.posted = append(f.posted, postedApproval{via: in.Via, reason: in.Reason, stmt: st})
 		state := "approved"
 		if st.Decision == approval.Reject {
 			state = "fixing"
@@ -315,7 +317,10 @@ func TestApproveRejectNeedsReasonAndSignsReject(t *testing.T) {
 	if got := f.approvals(); len(got) != 1 || got[0].stmt.Decision != approval.Reject {
 		t.Fatalf("posted %+v, want one rejection", got)
 	}
-	if !strings.Contains(out, "reason (kept here: the signed statement has no reason field): changes the wrong file") {
+	if got := f.approvals(); got[0].reason != "changes the wrong file" {
+		t.Fatalf("reason sent: %q", got[0].reason)
+	}
+	if !strings.Contains(out, "reason (sent beside the signed statement and recorded): changes the wrong file") {
 		t.Fatalf("the reason is not printed:\n%s", out)
 	}
 }
