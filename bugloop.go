@@ -262,6 +262,10 @@ type BugLoopState struct {
 	// Observed are the deployments already judged for this case (the
 	// release, or history rewritten after it), so none is judged twice.
 	Observed []string `json:"observed,omitempty"`
+	// Primary is set on a duplicate's loop: the case whose fix its
+	// reporter is asked about. Merge and Release are then copies of the
+	// primary's.
+	Primary string `json:"primary,omitempty"`
 }
 
 // BugLoop is a case's loop record. Version is its optimistic concurrency

@@ -279,8 +279,13 @@ func (d *Desk) smokeAndAsk(ctx context.Context, p project, caseID string, l sign
 	} else {
 		u.Command, u.Note = "escalate", "the smoke check failed against the live service"
 	}
-	_, _, err := d.Store.AdvanceLoop(ctx, sys(p.WS), u)
-	return err
+	if _, _, err := d.Store.AdvanceLoop(ctx, sys(p.WS), u); err != nil {
+		return err
+	}
+	if passed {
+		return d.askDuplicates(ctx, p, caseID)
+	}
+	return nil
 }
 
 // smoke runs each check once. No checks configured is a pass with nothing

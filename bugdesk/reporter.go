@@ -93,7 +93,7 @@ func (d *Desk) reporterAnswer(ctx context.Context, secret string, a Answer) (sig
 		return signoff.Case{}, signoff.Errorf(signoff.EINVALID, "tell us what is different or still goes wrong (text is required with no)")
 	}
 	unlock := d.lock(caseID)
-	defer unlock()
+	defer func() { unlock() }()
 	c, l, err := d.loop(ctx, sys(ws), caseID)
 	if err != nil {
 		return signoff.Case{}, err
@@ -139,35 +139,57 @@ func (d *Desk) reporterAnswer(ctx context.Context, secret string, a Answer) (sig
 		u.Jobs = []signoff.JobRequest{{Args: signoff.ReproduceJob{WorkspaceID: ws, CaseID: caseID, Round: st.Round, Try: len(st.Harnesses)}}}
 	case a.Answer == "yes":
 		u.Command = "confirm_fix"
-	default:
-		// Reopen: every confirmation of this round no longer holds.
-		for i := range st.Harnesses {
-			if st.Harnesses[i].Status == signoff.HarnessFrozen || st.Harnesses[i].Status == signoff.HarnessProposed {
-				st.Harnesses[i].Status = signoff.HarnessSuperseded
-			}
-		}
-		cleared := 0
-		for i := range st.Candidates {
-			if st.Candidates[i].Status == signoff.CandidateVerified || st.Candidates[i].Status == signoff.CandidateVerifying {
-				st.Candidates[i].Status = signoff.CandidateSuperseded
-			}
-		}
-		for _, hh := range st.Harnesses {
-			if hh.Round == st.Round && hh.FrozenAt != nil {
-				cleared++
-			}
-		}
-		prev := st.Round
-		st.Round++
+	case st.Primary != "":
+		// A duplicate's reporter says the primary's fix does not work for
+		// them: their case goes back behind the primary, which reopens
+		// with their words (below, once this answer is recorded).
 		st.Merge, st.Release, st.AskedAt = nil, nil, nil
+		u.Command = "still_broken_on_primary"
+		u.Events = append(u.Events, signoff.LoopEvent{Type: "duplicate.still_broken", Payload: map[string]any{"primary": st.Primary, "reason": said}})
+	default:
+		var ev signoff.LoopEvent
+		st, ev = reopenState(st, said)
 		u.Command = "report_still_broken"
-		u.Events = append(u.Events, signoff.LoopEvent{Type: "confirmations.cleared", Payload: map[string]any{
-			"round": prev, "next_round": st.Round, "reproductions_cleared": cleared, "reason": said}})
+		u.Events = append(u.Events, ev)
 		u.Jobs = []signoff.JobRequest{{Args: signoff.ReproduceJob{WorkspaceID: ws, CaseID: caseID, Round: st.Round}}}
 	}
 	u.State = st
 	_, c, err = d.Store.AdvanceLoop(ctx, rep, u)
+	if err == nil && u.Command == "still_broken_on_primary" {
+		unlock()
+		unlock = func() {}
+		if rerr := d.reopenPrimary(ctx, ws, st.Primary, caseID, said); rerr != nil {
+			d.log().ErrorContext(ctx, "reopen primary", "primary", st.Primary, "duplicate", caseID, "err", rerr)
+		}
+	}
 	return c, err
+}
+
+// reopenState clears every confirmation of the round and starts the next:
+// the reproductions and candidates no longer hold, the merge and release
+// are history. It returns the event that records it.
+func reopenState(st signoff.BugLoopState, reason string) (signoff.BugLoopState, signoff.LoopEvent) {
+	st.Harnesses = append([]signoff.HarnessRecord(nil), st.Harnesses...)
+	st.Candidates = append([]signoff.Candidate(nil), st.Candidates...)
+	cleared := 0
+	for i := range st.Harnesses {
+		if st.Harnesses[i].Round == st.Round && st.Harnesses[i].FrozenAt != nil {
+			cleared++
+		}
+		if st.Harnesses[i].Status == signoff.HarnessFrozen || st.Harnesses[i].Status == signoff.HarnessProposed {
+			st.Harnesses[i].Status = signoff.HarnessSuperseded
+		}
+	}
+	for i := range st.Candidates {
+		if st.Candidates[i].Status == signoff.CandidateVerified || st.Candidates[i].Status == signoff.CandidateVerifying {
+			st.Candidates[i].Status = signoff.CandidateSuperseded
+		}
+	}
+	prev := st.Round
+	st.Round++
+	st.Merge, st.Release, st.AskedAt = nil, nil, nil
+	return st, signoff.LoopEvent{Type: "confirmations.cleared", Payload: map[string]any{
+		"round": prev, "next_round": st.Round, "reproductions_cleared": cleared, "reason": reason}}
 }
 
 // ConfirmTimeout closes a case as unconfirmed when its reporter has not

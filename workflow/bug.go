@@ -101,6 +101,17 @@ func bugRows() []Transition {
 
 		// A reopened case starts a new round from a new reproduction, so
 		// its fixer gets a fresh budget of attempts.
+		// Duplicates (SPEC section 7): each report is its own case. When
+		// the primary's fix is live, every duplicate's reporter is asked
+		// on their own page; a "no" from one of them puts their case back
+		// behind the primary and reopens the primary.
+		{From: BugDuplicate, Command: "ask_reporter", To: BugAwaitingReporterConfirmation, Roles: roles(recorder, system)},
+		{From: BugAwaitingReporterConfirmation, Command: "still_broken_on_primary", To: BugDuplicate, Roles: roles(reporter)},
+		{From: BugAwaitingReporterConfirmation, Command: "withdraw_question", To: BugDuplicate, Roles: roles(system)},
+		{From: BugAwaitingReporterConfirmation, Command: "reopen", To: BugReopened, Roles: roles(system)},
+		{From: BugVerified, Command: "reopen", To: BugReopened, Roles: roles(system)},
+		{From: BugUnconfirmed, Command: "reopen", To: BugReopened, Roles: roles(system)},
+
 		{From: BugReopened, Command: "start_reproduction", To: BugReproducing, Roles: roles(reproducer, humans, system), Effect: ResetAttempts},
 
 		{From: BugNeedsHuman, Command: "resume_triage", To: BugTriaging, Roles: roles(humans)},

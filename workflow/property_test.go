@@ -14,7 +14,7 @@ import (
 var humanOnlyCommands = []string{
 	"approve", "approve_triage", "reject_triage", "merge", "execute",
 	"confirm_reproduction", "reject_reproduction", "confirm_fix",
-	"report_still_broken", "close", "reject", "revert",
+	"report_still_broken", "still_broken_on_primary", "close", "reject", "revert",
 }
 
 func isHumanOnly(command string) bool {
@@ -44,7 +44,7 @@ func TestNoAgentOnHumanOnlyCommand(t *testing.T) {
 // provide_info must at least include them.
 func TestReporterCommands(t *testing.T) {
 	t.Parallel()
-	only := []string{"confirm_reproduction", "reject_reproduction", "confirm_fix", "report_still_broken"}
+	only := []string{"confirm_reproduction", "reject_reproduction", "confirm_fix", "report_still_broken", "still_broken_on_primary"}
 	for _, s := range specs() {
 		for _, tr := range s.table.Transitions {
 			if slices.Contains(only, tr.Command) && !slices.Equal(tr.Roles, []signoff.Role{reporter}) {

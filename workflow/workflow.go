@@ -104,18 +104,19 @@ func ResetAttempts(f Facts) Facts {
 // never approve, merge, execute or confirm). Every resume_* command is also
 // human-only, see HumanOnly.
 var humanOnly = map[string]bool{
-	"approve":              true,
-	"approve_triage":       true,
-	"reject_triage":        true,
-	"merge":                true,
-	"execute":              true,
-	"confirm_reproduction": true,
-	"reject_reproduction":  true,
-	"confirm_fix":          true,
-	"report_still_broken":  true,
-	"close":                true,
-	"reject":               true,
-	"revert":               true,
+	"approve":                 true,
+	"approve_triage":          true,
+	"reject_triage":           true,
+	"merge":                   true,
+	"execute":                 true,
+	"confirm_reproduction":    true,
+	"reject_reproduction":     true,
+	"confirm_fix":             true,
+	"report_still_broken":     true,
+	"still_broken_on_primary": true,
+	"close":                   true,
+	"reject":                  true,
+	"revert":                  true,
 }
 
 // HumanOnly reports whether command is one that no agent role may appear on.
@@ -129,10 +130,11 @@ func HumanOnly(command string) bool {
 // the reporter may give it; the service additionally checks that the caller
 // is this case's reporter, which a table cannot know.
 var reporterOnly = map[string]bool{
-	"confirm_reproduction": true,
-	"reject_reproduction":  true,
-	"confirm_fix":          true,
-	"report_still_broken":  true,
+	"confirm_reproduction":    true,
+	"reject_reproduction":     true,
+	"confirm_fix":             true,
+	"report_still_broken":     true,
+	"still_broken_on_primary": true,
 }
 
 // ReporterOnly reports whether command may be run by the reporter alone.
@@ -385,6 +387,7 @@ func one(r signoff.Role) []signoff.Role { return []signoff.Role{r} }
 var decisions = map[string]bool{
 	"approve": true, "reject": true, "approve_triage": true, "merge": true, "execute": true, "revert": true,
 	"confirm_reproduction": true, "reject_reproduction": true, "confirm_fix": true, "report_still_broken": true,
+	"still_broken_on_primary": true,
 }
 
 // Decision reports whether command is a decision that only a verified

@@ -168,7 +168,10 @@ func startGates(t *testing.T) *gates {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stop(context.Background()) })
-	srv := httpapi.NewServer(d.ln.Addr().String(), handler(d.s, log, d.st))
+	// The API as the demo serves it, without the public intake's rate
+	// limits: the tests play several reporters from one address.
+	lim := httpapi.Limit{Rate: 1000, Burst: 1000}
+	srv := httpapi.NewServer(d.ln.Addr().String(), httpapi.New(d.s, log, httpapi.WithTools(d.st.reg), httpapi.WithDesk(d.st.desk), httpapi.WithIntakeLimits(lim, lim)))
 	go srv.Serve(d.ln)
 	t.Cleanup(func() { srv.Close() })
 	w := &walker{d: d, e: e, ctx: ctx, hc: &http.Client{Timeout: 2 * time.Minute}}
@@ -470,4 +473,90 @@ func commitTree(r *gitx.Repo, tree, parent string) (string, error) {
 	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	out, err := cmd.Output()
 	return strings.TrimSpace(string(out)), err
+}
+
+// TestBugLoopDuplicates: a second report of the same bug is its own case,
+// linked to the first by the ticket. When the first one's fix is live its
+// reporter is asked on their own page, and their "no" reopens the primary
+// with their words while their own case goes back behind it.
+func TestBugLoopDuplicates(t *testing.T) {
+	g := startGates(t)
+	report := func(text string) (string, string) {
+		var rep struct {
+			CaseID   string `json:"case_id"`
+			Tracking struct {
+				Token string `json:"token"`
+			} `json:"tracking"`
+		}
+		if _, err := g.call("POST", "/api/v1/projects/"+g.d.shop.ID+"/reports", "", map[string]string{
+			"text": text, "device": "Firefox", "app_version": "1.0.0", "steps": "add the lamp, apply SAVE10"}, &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.CaseID, rep.Tracking.Token
+	}
+	g.caseID, g.token = report("SAVE10 coupon is applied twice at checkout: a 100.00 lamp costs 81.00 instead of 90.00")
+	if _, err := g.waitState(g.caseID, []string{"awaiting_reporter_repro"}, "needs_human", "dropped", "needs_info", "awaiting_triage_approval"); err != nil {
+		t.Fatal(err)
+	}
+	dup, dupTok := report("The SAVE10 coupon is applied twice at checkout: my 100.00 lamp cost 81.00, not 90.00")
+	if c, err := g.waitState(dup, []string{"duplicate"}, "needs_human", "dropped", "needs_info", "awaiting_triage_approval", "ticketed", "reproducing", "awaiting_reporter_repro"); err != nil {
+		t.Fatalf("second report: %v (state %s)", err, c.State)
+	}
+	if err := g.reporterSays(g.token, "yes", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.waitState(g.caseID, []string{"awaiting_approval"}, "needs_human"); err != nil {
+		t.Fatal(err)
+	}
+	v := g.card(t)
+	env, err := approval.Sign(approval.NewStatement(g.caseID, v.SubjectDigest, approval.Approve, v.Policy.Digest(), g.d.operator.ID, time.Now(), v.Policy.TTL()), g.d.opKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.call("POST", "/api/v1/cases/"+g.caseID+"/approvals", g.d.operatorToken, map[string]any{"envelope": env, "via": "cli-signed-yes"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.call("POST", "/api/v1/cases/"+g.caseID+"/merge", g.d.operatorToken, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.waitState(g.caseID, []string{"awaiting_reporter_confirmation"}, "needs_human"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.waitState(dup, []string{"awaiting_reporter_confirmation"}); err != nil {
+		t.Fatal(err)
+	}
+	// Each reporter sees the question on their own page only.
+	var mine, theirs bugdesk.TrackView
+	if _, err := g.call("GET", "/api/v1/track/"+dupTok, "", nil, &mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.call("GET", "/api/v1/track/"+g.token, "", nil, &theirs); err != nil {
+		t.Fatal(err)
+	}
+	if mine.CaseID != dup || mine.Digest == "" || mine.Digest == theirs.Digest {
+		t.Fatalf("duplicate's page: %+v (primary's digest %s)", mine, theirs.Digest)
+	}
+	// The primary's digest is not an answer on the duplicate's page.
+	if code, _ := g.call("POST", "/api/v1/track/"+dupTok+"/decision", "", bugdesk.Answer{Digest: theirs.Digest, Answer: "yes"}, nil); code != http.StatusConflict {
+		t.Errorf("answer with another page's digest: %d", code)
+	}
+	if _, err := g.call("POST", "/api/v1/track/"+dupTok+"/decision", "", bugdesk.Answer{Digest: mine.Digest, Answer: "no",
+		Text: "Still 81.00 for me, ring 555-0100 or mail bo@example.com"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := g.waitState(dup, []string{"duplicate"}); err != nil {
+		t.Fatalf("duplicate after no: %v (%s)", err, c.State)
+	}
+	if c, err := g.waitState(g.caseID, []string{"reproducing", "awaiting_reporter_repro", "needs_human"}); err != nil {
+		t.Fatalf("primary after the duplicate's no: %v (%s)", err, c.State)
+	}
+	var cleared signoff.Event
+	for _, ev := range g.events(t) {
+		if ev.Type == "confirmations.cleared" {
+			cleared = ev
+		}
+	}
+	if !strings.Contains(string(cleared.Payload), dup) || !strings.Contains(string(cleared.Payload), "Still 81.00") || strings.Contains(string(cleared.Payload), "bo@example.com") {
+		t.Errorf("primary's reopening does not carry the duplicate's airlocked reason: %s", cleared.Payload)
+	}
 }
