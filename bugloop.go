@@ -165,6 +165,9 @@ type HarnessRecord struct {
 	// ReporterNote is what the reporter said differs (airlocked), when
 	// they disowned it.
 	ReporterNote string `json:"reporter_note,omitempty"`
+	// RebasedFrom names the harness this one moved onto a newer main:
+	// the same test files, which the reporter confirmed, on a new base.
+	RebasedFrom string `json:"rebased_from,omitempty"`
 }
 
 // Candidate statuses.
@@ -201,7 +204,10 @@ type Candidate struct {
 	Report      json.RawMessage `json:"report,omitempty"`
 	Fingerprint string          `json:"fingerprint,omitempty"`
 	// Review is the reviewer's advisory note: never an approval.
-	Review      *Review    `json:"review,omitempty"`
+	Review *Review `json:"review,omitempty"`
+	// RebasedFrom names the candidate whose diff this one carries onto a
+	// newer main.
+	RebasedFrom string     `json:"rebased_from,omitempty"`
 	SubmittedAt time.Time  `json:"submitted_at"`
 	VerifiedAt  *time.Time `json:"verified_at,omitempty"`
 }

@@ -239,3 +239,16 @@ func (s *server) reporterDecision(w http.ResponseWriter, r *http.Request) error 
 	writeJSON(w, http.StatusOK, map[string]any{"case_id": c.ID, "state": c.State})
 	return nil
 }
+
+func (s *server) reverify(w http.ResponseWriter, r *http.Request, by signoff.Actor) error {
+	d, err := s.needDesk()
+	if err != nil {
+		return err
+	}
+	cand, err := d.Reverify(r.Context(), by, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, cand)
+	return nil
+}

@@ -234,6 +234,8 @@ func (s *server) register() {
 	s.api("GET /api/v1/cases/{id}/approval", identity.OpApprovalRead, s.getCard)
 	s.api("POST /api/v1/cases/{id}/approvals", identity.OpApprove, s.approve)
 	s.api("POST /api/v1/cases/{id}/merge", identity.OpMerge, s.merge)
+	// Main moved under an approved candidate: rebase it and verify again.
+	s.api("POST /api/v1/cases/{id}/reverify", identity.OpLoopStart, s.reverify)
 	s.api("GET /api/v1/keys", identity.OpKeyRead, s.listKeys)
 	s.api("POST /api/v1/keys", identity.OpKeyWrite, s.registerKey)
 	// Deployments arrive signed (Standard Webhooks); the signature is the

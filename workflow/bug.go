@@ -91,6 +91,10 @@ func bugRows() []Transition {
 		{From: BugAwaitingApproval, Command: "reject", To: BugNeedsHuman, Roles: roles(humans), Guard: NoAttemptLeft},
 
 		{From: BugApproved, Command: "merge", To: BugMerged, Roles: roles(humans)},
+		// Main moved in a way that changes what would ship: a person has
+		// the candidate rebased onto the current main and verified again.
+		{From: BugApproved, Command: "reverify", To: BugVerifying, Roles: roles(humans)},
+		{From: BugAwaitingApproval, Command: "reverify", To: BugVerifying, Roles: roles(humans)},
 		{From: BugMerged, Command: "record_release", To: BugReleased, Roles: roles(recorder, system)},
 		{From: BugReleased, Command: "ask_reporter", To: BugAwaitingReporterConfirmation, Roles: roles(recorder, system)},
 

@@ -77,6 +77,8 @@ var bugRows = []row{
 	{"awaiting_approval", "reject", "fixing", rs(operator, owner), "attempt_left", ""},
 	{"awaiting_approval", "reject", "needs_human", rs(operator, owner), "no_attempt_left", ""},
 	{"approved", "merge", "merged", rs(operator, owner), "", ""},
+	{"approved", "reverify", "verifying", rs(operator, owner), "", ""},
+	{"awaiting_approval", "reverify", "verifying", rs(operator, owner), "", ""},
 	{"merged", "record_release", "released", rs(recorder, system), "", ""},
 	{"released", "ask_reporter", "awaiting_reporter_confirmation", rs(recorder, system), "", ""},
 	{"awaiting_reporter_confirmation", "confirm_fix", "verified", rs(reporter), "", ""},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -558,5 +559,76 @@ func TestBugLoopDuplicates(t *testing.T) {
 	}
 	if !strings.Contains(string(cleared.Payload), dup) || !strings.Contains(string(cleared.Payload), "Still 81.00") || strings.Contains(string(cleared.Payload), "bo@example.com") {
 		t.Errorf("primary's reopening does not carry the duplicate's airlocked reason: %s", cleared.Payload)
+	}
+}
+
+// TestBugLoopReverify: main moves under an approved candidate, so the
+// merge is refused (the result would not be the verified tree); a person
+// has it re-verified on the current main, approves the new card and
+// merges.
+func TestBugLoopReverify(t *testing.T) {
+	g := startGates(t)
+	g.toApproval(t)
+	approve := func() {
+		t.Helper()
+		v := g.card(t)
+		env, err := approval.Sign(approval.NewStatement(g.caseID, v.SubjectDigest, approval.Approve, v.Policy.Digest(), g.d.operator.ID, time.Now(), v.Policy.TTL()), g.d.opKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.call("POST", "/api/v1/cases/"+g.caseID+"/approvals", g.d.operatorToken, map[string]any{"envelope": env, "via": "cli-signed-yes"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := g.card(t)
+	approve()
+	// Someone lands an unrelated change on main.
+	repo := &gitx.Repo{Dir: g.d.sample.Dir}
+	if err := os.WriteFile(filepath.Join(repo.Dir, "README.md"), []byte("ShopLite, now with a changelog.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.AddAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := repo.Commit(context.Background(), "docs: changelog", gitx.Signature{Name: "dev", Email: "dev@example.com", When: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := g.call("POST", "/api/v1/cases/"+g.caseID+"/merge", g.d.operatorToken, nil, nil)
+	if code != http.StatusConflict || !strings.Contains(err.Error(), "verify the candidate again") {
+		t.Fatalf("merge after main moved: %d %v", code, err)
+	}
+	if c := g.state(t); c.State != "approved" {
+		t.Fatalf("a refused merge moved the case to %s", c.State)
+	}
+	// An agent cannot ask for it; a person can.
+	if code, _ := g.call("POST", "/api/v1/cases/"+g.caseID+"/reverify", g.agentToken(t, signoff.RoleFixer), nil, nil); code != http.StatusForbidden {
+		t.Errorf("agent reverify: %d", code)
+	}
+	if _, err := g.call("POST", "/api/v1/cases/"+g.caseID+"/reverify", g.d.operatorToken, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.waitState(g.caseID, []string{"awaiting_approval"}, "needs_human"); err != nil {
+		t.Fatal(err)
+	}
+	second := g.card(t)
+	if second.Card.Base != moved || second.SubjectDigest == first.SubjectDigest || second.Card.HarnessDigest == first.Card.HarnessDigest {
+		t.Fatalf("re-verified card: base %s (main %s), digest changed %v, harness changed %v", second.Card.Base, moved,
+			second.SubjectDigest != first.SubjectDigest, second.Card.HarnessDigest != first.Card.HarnessDigest)
+	}
+	// The first approval was for the old card: it no longer counts.
+	if code, _ := g.call("POST", "/api/v1/cases/"+g.caseID+"/merge", g.d.operatorToken, nil, nil); code != http.StatusConflict {
+		t.Errorf("merge with the old card's approval: %d", code)
+	}
+	approve()
+	var m signoff.MergeRecord
+	if _, err := g.call("POST", "/api/v1/cases/"+g.caseID+"/merge", g.d.operatorToken, nil, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.MainBefore != moved {
+		t.Errorf("merged onto %s, want the moved main %s", m.MainBefore, moved)
+	}
+	if _, err := g.waitState(g.caseID, []string{"awaiting_reporter_confirmation"}, "needs_human"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -48,6 +48,7 @@ var commands = map[string]command{
 	"sample":    {"write a sample project as a git repository (shoplite)", runSample},
 	"approve":   {"show a case's approval card and sign your approval or rejection of it", runApprove},
 	"merge":     {"merge an approved case's candidate", runMerge},
+	"reverify":  {"rebase an approved candidate onto the current main and verify it again", runReverify},
 	"fix":       {"submit a patch as a candidate fix for a case (submit)", runFix},
 	"repo":      {"show or set a project's repository settings (show|set)", runRepo},
 }

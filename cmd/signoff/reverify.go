@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/signoff-dev/signoff"
+)
+
+// runReverify asks the server to move an approved (or awaiting) candidate
+// onto the current main and verify it again, after main moved under it.
+func runReverify(ctx context.Context, e *env, args []string) error {
+	var sf serverFlags
+	var caseID string
+	fs := newFlags("reverify", "signoff reverify --case ID [--server URL]   (token from SIGNOFF_TOKEN)")
+	fs.StringVar(&caseID, "case", "", "the case whose candidate main has overtaken (required)")
+	addServerFlags(fs, e, &sf)
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	if err := required(fs, e, "case", caseID); err != nil {
+		return err
+	}
+	c, err := sf.client(e)
+	if err != nil {
+		return err
+	}
+	var cand signoff.Candidate
+	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "reverify"), nil, &cand); err != nil {
+		return err
+	}
+	d := &display{}
+	fmt.Fprintf(e.stdout, "candidate %s (rebased from %s) on base %s: commit %s, verifying\n",
+		d.line(cand.ID), d.line(cand.RebasedFrom), d.line(cand.Base), d.line(cand.Commit))
+	fmt.Fprintln(e.stdout, "its card will need a new approval: the old one is superseded")
+	return nil
+}
