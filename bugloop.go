@@ -203,6 +203,8 @@ type Candidate struct {
 	Reason      string          `json:"reason,omitempty"`
 	Report      json.RawMessage `json:"report,omitempty"`
 	Fingerprint string          `json:"fingerprint,omitempty"`
+	// BundleDigest is the SHA-256 of the stored evidence bundle.
+	BundleDigest string `json:"bundle_digest,omitempty"`
 	// Review is the reviewer's advisory note: never an approval.
 	Review *Review `json:"review,omitempty"`
 	// RebasedFrom names the candidate whose diff this one carries onto a
@@ -425,6 +427,14 @@ type BugLoopService interface {
 	// ResolveTracking returns the case and reporter (the link id) a
 	// tracking secret is bound to; ENOTFOUND for any bad secret.
 	ResolveTracking(ctx context.Context, secret string) (ws, caseID, reporterID string, err error)
+
+	// PutEvidence stores a candidate's evidence bundle (a gzip'd tar) and
+	// returns its SHA-256. Server only; a second put of the same candidate
+	// is ECONFLICT (evidence is written once).
+	PutEvidence(ctx context.Context, by Actor, caseID, candidateID string, archive []byte) (string, error)
+	// GetEvidence returns a candidate's bundle and its digest, as by may
+	// see the case; ENOTFOUND when there is none.
+	GetEvidence(ctx context.Context, by Actor, caseID, candidateID string) ([]byte, string, error)
 }
 
 // Bug loop jobs. All are idempotent: each rereads the case and does

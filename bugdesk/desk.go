@@ -10,6 +10,7 @@ package bugdesk
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -66,6 +67,9 @@ type Desk struct {
 	HTTP *http.Client
 	// Deployers override the deploy hook per project id.
 	Deployers map[string]Deployer
+	// Key signs the evidence bundles of verifications (the server's key).
+	// Without it no bundle is written, and the loop says so.
+	Key ed25519.PrivateKey
 	// Enqueue inserts a job outside any other change (after a webhook).
 	// Nil runs the reconciliation inline instead.
 	Enqueue func(ctx context.Context, args signoff.JobRequest) error

@@ -43,7 +43,7 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 	}
 	h := repair.FrozenHarness(l.State)
 	if h == nil || h.ID != cand.HarnessID {
-		return d.recordVerdict(ctx, c, l, i, verify.Report{Verdict: verify.Inconclusive, Reason: "the harness this candidate was made for is no longer frozen"})
+		return d.recordVerdict(ctx, c, l, i, verify.Report{Verdict: verify.Inconclusive, Reason: "the harness this candidate was made for is no longer frozen"}, "")
 	}
 	p, err := d.project(ctx, ws, c.ProjectID)
 	if err != nil {
@@ -62,10 +62,19 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 		// Fail closed: a verification that cannot be set up is not a pass.
 		rep = verify.Report{Verdict: verify.Inconclusive, Reason: "the verification could not run: " + err.Error()}
 	}
+	// The evidence is stored before the verdict, so a verdict on the
+	// ledger always has its bundle (when the desk signs bundles).
+	bundle, err := d.storeEvidence(ctx, c, candID, h, rep)
+	if signoff.ErrorCode(err) == signoff.ECONFLICT {
+		_, bundle, err = d.Store.GetEvidence(ctx, sys(ws), caseID, candID) // stored by an earlier attempt of this job
+	}
+	if err != nil {
+		return fmt.Errorf("evidence of %s: %w", candID, err)
+	}
 	unlock := d.lock(caseID)
 	c, l, err = d.loop(ctx, sys(ws), caseID)
 	if err == nil {
-		err = d.recordVerdict(ctx, c, l, i, rep)
+		err = d.recordVerdict(ctx, c, l, i, rep, bundle)
 	}
 	unlock()
 	if err != nil || rep.Verdict != verify.Verified {
@@ -74,7 +83,7 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 	return d.review(ctx, ws, caseID, candID)
 }
 
-func (d *Desk) recordVerdict(ctx context.Context, c signoff.Case, l signoff.BugLoop, i int, rep verify.Report) error {
+func (d *Desk) recordVerdict(ctx context.Context, c signoff.Case, l signoff.BugLoop, i int, rep verify.Report, bundle string) error {
 	st := l.State
 	cand := &st.Candidates[i]
 	if cand.Status != signoff.CandidateVerifying {
@@ -86,11 +95,12 @@ func (d *Desk) recordVerdict(ctx context.Context, c signoff.Case, l signoff.BugL
 	}
 	now := d.now()
 	cand.Verdict, cand.Reason, cand.Report, cand.Fingerprint, cand.VerifiedAt = rep.Verdict, rep.Reason, raw, rep.Fingerprint, &now
+	cand.BundleDigest = bundle
 	ev := signoff.LoopEvent{Type: "verification.completed", Payload: map[string]any{
 		"candidate_id": cand.ID, "commit": cand.Commit, "verdict": rep.Verdict, "reason": rep.Reason,
 		"fingerprint": rep.Fingerprint, "harness_digest": rep.HarnessDigest, "runner_digest": rep.RunnerDigest,
 		"sandbox": rep.Environment.Sandbox, "isolated": rep.Environment.Isolated, "table": repair.Table(rep),
-		"evidence": signoff.EvidenceLive, "report_digest": sha256Hex(raw)}}
+		"evidence": signoff.EvidenceLive, "report_digest": sha256Hex(raw), "bundle_digest": bundle}}
 	u := signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Events: []signoff.LoopEvent{ev}}
 	switch rep.Verdict {
 	case verify.Verified:

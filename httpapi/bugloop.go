@@ -252,3 +252,21 @@ func (s *server) reverify(w http.ResponseWriter, r *http.Request, by signoff.Act
 	writeJSON(w, http.StatusAccepted, cand)
 	return nil
 }
+
+// getEvidence serves a candidate's evidence bundle (a gzip'd tar) with
+// its digest, which the loop record and the ledger also carry.
+func (s *server) getEvidence(w http.ResponseWriter, r *http.Request, by signoff.Actor) error {
+	b, digest, err := s.store.GetEvidence(r.Context(), by, r.PathValue("id"), r.PathValue("candidate"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("X-Signoff-Bundle-Digest", digest)
+	w.Header().Set("Content-Disposition", `attachment; filename="evidence-`+r.PathValue("candidate")+`.tar.gz"`)
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(b)
+	if err != nil {
+		s.log.DebugContext(r.Context(), "write evidence", "err", err)
+	}
+	return nil
+}

@@ -228,6 +228,7 @@ func (s *server) register() {
 	s.api("GET /api/v1/cases/{id}/loop", identity.OpLoopRead, s.getLoop)
 	s.api("POST /api/v1/cases/{id}/reproduce", identity.OpLoopStart, s.startLoop)
 	s.api("POST /api/v1/cases/{id}/candidates", identity.OpCandidateSubmit, s.submitCandidate)
+	s.api("GET /api/v1/cases/{id}/candidates/{candidate}/evidence", identity.OpLoopRead, s.getEvidence)
 	// Approving and merging are human acts over the exact card: no agent
 	// role holds these operations, and the approval is a signature made
 	// on the approver's machine.

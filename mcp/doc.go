@@ -29,7 +29,21 @@
 //
 // Roles add their own tools (the table is roleTools, in tools.go):
 //
+//	reproducer          repro.list_source, repro.read_source, repro.propose
+//	fixer               fix.list_source, fix.read_source, fix.propose
 //	reviewer            review.note (an advisory note, never a sign-off)
+//
+// The reproducer's and fixer's tools are the bug desk's own agent tools
+// (list_source, read_source, propose_reproduction, propose_fix in
+// Options.Tools), offered to an external agent: each quotes task_id and
+// input_digest, and runs only on the caller's open task of its kind with
+// that digest, whose role the workspace leaves to an external agent. The
+// arguments pass through the tool's own checks (Prepare), so MCP and
+// in-process calls meet the same guards, and an accepted proposal records
+// the task's result and closes it exactly as the runtime does (live
+// evidence). A proposal is checked by Signoff (the sandbox, the frozen
+// harness) and reviewed by people; it lets nothing through by itself. A
+// server whose registry lacks the desk's tools answers "unavailable".
 //
 // No tool approves, merges, runs a change or speaks for a person: those
 // steps are human-only and exist on no agent path.

@@ -26,7 +26,9 @@ var (
 	commonTools = []string{"case.post_message", "decision.status", "presence.heartbeat", "receipt.get",
 		"task.get", "task.give_up", "task.handoff", "task.submit", "tasks.list"}
 	extraTools = map[signoff.Role][]string{
-		signoff.RoleReviewer: {"review.note"},
+		signoff.RoleReproducer: {"repro.list_source", "repro.propose", "repro.read_source"},
+		signoff.RoleFixer:      {"fix.list_source", "fix.propose", "fix.read_source"},
+		signoff.RoleReviewer:   {"review.note"},
 	}
 )
 
@@ -94,6 +96,11 @@ func TestToolsPerRoleOfferNoHumanStep(t *testing.T) {
 			}
 			if want := mcp.ToolNames(role); !slices.Equal(names, want) {
 				t.Errorf("ToolNames(%s) = %v, server lists %v", role, want, names)
+			}
+			for _, n := range mcp.ToolNames(role) {
+				if forbiddenInName.MatchString(n) {
+					t.Errorf("ToolNames(%s) lists %q, a human-only step", role, n)
+				}
 			}
 		})
 	}

@@ -41,12 +41,13 @@ var commonTools = []toolDef{
 }
 
 // roleTools is the one table of what each agent role has beyond the common
-// tools. Capabilities add their tools here (triage.*, repro.propose,
-// fix.propose, change.propose_plan). Nothing that signs off, merges, runs a
-// change or speaks for a person may ever be listed: those steps are
-// human-only.
+// tools. Capabilities add their tools here (triage.*, change.propose_plan).
+// Nothing that signs off, merges, runs a change or speaks for a person may
+// ever be listed: those steps are human-only.
 var roleTools = map[signoff.Role][]toolDef{
-	signoff.RoleReviewer: {reviewNoteTool},
+	signoff.RoleReproducer: {reproListSourceTool, reproReadSourceTool, reproProposeTool},
+	signoff.RoleFixer:      {fixListSourceTool, fixReadSourceTool, fixProposeTool},
+	signoff.RoleReviewer:   {reviewNoteTool},
 }
 
 // toolsFor returns the tools of an agent role, common ones first.
@@ -227,6 +228,9 @@ var taskGetTool = def(ToolTaskGet, "Read a task",
 func (b *binding) nextStep(ctx context.Context, t signoff.Task) string {
 	switch t.Status {
 	case signoff.TaskOpen:
+		if step := b.deskStep(t); step != "" {
+			return step
+		}
 		record := fmt.Sprintf("%s(task_id='%s', input_digest='%s', output={...your result...})", ToolTaskSubmit, t.ID, t.InputDigest)
 		if b.tools[ToolReviewNote] {
 			record = fmt.Sprintf("%s(task_id='%s', input_digest='%s', verdict, note)", ToolReviewNote, t.ID, t.InputDigest)
@@ -349,19 +353,38 @@ func (b *binding) submit(ctx context.Context, req *sdk.CallToolRequest, taskID, 
 // workspace runs with another provider: provider is explicit per role, and
 // a result taken over MCP is an external agent's.
 func (b *binding) externalRole(ctx context.Context, t signoff.Task) (agent.RoleConfig, error) {
-	cfg, err := agent.LoadConfig(ctx, b.st, b.by.WorkspaceID, b.o.Tools)
+	_, rc, err := b.roleOf(ctx, t)
 	if err != nil {
 		return agent.RoleConfig{}, err
+	}
+	if err := external(rc); err != nil {
+		return agent.RoleConfig{}, err
+	}
+	return rc, nil
+}
+
+// roleOf returns the workspace's role configuration and the role t runs
+// as in it.
+func (b *binding) roleOf(ctx context.Context, t signoff.Task) (agent.Config, agent.RoleConfig, error) {
+	cfg, err := agent.LoadConfig(ctx, b.st, b.by.WorkspaceID, b.o.Tools)
+	if err != nil {
+		return agent.Config{}, agent.RoleConfig{}, err
 	}
 	rc, err := cfg.ForTask(t)
 	if err != nil {
-		return agent.RoleConfig{}, err
+		return agent.Config{}, agent.RoleConfig{}, err
 	}
+	return cfg, rc, nil
+}
+
+// external refuses a role the workspace runs with another provider than an
+// external agent.
+func external(rc agent.RoleConfig) error {
 	if rc.Provider != agent.ProviderExternal {
-		return agent.RoleConfig{}, signoff.Errorf(signoff.ECONFLICT,
+		return signoff.Errorf(signoff.ECONFLICT,
 			"the workspace runs role %s with the %s provider, not an external agent: its results are not taken over MCP", rc.Name, rc.Provider)
 	}
-	return rc, nil
+	return nil
 }
 
 // ---- task.handoff ----

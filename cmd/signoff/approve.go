@@ -158,6 +158,10 @@ func (c *apiClient) do(ctx context.Context, method, path string, in, out any) er
 	if out == nil {
 		return nil
 	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = b
+		return nil
+	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return signoff.Errorf(signoff.EUNAVAILABLE, "unexpected answer to %s %s: %v", method, path, err)
 	}

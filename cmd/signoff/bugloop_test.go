@@ -20,8 +20,10 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/evidence"
 	"github.com/signoff-dev/signoff/gitx"
 	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -128,6 +130,30 @@ func TestDemoWalkBug(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no %s event with %s=%s", w.typ, w.field, w.value)
+		}
+	}
+	// Every verification left a signed evidence bundle that checks
+	// offline under the server's key.
+	l, err := s.GetLoop(ctx, signoff.SystemActor(ws), page.Cases[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := keys.Load(filepath.Join(dir, "signoff.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cand := range l.State.Candidates {
+		archive, digest, err := s.GetEvidence(ctx, signoff.SystemActor(ws), page.Cases[0].ID, cand.ID)
+		if err != nil || digest != cand.BundleDigest {
+			t.Fatalf("evidence of %s: digest %s, recorded %s, %v", cand.ID, digest, cand.BundleDigest, err)
+		}
+		out := filepath.Join(t.TempDir(), "bundle")
+		if err := untarGz(archive, out); err != nil {
+			t.Fatal(err)
+		}
+		f, err := evidence.VerifyBundle(out, []ed25519.PublicKey{key.Public().(ed25519.PublicKey)})
+		if err != nil || !f.OK() {
+			t.Errorf("bundle of %s (%s): %v\n%s", cand.ID, cand.Verdict, err, f)
 		}
 	}
 	// Nothing authored or simulated is ever called live: the authored

@@ -37,7 +37,7 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 	if authored != nil {
 		fac.Authored = authored
 	}
-	desk := &bugdesk.Desk{Store: s, Log: log}
+	desk := &bugdesk.Desk{Store: s, Log: log, Key: s.Signer()}
 	reg := toolRegistryFor(desk)
 	rt := &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make, Log: log}
 	desk.Runtime, desk.Tools = rt, reg

@@ -185,10 +185,13 @@ func inside(repo, file string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-func runEvidence(_ context.Context, e *env, args []string) error {
-	_, rest, err := subcommand(e, "evidence", args, "verify")
+func runEvidence(ctx context.Context, e *env, args []string) error {
+	verb, rest, err := subcommand(e, "evidence", args, "verify", "export")
 	if err != nil {
 		return usageStatus(err)
+	}
+	if verb == "export" {
+		return runEvidenceExport(ctx, e, rest)
 	}
 	var (
 		keyFiles listFlag
