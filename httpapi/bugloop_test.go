@@ -333,3 +333,38 @@ func TestReporterDecisionLink(t *testing.T) {
 		t.Fatalf("ledger head moved from %d to %d", head, got)
 	}
 }
+
+// TestLoopStepsAreNotBareTransitions: the steps that carry evidence (a
+// proposal run in the sandbox, a candidate, a verdict, a deployment found
+// by ancestry) cannot be sent as a bare transition by anyone, so a
+// recorder cannot mark a fix released without a deployment and an owner
+// cannot skip a reproduction.
+func TestLoopStepsAreNotBareTransitions(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	srv := serveDesk(t, store)
+	reporter := w.actor(t, "rita", signoff.RoleReporter)
+	merged := w.drive(t, w.newCase(t, signoff.KindBug, reporter.ID), reporter, append(toApproval, "approve", "merge")...)
+	ticketed := w.drive(t, w.newCase(t, signoff.KindBug, reporter.ID), reporter, "start_triage", "ticket")
+	recorder := w.token(t, w.actor(t, "recorder bot", signoff.RoleRecorder))
+	reproducer := w.token(t, w.actor(t, "reproducer bot", signoff.RoleReproducer))
+	owner := w.token(t, w.owner)
+	head := w.head(t)
+	for _, tc := range []struct {
+		token, caseID, command string
+	}{
+		{recorder, merged.ID, "record_release"},
+		{owner, merged.ID, "record_release"},
+		{owner, ticketed.ID, "start_reproduction"},
+		{reproducer, ticketed.ID, "start_reproduction"},
+	} {
+		got := do(t, srv, request{method: "POST", path: "/api/v1/cases/" + tc.caseID + "/transitions", token: tc.token, body: `{"command":"` + tc.command + `"}`})
+		if got.status != http.StatusForbidden {
+			t.Errorf("%s on %s: status %d, want 403 (%s)", tc.command, tc.caseID, got.status, got.body)
+		}
+	}
+	if w.head(t) != head {
+		t.Error("a refused loop step changed the ledger")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/workflow"
 )
 
 // maxLimit is the largest page a client may ask for.
@@ -66,6 +67,15 @@ func (s *server) transitionCase(w http.ResponseWriter, r *http.Request, by signo
 	}
 	if in.Command == "" {
 		return signoff.Errorf(signoff.EINVALID, "command is required")
+	}
+	if workflow.LoopStep(in.Command) {
+		c, err := s.store.GetCase(r.Context(), by, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		if c.Kind == signoff.KindBug {
+			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a step of the bug loop and carries its evidence: it happens on the loop's own paths (reproduce, candidates, verification, deployments), never as a bare transition", in.Command)
+		}
 	}
 	c, e, err := s.store.TransitionCase(r.Context(), by, r.PathValue("id"), in)
 	if err != nil {

@@ -104,7 +104,7 @@ func TestBadInput(t *testing.T) {
 			return `{"project_id":"` + w.proj.ID + `","kind":"bug","title":"x","reporter_id":"` + w.owner.ID + `"}`
 		}, want: 422, code: signoff.EINVALID, detail: "reporter"},
 
-		{name: "illegal transition", method: "POST", path: bugPath("/transitions"), body: `{"command":"start_fix"}`, want: 409, code: signoff.ECONFLICT, state: "received"},
+		{name: "illegal transition", method: "POST", path: bugPath("/transitions"), body: `{"command":"ticket"}`, want: 409, code: signoff.ECONFLICT, state: "received"},
 		{name: "decision by id", method: "POST", path: bugPath("/transitions"), body: `{"command":"approve"}`, want: 403, code: signoff.EFORBIDDEN, detail: "signed approval"},
 		{name: "stale version", method: "POST", path: bugPath("/transitions"), body: `{"command":"start_triage","expected_version":7}`, want: 409, code: signoff.ECONFLICT, state: "received"},
 		{name: "unknown command", method: "POST", path: bugPath("/transitions"), body: `{"command":"self_destruct"}`, want: 422, code: signoff.EINVALID},

@@ -138,3 +138,19 @@ func bugRows() []Transition {
 	}
 	return rows
 }
+
+// loopSteps are the bug commands that carry something the bug loop must
+// check or record with them: a proposal run in the sandbox, a candidate, a
+// verdict, a deployment found by ancestry, a smoke check. Sent as a bare
+// transition they would move the case without that evidence, so they
+// exist only on the loop's own paths (package bugdesk), never on the
+// generic transition endpoint.
+var loopSteps = map[string]bool{
+	"start_reproduction": true, "propose_reproduction": true, "start_fix": true, "submit_candidate": true,
+	"record_verified": true, "record_rejected": true, "record_inconclusive": true, "reverify": true,
+	"record_release": true, "ask_reporter": true, "confirmation_timeout": true,
+	"withdraw_question": true, "reopen": true,
+}
+
+// LoopStep reports whether a bug command belongs to the loop's own paths.
+func LoopStep(command string) bool { return loopSteps[command] }
