@@ -50,6 +50,10 @@ type RepoSettings struct {
 	// LiveURL is the base URL of the live service, used when a
 	// deployment does not name one.
 	LiveURL string `json:"live_url,omitempty"`
+	// LiveEnvironments are the deployment environments that put a fix
+	// in front of reporters (default ["production"]); deployments to
+	// others (staging, previews) never mark a fix live.
+	LiveEnvironments []string `json:"live_environments"`
 	// DeployHook, when set, is run (argv, on this machine, not sandboxed:
 	// it is the operator's own command) after a merge, with SIGNOFF_REPO,
 	// SIGNOFF_COMMIT and SIGNOFF_BRANCH set. The last line of its output
@@ -127,6 +131,9 @@ func (s RepoSettings) WithDefaults() RepoSettings {
 	}
 	if s.Smoke == nil {
 		s.Smoke = []SmokeCheck{}
+	}
+	if len(s.LiveEnvironments) == 0 {
+		s.LiveEnvironments = []string{"production"}
 	}
 	return s
 }

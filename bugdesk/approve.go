@@ -102,7 +102,7 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	if err != nil {
 		return signoff.Approval{}, signoff.Case{}, err
 	}
-	if c.State != workflow.BugAwaitingApproval {
+	if c.State != workflow.BugAwaitingApproval && c.State != workflow.BugApproved {
 		return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s, not awaiting approval", caseID, c.State)}
 	}
 	_, digest, cand, err := d.card(c, l)
@@ -114,6 +114,25 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 		return signoff.Approval{}, c, err
 	}
 	pol := Policy(s)
+	switch c.State {
+	case workflow.BugAwaitingApproval:
+	case workflow.BugApproved:
+		if stmt.Decision == approval.Reject {
+			return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: "an approved case is not rejected by a signed rejection; escalate it to a person instead"}
+		}
+		// An approved case whose approvals lapsed (expired, or their
+		// approver was disabled) before the merge takes new approvals of
+		// the same card; while a quorum still holds there is nothing to add.
+		all, err := d.Store.ListApprovals(ctx, sys(c.WorkspaceID), c.ID)
+		if err != nil {
+			return signoff.Approval{}, c, err
+		}
+		if _, ok := approval.Quorum(d.activeApprovals(ctx, c.WorkspaceID, all), digest, pol, d.now()); ok {
+			return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is approved and its approvals still hold: merge it", caseID)}
+		}
+	default:
+		return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s, not awaiting approval", caseID, c.State)}
+	}
 	if err := approval.Check(stmt, approval.Expect{Case: c.ID, SubjectDigest: digest, Policy: pol, Approver: by.ID,
 		CaseOpener: c.CreatedBy, Proposer: cand.SubmittedBy, Now: d.now()}); err != nil {
 		return signoff.Approval{}, c, err
@@ -123,6 +142,10 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 		ExpiresAt: stmt.ExpiresAt, Envelope: envelope, Via: via})
 	if err != nil {
 		return signoff.Approval{}, c, err
+	}
+	if c.State == workflow.BugApproved {
+		d.log().InfoContext(ctx, "renewed approval recorded", "case_id", c.ID, "approval_id", a.ID)
+		return a, c, nil
 	}
 	if stmt.Decision == approval.Reject {
 		st := l.State
@@ -143,7 +166,7 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	if err != nil {
 		return a, c, err
 	}
-	ids, ok := approval.Quorum(all, digest, pol, d.now())
+	ids, ok := approval.Quorum(d.activeApprovals(ctx, c.WorkspaceID, all), digest, pol, d.now())
 	if !ok {
 		return a, c, nil // recorded; more approvers are needed
 	}

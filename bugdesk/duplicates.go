@@ -101,19 +101,26 @@ func (d *Desk) reopenPrimary(ctx context.Context, ws, primary, dup, said string)
 	if err != nil {
 		return err
 	}
-	dups, err := d.duplicatesOf(ctx, ws, c.ProjectID, primary)
+	d.withdrawDuplicates(ctx, ws, c.ProjectID, primary, dup)
+	return d.StartReproduction(ctx, ws, primary)
+}
+
+// withdrawDuplicates withdraws the open questions of the primary's
+// duplicates (but except's) about a fix that is known not to hold.
+func (d *Desk) withdrawDuplicates(ctx context.Context, ws, projectID, primary, except string) {
+	dups, err := d.duplicatesOf(ctx, ws, projectID, primary)
 	if err != nil {
-		return err
+		d.log().ErrorContext(ctx, "list duplicates", "primary", primary, "err", err)
+		return
 	}
 	for _, id := range dups {
-		if id == dup {
+		if id == except {
 			continue
 		}
 		if err := d.withdraw(ctx, ws, id, primary); err != nil {
 			d.log().ErrorContext(ctx, "withdraw question", "case_id", id, "err", err)
 		}
 	}
-	return d.StartReproduction(ctx, ws, primary)
 }
 
 func (d *Desk) withdraw(ctx context.Context, ws, id, primary string) error {

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,4 +80,44 @@ func tarGz(dir string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// verdictFile is where a bundle keeps its signed verdict statement.
+const verdictFile = "statements/verdict.dsse.json"
+
+// reportOfBundle reads the verification report a stored bundle signed, so
+// a retried verification records the verdict its evidence shows rather
+// than a second run's.
+func reportOfBundle(archive []byte) (verify.Report, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(archive))
+	if err != nil {
+		return verify.Report{}, err
+	}
+	tr := tar.NewReader(zr)
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			return verify.Report{}, fmt.Errorf("bundle has no %s: %w", verdictFile, err)
+		}
+		if hdr.Name != verdictFile {
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, 16<<20))
+		if err != nil {
+			return verify.Report{}, err
+		}
+		_, payload, err := evidence.DecodeEnvelope(b)
+		if err != nil {
+			return verify.Report{}, err
+		}
+		var st evidence.Statement
+		if err := json.Unmarshal(payload, &st); err != nil {
+			return verify.Report{}, err
+		}
+		var vp evidence.VerdictPredicate
+		if err := json.Unmarshal(st.Predicate, &vp); err != nil {
+			return verify.Report{}, err
+		}
+		return vp.Report, nil
+	}
 }

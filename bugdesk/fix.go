@@ -144,7 +144,9 @@ func (d *Desk) SubmitCandidate(ctx context.Context, by signoff.Actor, caseID str
 		}
 	}
 	commit, branch, err := d.commitFiles(ctx, p, h.Base, prop.Files, prop.Patch,
-		fmt.Sprintf("signoff/%s/fix-%d-%d", c.ID, l.State.Round, attempt),
+		// Attempts restart at 1 when a person resumes the fix, so the
+		// branch is named for the submission, which never repeats.
+		fmt.Sprintf("signoff/%s/fix-%d-%d-%d", c.ID, l.State.Round, attempt, len(l.State.Candidates)+1),
 		fmt.Sprintf("fix attempt %d for case %s\n\nProposed by %s (%s evidence).", attempt, c.ID, by.Name, evidence), by, guard)
 	if err != nil {
 		return signoff.Candidate{}, err
@@ -152,6 +154,9 @@ func (d *Desk) SubmitCandidate(ctx context.Context, by signoff.Actor, caseID str
 	diff, err := p.Repo.Diff(ctx, h.Base, commit)
 	if err != nil {
 		return signoff.Candidate{}, err
+	}
+	if len(diff) > maxDiff {
+		return signoff.Candidate{}, signoff.Errorf(signoff.EINVALID, "the fix's diff is %d bytes, more than the %d a person can review on the card", len(diff), maxDiff)
 	}
 	changed, err := p.Repo.DiffNames(ctx, h.Base, commit)
 	if err != nil {

@@ -44,7 +44,7 @@ func (d *Desk) Merge(ctx context.Context, by signoff.Actor, caseID string) (sign
 		return signoff.MergeRecord{}, err
 	}
 	pol := Policy(p.Settings)
-	ids, ok := approval.Quorum(all, digest, pol, d.now())
+	ids, ok := approval.Quorum(d.activeApprovals(ctx, c.WorkspaceID, all), digest, pol, d.now())
 	if !ok {
 		return signoff.MergeRecord{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
 			Message: fmt.Sprintf("the approvals of candidate %s (subject %s) no longer reach the quorum of %d: expired, used or superseded; approve again", cand.ID, short(digest), pol.Quorum)}
@@ -83,8 +83,16 @@ func (d *Desk) Merge(ctx context.Context, by signoff.Actor, caseID string) (sign
 			"main_before": before, "tree": candTree, "approvals": ids, "subject_digest": digest, "branch": p.Settings.MainBranch}}},
 		Jobs: []signoff.JobRequest{{Args: signoff.ReconcileJob{WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, Cause: "merge:" + merge}}}})
 	if err != nil {
-		// The approvals could not be consumed (they expired or were used
-		// meanwhile): put main back where it was, if nobody moved it since.
+		// Before undoing anything, look at what is recorded: another
+		// process may have recorded this very merge (it found main already
+		// at it), or the write may have committed although we saw an
+		// error. Main is put back only when nothing records the commit.
+		if _, cur, gerr := d.loop(ctx, sys(c.WorkspaceID), caseID); gerr == nil && cur.State.Merge != nil && cur.State.Merge.Commit == merge {
+			return *cur.State.Merge, nil
+		} else if gerr != nil {
+			d.log().ErrorContext(ctx, "merge: cannot tell whether the merge was recorded; main is left at the merge", "case_id", caseID, "merge", merge, "err", gerr)
+			return signoff.MergeRecord{}, err
+		}
 		if merge != main {
 			if rerr := p.Repo.UpdateRef(ctx, ref, main, merge); rerr != nil {
 				d.log().ErrorContext(ctx, "merge: could not roll main back after a refused record", "case_id", caseID, "merge", merge, "err", rerr)
@@ -93,6 +101,25 @@ func (d *Desk) Merge(ctx context.Context, by signoff.Actor, caseID string) (sign
 		return signoff.MergeRecord{}, err
 	}
 	return rec, nil
+}
+
+// activeApprovals keeps the approvals whose approver is still an active
+// person with the key they signed with: a disabled approver or a revoked
+// key no longer counts at the merge.
+func (d *Desk) activeApprovals(ctx context.Context, ws string, list []signoff.Approval) []signoff.Approval {
+	var out []signoff.Approval
+	for _, a := range list {
+		act, err := d.Store.GetActor(ctx, ws, a.ApproverID)
+		if err != nil || act.DisabledAt != nil {
+			continue
+		}
+		k, err := d.Store.GetKey(ctx, ws, a.KeyID)
+		if err != nil || k.RevokedAt != nil || k.ActorID != a.ApproverID {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // mergeCommit makes the merge of cand into main in a scratch worktree and

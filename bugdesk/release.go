@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,10 +96,34 @@ func (d *Desk) recordDeployment(ctx context.Context, dep signoff.Deployment) (si
 // Deploy runs the project's deployer for a merged commit: the in-process
 // one if set, else the deploy hook. Without either, deployments can only
 // arrive by webhook.
-func (d *Desk) Deploy(ctx context.Context, ws, projectID, commit string) error {
-	s, err := d.Store.GetRepoSettings(ctx, sys(ws), projectID)
+//
+// It deploys main's head as it is now (which contains merge), one deploy
+// per project at a time, and nothing when a recorded deployment already
+// contains the merge: jobs for two merges may run in either order, and a
+// retried job must not deploy again.
+func (d *Desk) Deploy(ctx context.Context, ws, projectID, merge string) error {
+	unlock := d.lock("deploy:" + projectID)
+	defer unlock()
+	p, err := d.project(ctx, ws, projectID)
 	if err != nil {
 		return err
+	}
+	s := p.Settings
+	deps, err := d.Store.ListDeployments(ctx, sys(ws), projectID, 50)
+	if err != nil {
+		return err
+	}
+	for _, dep := range deps {
+		if ok, err := p.Repo.IsAncestor(ctx, merge, dep.Commit); err == nil && ok && slices.Contains(s.LiveEnvironments, dep.Environment) {
+			return nil
+		}
+	}
+	commit, err := p.Repo.RevParse(ctx, "refs/heads/"+s.MainBranch)
+	if err != nil {
+		return err
+	}
+	if ok, err := p.Repo.IsAncestor(ctx, merge, commit); err != nil || !ok {
+		return fmt.Errorf("main (%s) does not contain merge %s: not deploying", short(commit), short(merge))
 	}
 	req := DeployRequest{WorkspaceID: ws, ProjectID: projectID, Settings: s, Commit: commit}
 	if dp, ok := d.Deployers[projectID]; ok {
@@ -191,8 +216,8 @@ func (d *Desk) reconcileCase(ctx context.Context, p project, caseID string, deps
 	// the fix.
 	for i := len(deps) - 1; i >= 0; i-- {
 		dep := deps[i]
-		if seen[dep.ID] {
-			continue
+		if seen[dep.ID] || !slices.Contains(p.Settings.LiveEnvironments, dep.Environment) {
+			continue // judged already, or not an environment reporters use
 		}
 		if _, err := p.Repo.RevParse(ctx, dep.Commit+"^{commit}"); err != nil {
 			continue // not in this repository (yet): kept for a later pass
@@ -296,6 +321,11 @@ func (d *Desk) smoke(ctx context.Context, base string, checks []signoff.SmokeChe
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
 	out := []signoff.SmokeResult{}
+	if len(checks) == 0 {
+		// Fail closed: with nothing checked against the live service, the
+		// reporter is not asked to try it; a person looks first.
+		return []signoff.SmokeResult{{Name: "smoke", Detail: "the project has no smoke checks: nothing was checked against the live service"}}, false
+	}
 	ok := true
 	for _, ch := range checks {
 		start := time.Now()

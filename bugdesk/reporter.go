@@ -155,6 +155,12 @@ func (d *Desk) reporterAnswer(ctx context.Context, secret string, a Answer) (sig
 	}
 	u.State = st
 	_, c, err = d.Store.AdvanceLoop(ctx, rep, u)
+	if err == nil && u.Command == "report_still_broken" {
+		// The fix the duplicates were asked about is known not to hold.
+		unlock()
+		unlock = func() {}
+		d.withdrawDuplicates(ctx, ws, c.ProjectID, caseID, "")
+	}
 	if err == nil && u.Command == "still_broken_on_primary" {
 		unlock()
 		unlock = func() {}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,9 @@ const (
 	maxFiles     = 20
 	maxFileBytes = 256 << 10
 	maxPatch     = 1 << 20
+	// maxDiff bounds a candidate's diff: it is shown whole on the card
+	// and kept in the loop record.
+	maxDiff = 512 << 10
 )
 
 // FileArg is one file of a proposal, whole.
@@ -300,6 +304,9 @@ func (d *Desk) commitFiles(ctx context.Context, p project, base string, files []
 	defer wt.Close()
 	w := &gitx.Repo{Dir: wt.Dir}
 	for _, f := range files {
+		if err := noSymlinkOnPath(wt.Dir, f.Path); err != nil {
+			return "", "", err
+		}
 		dst := filepath.Join(wt.Dir, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", "", err
@@ -330,6 +337,17 @@ func (d *Desk) commitFiles(ctx context.Context, p project, base string, files []
 	changed, err := p.Repo.DiffNames(ctx, base, commit)
 	if err != nil {
 		return "", "", err
+	}
+	// A proposal never adds or changes a symbolic link: a link in the
+	// repository is how a later write would escape the checkout.
+	modes, err := p.Repo.Modes(ctx, commit, changed)
+	if err != nil {
+		return "", "", err
+	}
+	for path, mode := range modes {
+		if mode == "120000" || mode == "160000" {
+			return "", "", signoff.Errorf(signoff.EFORBIDDEN, "the proposal makes %s a symbolic link or submodule: proposals change regular files only", path)
+		}
 	}
 	for _, fn := range check {
 		if err := fn(changed); err != nil {
@@ -384,12 +402,34 @@ func (d *Desk) giveUp(ctx context.Context, ws, caseID, taskID, why string) error
 	if len(why) > 3000 {
 		why = why[:3000]
 	}
-	if _, err := d.Store.CloseTask(ctx, sys(ws), taskID, signoff.OutcomeNeedsHuman, why); err != nil {
-		d.log().ErrorContext(ctx, "close task", "task_id", taskID, "err", err)
+	if taskID != "" {
+		if _, err := d.Store.CloseTask(ctx, sys(ws), taskID, signoff.OutcomeNeedsHuman, why); err != nil {
+			d.log().ErrorContext(ctx, "close task", "task_id", taskID, "err", err)
+		}
 	}
 	_, _, err := d.Store.TransitionCase(ctx, sys(ws), caseID, signoff.TransitionInput{Command: "escalate", Note: why})
 	if signoff.ErrorCode(err) == signoff.ECONFLICT {
 		return nil // moved on meanwhile
 	}
 	return err
+}
+
+// noSymlinkOnPath refuses a file path that passes through, or ends at, a
+// symbolic link in the checkout: writing there would land outside it.
+func noSymlinkOnPath(root, rel string) error {
+	cur := root
+	for _, part := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing further exists yet: it is created as plain directories and files
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return signoff.Errorf(signoff.EFORBIDDEN, "%s passes through the symbolic link %s: proposals write regular files only", rel, strings.TrimPrefix(cur, root+string(filepath.Separator)))
+		}
+	}
+	return nil
 }

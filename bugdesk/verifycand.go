@@ -66,7 +66,13 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 	// ledger always has its bundle (when the desk signs bundles).
 	bundle, err := d.storeEvidence(ctx, c, candID, h, rep)
 	if signoff.ErrorCode(err) == signoff.ECONFLICT {
-		_, bundle, err = d.Store.GetEvidence(ctx, sys(ws), caseID, candID) // stored by an earlier attempt of this job
+		// An earlier attempt of this job stored its evidence and stopped
+		// before recording the verdict: record that attempt's verdict,
+		// the one its evidence shows, not this run's.
+		var archive []byte
+		if archive, bundle, err = d.Store.GetEvidence(ctx, sys(ws), caseID, candID); err == nil {
+			rep, err = reportOfBundle(archive)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("evidence of %s: %w", candID, err)
@@ -77,6 +83,11 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 		err = d.recordVerdict(ctx, c, l, i, rep, bundle)
 	}
 	unlock()
+	if signoff.ErrorCode(err) == signoff.EINVALID {
+		// The store refused the record itself (e.g. the loop grew past
+		// its limit): retrying the run cannot help. A person decides.
+		return d.giveUp(ctx, ws, caseID, "", "the verdict could not be recorded: "+signoff.ErrorMessage(err))
+	}
 	if err != nil || rep.Verdict != verify.Verified {
 		return err
 	}

@@ -391,3 +391,32 @@ func (r *Repo) Parents(ctx context.Context, rev string) ([]string, error) {
 	}
 	return f[1:], nil
 }
+
+// Modes returns the git file mode (e.g. "100644", "120000" for a symbolic
+// link) of each of paths that exists in rev's tree.
+func (r *Repo) Modes(ctx context.Context, rev string, paths []string) (map[string]string, error) {
+	if err := checkRev(rev); err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if err := checkPath(p); err != nil {
+			return nil, err
+		}
+	}
+	out, err := r.run(ctx, nil, nil, append([]string{"ls-tree", "-z", "--full-tree", rev, "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	modes := map[string]string{}
+	for _, ent := range bytes.Split(out, []byte{0}) {
+		// "<mode> <type> <object>\t<path>"
+		meta, p, ok := bytes.Cut(ent, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		if f := bytes.Fields(meta); len(f) == 3 {
+			modes[string(p)] = string(f[0])
+		}
+	}
+	return modes, nil
+}

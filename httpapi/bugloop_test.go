@@ -347,6 +347,8 @@ func TestLoopStepsAreNotBareTransitions(t *testing.T) {
 	reporter := w.actor(t, "rita", signoff.RoleReporter)
 	merged := w.drive(t, w.newCase(t, signoff.KindBug, reporter.ID), reporter, append(toApproval, "approve", "merge")...)
 	ticketed := w.drive(t, w.newCase(t, signoff.KindBug, reporter.ID), reporter, "start_triage", "ticket")
+	triaging := w.drive(t, w.newCase(t, signoff.KindBug, reporter.ID), reporter, "start_triage")
+	triager := w.token(t, w.actor(t, "triage bot", signoff.RoleTriager))
 	recorder := w.token(t, w.actor(t, "recorder bot", signoff.RoleRecorder))
 	reproducer := w.token(t, w.actor(t, "reproducer bot", signoff.RoleReproducer))
 	owner := w.token(t, w.owner)
@@ -358,6 +360,10 @@ func TestLoopStepsAreNotBareTransitions(t *testing.T) {
 		{owner, merged.ID, "record_release"},
 		{owner, ticketed.ID, "start_reproduction"},
 		{reproducer, ticketed.ID, "start_reproduction"},
+		// The triager's outcomes go through its tools and their gate.
+		{triager, triaging.ID, "ticket"},
+		{triager, triaging.ID, "drop"},
+		{triager, triaging.ID, "request_triage_approval"},
 	} {
 		got := do(t, srv, request{method: "POST", path: "/api/v1/cases/" + tc.caseID + "/transitions", token: tc.token, body: `{"command":"` + tc.command + `"}`})
 		if got.status != http.StatusForbidden {

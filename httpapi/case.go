@@ -68,13 +68,17 @@ func (s *server) transitionCase(w http.ResponseWriter, r *http.Request, by signo
 	if in.Command == "" {
 		return signoff.Errorf(signoff.EINVALID, "command is required")
 	}
-	if workflow.LoopStep(in.Command) {
+	if workflow.LoopStep(in.Command) || (by.Role.IsAgent() && workflow.TriageOutcome(in.Command)) {
 		c, err := s.store.GetCase(r.Context(), by, r.PathValue("id"))
 		if err != nil {
 			return err
 		}
-		if c.Kind == signoff.KindBug {
+		switch {
+		case c.Kind != signoff.KindBug:
+		case workflow.LoopStep(in.Command):
 			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a step of the bug loop and carries its evidence: it happens on the loop's own paths (reproduce, candidates, verification, deployments), never as a bare transition", in.Command)
+		default:
+			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a triage outcome: an agent reaches it only through the triage tools, which hold the guards and the human gate", in.Command)
 		}
 	}
 	c, e, err := s.store.TransitionCase(r.Context(), by, r.PathValue("id"), in)

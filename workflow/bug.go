@@ -154,3 +154,14 @@ var loopSteps = map[string]bool{
 
 // LoopStep reports whether a bug command belongs to the loop's own paths.
 func LoopStep(command string) bool { return loopSteps[command] }
+
+// triageOutcomes are decided by the triage crew's tools, which hold the
+// guards (duplicate score, regression, actionability) and the human gate.
+// An agent sending one as a bare transition would skip all of that; a
+// person may still decide them by hand.
+var triageOutcomes = map[string]bool{
+	"ticket": true, "drop": true, "mark_duplicate": true, "request_info": true, "request_triage_approval": true,
+}
+
+// TriageOutcome reports whether a bug command is a triage outcome.
+func TriageOutcome(command string) bool { return triageOutcomes[command] }

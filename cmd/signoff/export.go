@@ -12,11 +12,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/verify"
 )
 
 // runEvidenceExport downloads a candidate's evidence bundle, checks its
@@ -81,7 +81,11 @@ func untarGz(archive []byte, dir string) error {
 		return signoff.Errorf(signoff.EINVALID, "bundle: %v", err)
 	}
 	tr := tar.NewReader(zr)
-	for {
+	var total int64
+	for files := 0; ; files++ {
+		if files > 10000 {
+			return signoff.Errorf(signoff.EINVALID, "bundle has more than 10000 files")
+		}
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -89,9 +93,12 @@ func untarGz(archive []byte, dir string) error {
 		if err != nil {
 			return signoff.Errorf(signoff.EINVALID, "bundle: %v", err)
 		}
-		name := path.Clean(hdr.Name)
-		if hdr.Typeflag != tar.TypeReg || path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") || hdr.Size > 64<<20 {
+		name := hdr.Name
+		if hdr.Typeflag != tar.TypeReg || verify.CheckPath(name) != nil || strings.Contains(name, `\`) || hdr.Size > 64<<20 {
 			return signoff.Errorf(signoff.EINVALID, "bundle entry %q is not a plain file inside the bundle", hdr.Name)
+		}
+		if total += hdr.Size; total > 256<<20 {
+			return signoff.Errorf(signoff.EINVALID, "bundle unpacks to more than 256 MiB")
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
