@@ -150,7 +150,7 @@ func (d *Desk) runHook(ctx context.Context, req DeployRequest) error {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	deployed := strings.TrimSpace(lines[len(lines)-1])
 	_, _, err := d.recordDeployment(ctx, signoff.Deployment{ID: "hook-" + signoff.NewID(signoff.PrefixDeployment), WorkspaceID: req.WorkspaceID,
-		ProjectID: req.ProjectID, Commit: deployed, Environment: "production", URL: req.Settings.LiveURL, Source: "deploy_hook"})
+		ProjectID: req.ProjectID, Commit: deployed, Environment: req.Settings.WithDefaults().LiveEnvironments[0], URL: req.Settings.LiveURL, Source: "deploy_hook"})
 	return err
 }
 
@@ -303,6 +303,9 @@ func (d *Desk) smokeAndAsk(ctx context.Context, p project, caseID string, l sign
 			At: now.Add(time.Duration(p.Settings.ConfirmWindowHours) * time.Hour)}}
 	} else {
 		u.Command, u.Note = "escalate", "the smoke check failed against the live service"
+		if len(p.Settings.Smoke) == 0 {
+			u.Note = "the project has no smoke checks: nothing was checked against the live service, so the reporter is not asked"
+		}
 	}
 	if _, _, err := d.Store.AdvanceLoop(ctx, sys(p.WS), u); err != nil {
 		return err
