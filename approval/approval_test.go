@@ -152,3 +152,26 @@ func FuzzOpen(f *testing.F) {
 		_ = approval.Verify(env, st, key.Public().(ed25519.PublicKey))
 	})
 }
+
+// BenchmarkApprovalCheck is the server's work on one approval envelope:
+// strict decode, canonical check, Ed25519 verification and the rules.
+func BenchmarkApprovalCheck(b *testing.B) {
+	pub, key, _ := ed25519.GenerateKey(rand.Reader)
+	st := approval.NewStatement("case_1", subj, approval.Approve, policy.Digest(), "act_op", now, policy.TTL())
+	env, _ := approval.Sign(st, key)
+	raw, _ := json.Marshal(env)
+	e := expect()
+	b.ReportAllocs()
+	for b.Loop() {
+		env, st, err := approval.Open(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := approval.Verify(env, st, pub); err != nil {
+			b.Fatal(err)
+		}
+		if err := approval.Check(st, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
