@@ -255,3 +255,9 @@ func (d *Desk) ready() error {
 	}
 	return nil
 }
+
+// ProposalKind reports whether a task kind's result is a proposal the desk
+// must check (run in the sandbox, path guards, verification): such tasks
+// finish only through their tools (propose_reproduction, propose_fix, or
+// repro.propose and fix.propose over MCP), never by a bare submission.
+func ProposalKind(kind string) bool { return kind == RoleReproducer || kind == RoleFixer }

@@ -7,6 +7,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/airlock"
+	"github.com/signoff-dev/signoff/bugdesk"
 )
 
 // listTasks lists tasks newest first. An agent sees only its own whatever
@@ -95,6 +96,9 @@ func (s *server) submitTask(w http.ResponseWriter, r *http.Request, by signoff.A
 	}
 	if in.Evidence == "" {
 		in.Evidence = signoff.EvidenceLive
+	}
+	if cur, err := s.store.GetTask(r.Context(), by, r.PathValue("id")); err == nil && s.opts.desk != nil && bugdesk.ProposalKind(cur.Kind) {
+		return signoff.Errorf(signoff.EFORBIDDEN, "a %s task ends with its proposal, which the bug desk checks (run in the sandbox, path guards, verification): it is not submitted as a bare result", cur.Kind)
 	}
 	t, err := s.store.SubmitTask(r.Context(), by, signoff.Submission{
 		TaskID: r.PathValue("id"), InputDigest: in.InputDigest, Output: in.Output, Evidence: in.Evidence, Final: in.Final,

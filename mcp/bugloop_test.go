@@ -176,6 +176,14 @@ func TestFixProposeRunsTheDeskTool(t *testing.T) {
 		t.Fatalf("task after refusals = %+v, %v", tk, err)
 	}
 
+	// A bare task.submit cannot finish a task whose result is a proposal
+	// the desk checks.
+	head = f.head(t)
+	refused(t, fixer, "task.submit", map[string]any{"task_id": task.ID, "input_digest": task.InputDigest, "output": map[string]any{"patch": "p"}}, signoff.EFORBIDDEN)
+	if f.head(t) != head {
+		t.Fatal("a refused task.submit moved the ledger")
+	}
+
 	// The right receipt runs the tool with the caller's arguments and
 	// closes the task as the runtime does.
 	var out mcp.DeskResult

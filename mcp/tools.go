@@ -316,6 +316,9 @@ func (b *binding) submit(ctx context.Context, req *sdk.CallToolRequest, taskID, 
 	t, err := b.st.GetTask(ctx, b.by, taskID)
 	switch {
 	case err == nil:
+		if b.deskStep(t) != "" {
+			return SubmitResult{}, signoff.Errorf(signoff.EFORBIDDEN, "a %s task ends with its proposal, which the bug desk checks: use repro.propose or fix.propose, not task.submit", t.Kind)
+		}
 		rc, err := b.externalRole(ctx, t)
 		if err != nil {
 			return SubmitResult{}, err
