@@ -13,7 +13,7 @@ SHELL := bash
 # the log shows every conformance test passing on SQLite and on PostgreSQL.
 STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
-RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/...
+RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/...
 
 .PHONY: build test vet race bench fuzz demo clean
 
@@ -30,6 +30,7 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 50000x ./agent/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 50000x ./webhook/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./approval/
+	$(GO) test -run '^$$' -fuzz FuzzParsePolicy -fuzztime 20000x ./change/
 	$(GO) run ./cmd/signoff triage eval --dataset samples/orbit_run --min 15
 
 vet:
