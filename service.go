@@ -167,6 +167,7 @@ type Store interface {
 	ProjectDataService
 	TriageService
 	BugLoopService
+	FlagService
 	// Ready returns nil when the database answers and its migrations are
 	// current, else EUNAVAILABLE.
 	Ready(ctx context.Context) error

@@ -302,6 +302,43 @@ var matrix = []struct {
 	{"POST /api/v1/hooks/deployments/{id}", func(t *testing.T, f *matrixFixture, who string) request {
 		return hookRequest(t, f.repoProj.ID, f.hookSecret, "matrix-"+who, time.Now(), deploymentBody)
 	}, statuses{202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202, 202}},
+
+	// The flag store. Everyone but reporters reads flags; only the owner
+	// declares them and manages the environments' OFREP keys. No route
+	// sets a flag's value. Each cell that needs a flag or a key gets its
+	// own (see ofrep_test.go).
+	{"GET /api/v1/projects/{id}/flags", func(t *testing.T, f *matrixFixture, who string) request {
+		f.flag(t, "listed-"+who)
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/flags?env=production"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"POST /api/v1/projects/{id}/flags", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/flags", body: `{"environment":"production","key":"declared-by-` + who + `","type":"boolean","value":false}`}
+	}, statuses{403, 403, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/projects/{id}/flags/{env}/{key}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/flags/production/" + f.flag(t, "read-"+who).Key}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	{"GET /api/v1/projects/{id}/flag-keys", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/projects/" + f.proj.ID + "/flag-keys"}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/projects/{id}/flag-keys", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/flag-keys", body: `{"environment":"production","label":"issued to ` + who + `"}`}
+	}, statuses{403, 403, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"DELETE /api/v1/flag-keys/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		k, _ := f.flagKey(t, "doomed "+who)
+		return request{method: "DELETE", path: "/api/v1/flag-keys/" + k.ID}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	// OFREP ignores API tokens: the environment's flag key, sent here in
+	// X-API-Key beside the caller's token, is the credential, so every
+	// principal evaluates alike (ofrep_test.go covers the keys).
+	{"POST /ofrep/v1/evaluate/flags/{key}", func(t *testing.T, f *matrixFixture, who string) request {
+		_, secret := f.flagKey(t, "app of "+who)
+		return request{method: "POST", path: "/ofrep/v1/evaluate/flags/" + f.flag(t, "evaluated-by-"+who).Key, body: `{"context":{"targetingKey":"` + who + `"}}`,
+			header: map[string]string{"X-API-Key": secret}}
+	}, statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}},
+	{"POST /ofrep/v1/evaluate/flags", func(t *testing.T, f *matrixFixture, who string) request {
+		_, secret := f.flagKey(t, "bulk app of "+who)
+		return request{method: "POST", path: "/ofrep/v1/evaluate/flags", body: `{"context":{}}`, header: map[string]string{"X-API-Key": secret}}
+	}, statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}},
 }
 
 func get(path string) func(*testing.T, *matrixFixture, string) request {

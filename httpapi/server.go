@@ -242,6 +242,21 @@ func (s *server) register() {
 	// Deployments arrive signed (Standard Webhooks); the signature is the
 	// credential.
 	s.public("POST /api/v1/hooks/deployments/{id}", s.deploymentHook)
+
+	// The built-in flag store (ofrep.go). Everyone but reporters reads
+	// flags; the owner declares new ones and issues each environment's
+	// OFREP key. No route changes a flag's value: that is the change
+	// gate's, after a signed approval.
+	s.api("GET /api/v1/projects/{id}/flags", identity.OpFlagRead, s.listFlags)
+	s.api("POST /api/v1/projects/{id}/flags", identity.OpFlagDeclare, s.declareFlag)
+	s.api("GET /api/v1/projects/{id}/flags/{env}/{key}", identity.OpFlagRead, s.getFlag)
+	s.api("GET /api/v1/projects/{id}/flag-keys", identity.OpFlagKeyWrite, s.listFlagKeys)
+	s.api("POST /api/v1/projects/{id}/flag-keys", identity.OpFlagKeyWrite, s.createFlagKey)
+	s.api("DELETE /api/v1/flag-keys/{id}", identity.OpFlagKeyWrite, s.revokeFlagKey)
+	// OFREP evaluation for apps: the environment's flag key is the
+	// credential, so these are public in the API's sense.
+	s.public("POST /ofrep/v1/evaluate/flags/{key}", s.ofrepEvaluate)
+	s.public("POST /ofrep/v1/evaluate/flags", s.ofrepBulk)
 }
 
 // apiFunc is an authenticated, authorized handler. A returned error is

@@ -55,6 +55,27 @@ func TestNoAgentDecides(t *testing.T) {
 	}
 }
 
+// TestNoOneSetsFlags: no operation lets an API caller change a flag's
+// value, and declaring flags or managing their keys is the owner's alone.
+func TestNoOneSetsFlags(t *testing.T) {
+	t.Parallel()
+	for _, op := range identity.Operations() {
+		if strings.HasPrefix(string(op), "flag.") && op != identity.OpFlagRead && op != identity.OpFlagDeclare {
+			t.Errorf("operation %s: the only flag operations are read and declare; values change through the gate", op)
+		}
+	}
+	for _, r := range append(signoff.AllRoles(), signoff.RoleSystem) {
+		for _, op := range []identity.Operation{identity.OpFlagDeclare, identity.OpFlagKeyWrite} {
+			if got := identity.Can(r, op); got != (r == signoff.RoleOwner) {
+				t.Errorf("Can(%s, %s) = %v", r, op, got)
+			}
+		}
+		if got := identity.Can(r, identity.OpFlagRead); got != (r != signoff.RoleReporter && r != signoff.RoleSystem) {
+			t.Errorf("Can(%s, %s) = %v", r, identity.OpFlagRead, got)
+		}
+	}
+}
+
 // TestPolicy lists, per operation, exactly the roles that may attempt it.
 // It is written out by hand so that a change to the policy is a deliberate
 // change to this table too.
@@ -104,6 +125,10 @@ func TestPolicy(t *testing.T) {
 		identity.OpMerge:           "owner operator",
 		identity.OpKeyRead:         "owner operator",
 		identity.OpKeyWrite:        "owner operator",
+
+		identity.OpFlagRead:     "owner operator viewer " + agents,
+		identity.OpFlagDeclare:  "owner",
+		identity.OpFlagKeyWrite: "owner",
 	}
 	for _, op := range identity.Operations() {
 		if _, ok := want[op]; !ok {

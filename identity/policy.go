@@ -60,6 +60,12 @@ const (
 	OpMerge           Operation = "merge"
 	OpKeyRead         Operation = "key.read"
 	OpKeyWrite        Operation = "key.write"
+
+	// The built-in flag store. There is no operation that sets a flag's
+	// value: changes go through change requests and the gate.
+	OpFlagRead     Operation = "flag.read"
+	OpFlagDeclare  Operation = "flag.declare"
+	OpFlagKeyWrite Operation = "flagkey.write"
 )
 
 var (
@@ -139,6 +145,14 @@ var policy = map[Operation][]signoff.Role{
 	OpMerge:           desk,
 	OpKeyRead:         desk,
 	OpKeyWrite:        desk,
+
+	// Everyone but reporters reads flags (the planner needs the current
+	// state to draft a plan). Declaring a new flag and the environments'
+	// OFREP keys are the owner's. No role writes a flag's value here: the
+	// change gate does, after a signed approval.
+	OpFlagRead:     allButRep,
+	OpFlagDeclare:  owner,
+	OpFlagKeyWrite: owner,
 }
 
 // Operations lists every operation the policy knows, sorted.

@@ -59,6 +59,10 @@ func OpenDB(path string) (*sql.DB, error) {
 	}
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	db.SetMaxOpenConns(16)
+	// Keep as many idle as may be open: a new SQLite connection re-runs
+	// its setup (pragmas), which under concurrent reads cost about 40% of
+	// OFREP throughput with database/sql's default of 2 idle.
+	db.SetMaxIdleConns(16)
 	return db, nil
 }
 

@@ -150,6 +150,7 @@ func Run(t *testing.T, b Backend) {
 		{"TriageGateDecision", testTriageGateDecision},
 		{"TriageAhead", testTriageAhead},
 		{"BugLoop", testBugLoop},
+		{"Flags", testFlags},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
