@@ -214,6 +214,9 @@ type Candidate struct {
 	BundleDigest string `json:"bundle_digest,omitempty"`
 	// Review is the reviewer's advisory note: never an approval.
 	Review *Review `json:"review,omitempty"`
+	// Rejection is a person's reason for a signed rejection of this
+	// candidate; the next fixer task carries it.
+	Rejection string `json:"rejection,omitempty"`
 	// RebasedFrom names the candidate whose diff this one carries onto a
 	// newer main.
 	RebasedFrom string     `json:"rebased_from,omitempty"`
@@ -500,3 +503,20 @@ type ConfirmTimeoutJob struct {
 }
 
 func (ConfirmTimeoutJob) Kind() string { return "bug_confirm_timeout" }
+
+// DuplicatesJob carries a primary's news to its duplicates (SPEC section
+// 7), in the same transaction as the news: "ask" when its fix is live,
+// "withdraw" when its own reporter reopened it, "reopen" when a
+// duplicate's reporter said the fix does not work for them (Reason is
+// their airlocked words).
+type DuplicatesJob struct {
+	WorkspaceID string `json:"workspace_id"`
+	ProjectID   string `json:"project_id"`
+	Primary     string `json:"primary"`
+	Action      string `json:"action"`
+	Duplicate   string `json:"duplicate,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Round       int    `json:"round"`
+}
+
+func (DuplicatesJob) Kind() string { return "bug_duplicates" }

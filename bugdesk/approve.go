@@ -151,7 +151,7 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 		st := l.State
 		for i := range st.Candidates {
 			if st.Candidates[i].ID == cand.ID {
-				st.Candidates[i].Status = signoff.CandidateRejected
+				st.Candidates[i].Status, st.Candidates[i].Rejection = signoff.CandidateRejected, reason
 			}
 		}
 		u := signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "reject",

@@ -80,7 +80,13 @@ func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 			Failing:   h.FailingOutput}}
 	for _, cand := range l.State.Candidates {
 		if cand.HarnessID == h.ID && cand.Verdict != "" {
-			in.Subject.Previous = append(in.Subject.Previous, prevAttempt{Attempt: cand.Attempt, Verdict: cand.Verdict, Reason: cand.Reason})
+			prev := prevAttempt{Attempt: cand.Attempt, Verdict: cand.Verdict, Reason: cand.Reason}
+			if cand.Rejection != "" {
+				// Verified, then rejected by a person: their reason is what
+				// the next attempt must answer.
+				prev.Verdict, prev.Reason = "REJECTED by the approver", cand.Rejection
+			}
+			in.Subject.Previous = append(in.Subject.Previous, prev)
 		}
 	}
 	raw, err := json.Marshal(in)

@@ -19,6 +19,7 @@ func (d *Desk) AddWorkers(w *river.Workers) {
 	river.AddWorker(w, &verifyWorker{d: d})
 	river.AddWorker(w, &reconcileWorker{d: d})
 	river.AddWorker(w, &timeoutWorker{d: d})
+	river.AddWorker(w, &duplicatesWorker{d: d})
 }
 
 // noRepo reports an error that retrying cannot fix: the project has no
@@ -96,4 +97,30 @@ func (w *timeoutWorker) Work(ctx context.Context, job *river.Job[signoff.Confirm
 		return river.JobSnooze(wait)
 	}
 	return nil
+}
+
+type duplicatesWorker struct {
+	river.WorkerDefaults[signoff.DuplicatesJob]
+	d *Desk
+}
+
+// Work carries the primary's news to its duplicates. The desk usually did
+// it already, right after the change; this job is the backstop, and every
+// step only acts on cases still in the state it expects.
+func (w *duplicatesWorker) Work(ctx context.Context, job *river.Job[signoff.DuplicatesJob]) error {
+	a := job.Args
+	switch a.Action {
+	case "ask":
+		p, err := w.d.project(ctx, a.WorkspaceID, a.ProjectID)
+		if err != nil {
+			return err
+		}
+		return w.d.askDuplicates(ctx, p, a.Primary)
+	case "withdraw":
+		w.d.withdrawDuplicates(ctx, a.WorkspaceID, a.ProjectID, a.Primary, "")
+		return nil
+	case "reopen":
+		return w.d.reopenPrimary(ctx, a.WorkspaceID, a.Primary, a.Duplicate, a.Reason)
+	}
+	return river.JobCancel(fmt.Errorf("unknown duplicates action %q", a.Action))
 }

@@ -300,7 +300,8 @@ func (d *Desk) smokeAndAsk(ctx context.Context, p project, caseID string, l sign
 		u.State = st
 		u.Command = "ask_reporter"
 		u.Jobs = []signoff.JobRequest{{Args: signoff.ConfirmTimeoutJob{WorkspaceID: p.WS, CaseID: caseID, Round: st.Round},
-			At: now.Add(time.Duration(p.Settings.ConfirmWindowHours) * time.Hour)}}
+			At: now.Add(time.Duration(p.Settings.ConfirmWindowHours) * time.Hour)},
+			{Args: signoff.DuplicatesJob{WorkspaceID: p.WS, ProjectID: p.ID, Primary: caseID, Action: "ask", Round: st.Round}}}
 	} else {
 		u.Command, u.Note = "escalate", "the smoke check failed against the live service"
 		if len(p.Settings.Smoke) == 0 {

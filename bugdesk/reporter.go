@@ -146,12 +146,15 @@ func (d *Desk) reporterAnswer(ctx context.Context, secret string, a Answer) (sig
 		st.Merge, st.Release, st.AskedAt = nil, nil, nil
 		u.Command = "still_broken_on_primary"
 		u.Events = append(u.Events, signoff.LoopEvent{Type: "duplicate.still_broken", Payload: map[string]any{"primary": st.Primary, "reason": said}})
+		u.Jobs = []signoff.JobRequest{{Args: signoff.DuplicatesJob{WorkspaceID: ws, ProjectID: c.ProjectID, Primary: st.Primary,
+			Action: "reopen", Duplicate: caseID, Reason: said, Round: st.Round}}}
 	default:
 		var ev signoff.LoopEvent
 		st, ev = reopenState(st, said)
 		u.Command = "report_still_broken"
 		u.Events = append(u.Events, ev)
-		u.Jobs = []signoff.JobRequest{{Args: signoff.ReproduceJob{WorkspaceID: ws, CaseID: caseID, Round: st.Round}}}
+		u.Jobs = []signoff.JobRequest{{Args: signoff.ReproduceJob{WorkspaceID: ws, CaseID: caseID, Round: st.Round}},
+			{Args: signoff.DuplicatesJob{WorkspaceID: ws, ProjectID: c.ProjectID, Primary: caseID, Action: "withdraw", Round: st.Round}}}
 	}
 	u.State = st
 	_, c, err = d.Store.AdvanceLoop(ctx, rep, u)
