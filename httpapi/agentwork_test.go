@@ -125,7 +125,18 @@ func TestAgentsCannotDecide(t *testing.T) {
 					if !step.Permits(signoff.RoleOwner) {
 						by = signoff.SystemActor(w.ws.ID)
 					}
-					if _, _, err := store.TransitionCase(ctx, by, c.ID, signoff.TransitionInput{Command: step.Command}); err != nil {
+					var err error
+					if kind == signoff.KindBug && workflow.LoopStep(step.Command) {
+						// The bug loop's steps go through its own store path.
+						var version int64
+						if l, lerr := store.GetLoop(ctx, signoff.SystemActor(w.ws.ID), c.ID); lerr == nil {
+							version = l.Version
+						}
+						_, _, err = store.AdvanceLoop(ctx, by, signoff.LoopUpdate{CaseID: c.ID, Version: version, Command: step.Command})
+					} else {
+						_, _, err = store.TransitionCase(ctx, by, c.ID, signoff.TransitionInput{Command: step.Command})
+					}
+					if err != nil {
 						t.Fatalf("bringing a %s to %s: %s: %v", kind, tr.From, step.Command, err)
 					}
 				}

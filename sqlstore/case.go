@@ -221,6 +221,11 @@ func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in
 		// Decisions are applied by the services that verify a signed
 		// approval or the reporter's capability (later capabilities), never
 		// through this generic path, whoever asks.
+		// The bug loop's steps carry their evidence and happen only on
+		// AdvanceLoop, called by the bug desk.
+		if c.Kind == signoff.KindBug && workflow.LoopStep(in.Command) {
+			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a step of the bug loop and carries its evidence: it happens on the loop's own paths (reproduce, candidates, verification, deployments), never as a bare transition", in.Command)
+		}
 		if workflow.Decision(in.Command) {
 			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a decision over an exact digest: it is given as a signed approval (or, for a reporter, on their tracking page), never as a transition by id", in.Command)
 		}

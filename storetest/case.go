@@ -129,7 +129,7 @@ func testTransitions(t *testing.T, b Backend) {
 		t.Fatalf("event = %+v (%v)", ev, err)
 	}
 	// Illegal in this state: 409 carrying the current state.
-	_, _, err = s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: "start_fix"})
+	_, _, err = s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: "provide_info"})
 	wantCode(t, err, signoff.ECONFLICT)
 	if st := signoff.ErrorState(err); st != "triaging" {
 		t.Fatalf("conflict state = %q, want triaging", st)
@@ -150,15 +150,16 @@ func testTransitions(t *testing.T, b Backend) {
 	_, _, err = s.TransitionCase(ctx, other, c.ID, signoff.TransitionInput{Command: "close"})
 	wantCode(t, err, signoff.ENOTFOUND)
 
-	// Fix attempts are a fact the guards read: the second rejection with
-	// the default budget of two ends at needs_human.
+	// A person hands the case on and takes it back; the bug loop's own
+	// steps (reproduction onwards) are not bare transitions (see
+	// testLoopStepsNeedTheirOwnPath).
 	walk := []struct {
 		by   signoff.Actor
 		cmd  string
 		want string
 	}{
-		{tb.owner, "start_reproduction", "reproducing"},
-		{tb.owner, "propose_reproduction", "awaiting_reporter_repro"},
+		{tb.owner, "escalate", "needs_human"},
+		{tb.owner, "resume_triage", "triaging"},
 	}
 	for _, w := range walk {
 		if got, _, err = s.TransitionCase(ctx, w.by, c.ID, signoff.TransitionInput{Command: w.cmd}); err != nil || got.State != w.want {
@@ -214,10 +215,19 @@ func testDecisionsNeedTheirOwnPath(t *testing.T, b Backend) {
 	s, ctx := tb.store, tb.ctx
 	rep := tb.actor(t, "rita", signoff.RoleReporter)
 	c := tb.bug(t, rep.ID)
-	for _, cmd := range []string{"start_triage", "ticket", "start_reproduction", "propose_reproduction"} {
+	for _, cmd := range []string{"start_triage", "ticket"} {
 		if _, _, err := s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: cmd}); err != nil {
 			t.Fatalf("%s: %v", cmd, err)
 		}
+	}
+	// Reproduction is the bug loop's: through its store path.
+	sys := signoff.SystemActor(tb.ws.ID)
+	l, _, err := s.AdvanceLoop(ctx, sys, signoff.LoopUpdate{CaseID: c.ID, Command: "start_reproduction", State: signoff.BugLoopState{Round: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.AdvanceLoop(ctx, tb.owner, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Command: "propose_reproduction", State: l.State}); err != nil {
+		t.Fatal(err)
 	}
 	before, _ := s.HeadSeq(ctx, tb.ws.ID)
 	for _, try := range []struct {
@@ -267,7 +277,7 @@ func testConcurrentSameCommand(t *testing.T, b Backend) {
 func testConcurrentMixedCommands(t *testing.T, b Backend) {
 	tb := setup(t, b)
 	c := tb.bug(t, "")
-	cmds := []string{"start_triage", "ticket", "request_info", "start_reproduction", "escalate", "resume_triage", "drop"}
+	cmds := []string{"start_triage", "ticket", "request_info", "mark_duplicate", "escalate", "resume_triage", "drop"}
 	errs := race(tb, c.ID, func(i int) string { return cmds[i%len(cmds)] })
 	wins := 0
 	for _, err := range errs {
@@ -318,4 +328,32 @@ func race(tb *bundle, id string, cmd func(int) string) []error {
 	close(start)
 	wg.Wait()
 	return errs
+}
+
+// testLoopStepsNeedTheirOwnPath: the bug loop's steps carry evidence (a
+// proposal run in the sandbox, a candidate, a verdict, a deployment found
+// by ancestry), so no caller sends them as bare transitions; they exist on
+// AdvanceLoop, which the bug desk calls with that evidence.
+func testLoopStepsNeedTheirOwnPath(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	s, ctx := tb.store, tb.ctx
+	c := tb.bug(t, "")
+	for _, cmd := range []string{"start_triage", "ticket"} {
+		if _, _, err := s.TransitionCase(ctx, tb.owner, c.ID, signoff.TransitionInput{Command: cmd}); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	sys := signoff.SystemActor(tb.ws.ID)
+	recorder := tb.actor(t, "rec", signoff.RoleRecorder)
+	before, _ := s.HeadSeq(ctx, tb.ws.ID)
+	for _, try := range []struct {
+		by  signoff.Actor
+		cmd string
+	}{{tb.owner, "start_reproduction"}, {sys, "start_reproduction"}, {recorder, "record_release"}, {sys, "ask_reporter"}, {tb.owner, "submit_candidate"}} {
+		_, _, err := s.TransitionCase(ctx, try.by, c.ID, signoff.TransitionInput{Command: try.cmd})
+		wantCode(t, err, signoff.EFORBIDDEN)
+	}
+	if after, _ := s.HeadSeq(ctx, tb.ws.ID); after != before {
+		t.Fatalf("ledger moved from %d to %d on refused loop steps", before, after)
+	}
 }

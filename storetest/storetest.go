@@ -122,6 +122,7 @@ func Run(t *testing.T, b Backend) {
 		{"Transitions", testTransitions},
 		{"ReporterOwnsCase", testReporterOwnsCase},
 		{"DecisionsNeedTheirOwnPath", testDecisionsNeedTheirOwnPath},
+		{"LoopStepsNeedTheirOwnPath", testLoopStepsNeedTheirOwnPath},
 		{"ConcurrentSameCommand", testConcurrentSameCommand},
 		{"ConcurrentMixedCommands", testConcurrentMixedCommands},
 		{"LedgerCheckpoints", testLedgerCheckpoints},
