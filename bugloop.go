@@ -284,6 +284,9 @@ type BugLoopState struct {
 	// reporter is asked about. Merge and Release are then copies of the
 	// primary's.
 	Primary string `json:"primary,omitempty"`
+	// PrimaryRound is the primary's round whose fix this duplicate was
+	// last asked about: each fix is asked about once.
+	PrimaryRound int `json:"primary_round,omitempty"`
 }
 
 // BugLoop is a case's loop record. Version is its optimistic concurrency

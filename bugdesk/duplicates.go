@@ -37,9 +37,14 @@ func (d *Desk) duplicatesOf(ctx context.Context, ws, projectID, primary string) 
 // whether the primary's live fix works for them. Each confirms only their
 // own case.
 func (d *Desk) askDuplicates(ctx context.Context, p project, primary string) error {
-	_, pl, err := d.loop(ctx, sys(p.WS), primary)
-	if err != nil || pl.State.Merge == nil || pl.State.Release == nil {
+	pc, pl, err := d.loop(ctx, sys(p.WS), primary)
+	switch {
+	case err != nil:
 		return err
+	case pl.State.Merge == nil || pl.State.Release == nil:
+		return nil // the fix is not (or no longer) live
+	case pc.State != workflow.BugAwaitingReporterConfirmation && pc.State != workflow.BugVerified && pc.State != workflow.BugUnconfirmed:
+		return nil // reopened meanwhile: its fix does not hold
 	}
 	dups, err := d.duplicatesOf(ctx, p.WS, p.ID, primary)
 	if err != nil {
@@ -60,8 +65,12 @@ func (d *Desk) askDuplicate(ctx context.Context, p project, id, primary string, 
 	if err != nil || c.State != workflow.BugDuplicate {
 		return err
 	}
+	if l.State.Primary == primary && l.State.PrimaryRound == pst.Round {
+		return nil // already asked about this fix (and answered, or withdrawn)
+	}
 	now := d.now()
 	st := l.State
+	st.PrimaryRound = pst.Round
 	// Each ask is a round of the duplicate's own loop, so its timeout job
 	// is its own.
 	st.Round++
