@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -460,6 +461,12 @@ func (o *outcome) result(backend string, l Limits, digest string, isolated bool)
 	case o.killed != "":
 		res.ExitCode = -1
 		res.Signal = signalName(syscall.SIGKILL)
+	case o.oomKilled || bytes.Contains(res.Stderr, []byte("out of memory")):
+		// The helper itself was the victim when the run hit its memory
+		// limit (under memory pressure the kernel or the Go runtime may
+		// end it rather than the command): the run was stopped for
+		// memory, which is what the result must say.
+		res.ExitCode, res.Signal, res.Killed = -1, signalName(syscall.SIGKILL), KilledMemory
 	default:
 		return res, fmt.Errorf("backend ended without running the command (%v): %s", o.waitErr, strings.TrimSpace(tail(res.Stderr, 2000)))
 	}
