@@ -68,16 +68,15 @@ func (s *server) transitionCase(w http.ResponseWriter, r *http.Request, by signo
 	if in.Command == "" {
 		return signoff.Errorf(signoff.EINVALID, "command is required")
 	}
-	if workflow.LoopStep(in.Command) || (by.Role.IsAgent() && workflow.TriageOutcome(in.Command)) {
+	// The store refuses the bug loop's own steps for everyone. Triage
+	// outcomes are refused here for agents only: the crew's tools apply
+	// them in-process, through the store, after their guards and gate.
+	if by.Role.IsAgent() && workflow.TriageOutcome(in.Command) {
 		c, err := s.store.GetCase(r.Context(), by, r.PathValue("id"))
 		if err != nil {
 			return err
 		}
-		switch {
-		case c.Kind != signoff.KindBug:
-		case workflow.LoopStep(in.Command):
-			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a step of the bug loop and carries its evidence: it happens on the loop's own paths (reproduce, candidates, verification, deployments), never as a bare transition", in.Command)
-		default:
+		if c.Kind == signoff.KindBug {
 			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a triage outcome: an agent reaches it only through the triage tools, which hold the guards and the human gate", in.Command)
 		}
 	}
