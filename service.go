@@ -168,6 +168,7 @@ type Store interface {
 	TriageService
 	BugLoopService
 	FlagService
+	ChangeService
 	// Ready returns nil when the database answers and its migrations are
 	// current, else EUNAVAILABLE.
 	Ready(ctx context.Context) error

@@ -54,10 +54,18 @@ type Policy struct {
 	// ProposerCannotApprove: whoever submitted the subject (the candidate)
 	// cannot approve it.
 	ProposerCannotApprove bool `json:"proposer_cannot_approve"`
+	// Of, when set, is the digest of the fuller policy this one is taken
+	// from (a workspace's change policy), and Digest returns it: approvals
+	// then name the policy people wrote, and any edit of it, not only of
+	// these four rules, voids them.
+	Of string `json:"-"`
 }
 
-// Digest is the SHA-256 of the policy's canonical JSON.
+// Digest is the SHA-256 of the policy's canonical JSON, or Of when set.
 func (p Policy) Digest() string {
+	if p.Of != "" {
+		return p.Of
+	}
 	d, err := canonical.Digest(p)
 	if err != nil {
 		panic("approval: policy digest: " + err.Error()) // a struct of ints and bools always encodes

@@ -3,13 +3,12 @@ package bugdesk
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"strings"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/approval"
+	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/repair"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -176,18 +175,4 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	return a, c, err
 }
 
-func parsePublic(p string) (ed25519.PublicKey, error) {
-	b, _ := pem.Decode([]byte(strings.TrimSpace(p)))
-	if b == nil {
-		return nil, fmt.Errorf("stored key is not PEM")
-	}
-	k, err := x509.ParsePKIXPublicKey(b.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("stored key: %w", err)
-	}
-	pub, ok := k.(ed25519.PublicKey)
-	if !ok {
-		return nil, fmt.Errorf("stored key is not Ed25519")
-	}
-	return pub, nil
-}
+func parsePublic(p string) (ed25519.PublicKey, error) { return keys.ParsePublic([]byte(p)) }

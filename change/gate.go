@@ -134,6 +134,12 @@ type GateInput struct {
 	// LockedTarget is the target whose per-target lock the caller holds.
 	LockedTarget string
 	Now          time.Time
+	// Preapproved is set only for a compensating rollback of a kind the
+	// policy pre-approves (Policy.RollbackPreapproved): no signature is
+	// needed and Approvals must be empty. Every other check still holds;
+	// ApprovedDigest is then the digest the service recorded when it
+	// pre-approved the plan.
+	Preapproved bool
 }
 
 // Check is the gate: nil only if every check in GateChecks holds, else a
@@ -142,6 +148,9 @@ type GateInput struct {
 func Check(in GateInput) error {
 	if e := checkIDs(in); e != nil {
 		return e
+	}
+	if in.Preapproved && len(in.Approvals) > 0 {
+		return refuse(CheckIDFormat, "a pre-approved rollback consumes no approvals, %d given", len(in.Approvals))
 	}
 	for _, a := range in.Approvals {
 		switch {
@@ -162,8 +171,10 @@ func Check(in GateInput) error {
 			return refuse(CheckApprover, "approval %s: the proposer cannot approve, %s drafted this plan", a.ID, a.Approver)
 		}
 	}
-	if e := checkQuorum(in.Approvals, q.Required); e != nil {
-		return e
+	if !in.Preapproved {
+		if e := checkQuorum(in.Approvals, q.Required); e != nil {
+			return e
+		}
 	}
 	if in.Now.IsZero() {
 		return refuse(CheckExpired, "no time given, so expiry cannot be decided")

@@ -55,6 +55,11 @@ type gateRow struct {
 // gateFailures has at least one row per check, each breaking that check
 // alone.
 var gateFailures = []gateRow{
+	{"pre-approved rollback with approvals", func(in *change.GateInput) { in.Preapproved = true }, change.CheckIDFormat, "consumes no approvals", false},
+	{"pre-approved rollback, plan edited", func(in *change.GateInput) {
+		in.Preapproved, in.Approvals = true, nil
+		in.Plan.Params = json.RawMessage(`{"value":true}`)
+	}, change.CheckPlanDigest, "changed after approval", false},
 	{"case id malformed", func(in *change.GateInput) { in.CaseID = "case_1" }, change.CheckIDFormat, "invalid case id", false},
 	{"case id of another kind", func(in *change.GateInput) { in.CaseID = id("prj", 1) }, change.CheckIDFormat, "invalid case id", false},
 	{"plan id missing", func(in *change.GateInput) { in.PlanID = "" }, change.CheckIDFormat, "invalid plan id", false},
@@ -126,6 +131,9 @@ var gateFailures = []gateRow{
 
 var gatePasses = []gateRow{
 	{"valid", func(*change.GateInput) {}, "", "", false},
+	{"pre-approved rollback without approvals", func(in *change.GateInput) {
+		in.Preapproved, in.Approvals = true, nil
+	}, "", "", false},
 	{"more approvals than required", func(in *change.GateInput) {
 		a := in.Approvals[0]
 		a.ID, a.Approver = id("apv", 3), approver3

@@ -133,6 +133,13 @@ func TestAgentsCannotDecide(t *testing.T) {
 							version = l.Version
 						}
 						_, _, err = store.AdvanceLoop(ctx, by, signoff.LoopUpdate{CaseID: c.ID, Version: version, Command: step.Command})
+					} else if kind == signoff.KindChange {
+						// A change moves only through its loop's store path.
+						var version int64
+						if l, lerr := store.GetChangeLoop(ctx, signoff.SystemActor(w.ws.ID), c.ID); lerr == nil {
+							version = l.Version
+						}
+						_, _, err = store.AdvanceChange(ctx, by, signoff.ChangeUpdate{CaseID: c.ID, Version: version, Command: step.Command})
 					} else {
 						_, _, err = store.TransitionCase(ctx, by, c.ID, signoff.TransitionInput{Command: step.Command})
 					}

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ID is a short, stable name for a public key: the first 16 hex digits of the
@@ -131,4 +132,22 @@ func EncodePublic(pub ed25519.PublicKey) ([]byte, error) {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// ParsePublic reads one PEM "PUBLIC KEY" block holding an Ed25519 key, as
+// stored for a registered approver.
+func ParsePublic(b []byte) (ed25519.PublicKey, error) {
+	blk, _ := pem.Decode([]byte(strings.TrimSpace(string(b))))
+	if blk == nil || blk.Type != "PUBLIC KEY" {
+		return nil, fmt.Errorf("public key is not a PEM PUBLIC KEY block")
+	}
+	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("public key: %w", err)
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("public key is not Ed25519")
+	}
+	return pub, nil
 }

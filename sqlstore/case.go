@@ -226,6 +226,12 @@ func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in
 		if c.Kind == signoff.KindBug && workflow.LoopStep(in.Command) {
 			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a step of the bug loop and carries its evidence: it happens on the loop's own paths (reproduce, candidates, verification, deployments), never as a bare transition", in.Command)
 		}
+		// A change case moves only through AdvanceChange: every step of
+		// the change loop carries its plan, review, approvals or receipt,
+		// which the change desk checks (and the gate) before it asks.
+		if c.Kind == signoff.KindChange {
+			return signoff.Errorf(signoff.EFORBIDDEN, "a change moves only through the change desk (plan, review, approval, the gate), never as a bare transition: %s refused", in.Command)
+		}
 		if workflow.Decision(in.Command) {
 			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a decision over an exact digest: it is given as a signed approval (or, for a reporter, on their tracking page), never as a transition by id", in.Command)
 		}

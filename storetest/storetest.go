@@ -152,6 +152,7 @@ func Run(t *testing.T, b Backend) {
 		{"TriageAhead", testTriageAhead},
 		{"BugLoop", testBugLoop},
 		{"Flags", testFlags},
+		{"Change", testChange},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

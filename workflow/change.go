@@ -45,10 +45,26 @@ func changeRows() []Transition {
 		{From: ChangeAwaitingApproval, Command: "expire", To: ChangeExpired, Roles: roles(system)},
 		{From: ChangeApproved, Command: "expire", To: ChangeExpired, Roles: roles(system)},
 		{From: ChangeApproved, Command: "execute", To: ChangeExecuting, Roles: roles(humans, system)},
+		// The gate found the target's live state is not the approved
+		// before-state: nothing was applied, and the change needs a new
+		// plan against the state as it is.
+		{From: ChangeApproved, Command: "drift", To: ChangeDrifted, Roles: roles(system)},
+		// A compensating rollback the policy pre-approves (its kind is in
+		// preapproved_rollbacks) needs no signature; the gate still checks
+		// everything else.
+		{From: ChangeReviewed, Command: "preapprove", To: ChangeApproved, Roles: roles(system)},
 		{From: ChangeExecuting, Command: "complete", To: ChangeExecuted, Roles: roles(system)},
 		{From: ChangeExecuting, Command: "rollback", To: ChangeRolledBack, Roles: roles(system)},
 		{From: ChangeExecuting, Command: "drift", To: ChangeDrifted, Roles: roles(system)},
 		{From: ChangeExecuted, Command: "revert", To: ChangeReverted, Roles: roles(humans, system)},
+	}
+	// A change that drifted, expired or was rolled back can be planned
+	// again against the state as it is now; the new plan needs its own
+	// review and approval.
+	// An edit of a plan not yet executed is a new plan too: its digest is
+	// new, so the approvals of the old one no longer count.
+	for _, s := range []string{ChangeReviewed, ChangeAwaitingApproval, ChangeApproved, ChangeDrifted, ChangeExpired, ChangeRolledBack} {
+		rows = append(rows, Transition{From: s, Command: "plan", To: ChangePlanned, Roles: roles(planner, humans)})
 	}
 	// A newer plan replaces any decision not yet acted on; once execution
 	// starts, only its outcome or a revert can follow.

@@ -165,6 +165,14 @@ var changeRows = []row{
 	{"executing", "rollback", "rolled_back", rs(system), "", ""},
 	{"executing", "drift", "drifted", rs(system), "", ""},
 	{"executed", "revert", "reverted", rs(operator, owner, system), "", ""},
+	{"approved", "drift", "drifted", rs(system), "", ""},
+	{"reviewed", "preapprove", "approved", rs(system), "", ""},
+	{"reviewed", "plan", "planned", rs(planner, operator, owner), "", ""},
+	{"awaiting_approval", "plan", "planned", rs(planner, operator, owner), "", ""},
+	{"approved", "plan", "planned", rs(planner, operator, owner), "", ""},
+	{"drifted", "plan", "planned", rs(planner, operator, owner), "", ""},
+	{"expired", "plan", "planned", rs(planner, operator, owner), "", ""},
+	{"rolled_back", "plan", "planned", rs(planner, operator, owner), "", ""},
 }
 
 // spec bundles one table with its hand-written expectations.

@@ -1,0 +1,535 @@
+package changedesk_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
+	"github.com/signoff-dev/signoff/change"
+	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/pgtest"
+	"github.com/signoff-dev/signoff/postgres"
+	"github.com/signoff-dev/signoff/sqlite"
+	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+const flagKey = "checkout_v2"
+
+// clock is the desk's clock; tests move it to expire approvals.
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	c.mu.Unlock()
+}
+
+// env is one workspace with a project, a boolean flag in prod, an app
+// whose /checkout fails while the flag is on, two approvers with keys and
+// a desk over a real store.
+type env struct {
+	t          testing.TB
+	ctx        context.Context
+	store      *sqlstore.DB
+	desk       *changedesk.Desk
+	owner      signoff.Actor
+	alice, bob signoff.Actor
+	keys       map[string]ed25519.PrivateKey
+	project    string
+	app        *httptest.Server
+	clock      *clock
+	serverKey  ed25519.PrivateKey
+}
+
+type opener func(tb testing.TB, key ed25519.PrivateKey) *sqlstore.DB
+
+func openSQLite(tb testing.TB, key ed25519.PrivateKey) *sqlstore.DB {
+	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "signoff.db"), sqlstore.Options{Signer: key})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openPostgres(tb testing.TB, key ed25519.PrivateKey) *sqlstore.DB {
+	s, err := postgres.Open(context.Background(), pgtest.NewDatabase(tb), sqlstore.Options{Signer: key})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+func policyYAML(group []string, extra string) string {
+	return `allowed_targets: ["flag:prod/*"]
+environments: [prod]
+approvals:
+  required: 1
+  group: [` + strings.Join(group, ", ") + `]
+windows:
+  - days: [mon, tue, wed, thu, fri, sat, sun]
+    from: "00:00"
+    to: "24:00"
+` + extra
+}
+
+func newEnv(tb testing.TB, open opener) *env {
+	tb.Helper()
+	_, serverKey, _ := ed25519.GenerateKey(rand.Reader)
+	e := &env{t: tb, ctx: context.Background(), store: open(tb, serverKey), keys: map[string]ed25519.PrivateKey{}, clock: &clock{}, serverKey: serverKey}
+	var err error
+	_, e.owner, err = e.store.CreateWorkspace(e.ctx, "shop", "olga")
+	must(tb, err)
+	e.alice = e.person("alice")
+	e.bob = e.person("bob")
+	p, err := e.store.CreateProject(e.ctx, e.owner, signoff.ProjectInput{Name: "shoplite"})
+	must(tb, err)
+	e.project = p.ID
+	_, err = e.store.CreateFlag(e.ctx, e.owner, p.ID, "prod", flagKey, signoff.FlagBoolean, json.RawMessage("false"))
+	must(tb, err)
+	e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, ""))
+	e.app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, err := e.store.GetFlag(r.Context(), signoff.SystemActor(e.owner.WorkspaceID), e.project, "prod", flagKey)
+		if err != nil || string(f.Value) == "true" {
+			http.Error(w, "payment provider v2 unavailable", http.StatusInternalServerError)
+			return
+		}
+		w.Write([]byte("total 9000"))
+	}))
+	tb.Cleanup(e.app.Close)
+	e.desk = &changedesk.Desk{Store: e.store, Key: serverKey, Now: e.clock.Now,
+		Actuators: map[string]changedesk.Actuator{change.KindFlag: changedesk.FlagActuator{Flags: e.store}},
+		Health:    changedesk.HTTPProber{},
+		Sleep:     func(context.Context, time.Duration) error { return nil },
+		LockWait:  20 * time.Second}
+	return e
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func (e *env) person(name string) signoff.Actor {
+	a, err := e.store.CreateActor(e.ctx, e.owner, name, signoff.RoleOperator)
+	must(e.t, err)
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	p, err := keys.EncodePublic(pub)
+	must(e.t, err)
+	_, err = e.store.RegisterKey(e.ctx, a, string(p))
+	must(e.t, err)
+	e.keys[a.ID] = priv
+	return a
+}
+
+func (e *env) setPolicy(y string) {
+	cur, err := e.store.GetChangePolicy(e.ctx, e.owner)
+	var v int64
+	if err == nil {
+		v = cur.Version
+	}
+	_, err = e.store.SetChangePolicy(e.ctx, e.owner, y, v)
+	must(e.t, err)
+}
+
+func (e *env) health() change.HealthCheck {
+	return change.HealthCheck{Kind: change.HealthHTTP, Method: "GET", URL: e.app.URL + "/checkout", ExpectStatus: 200,
+		ExpectBody: "total", WindowSeconds: 2, IntervalSeconds: 1}
+}
+
+// request opens a change request and drafts a plan setting the flag to
+// value; it returns the case, awaiting approval.
+func (e *env) request(value string) signoff.Case {
+	e.t.Helper()
+	c, _, err := e.desk.Request(e.ctx, e.owner, changedesk.RequestInput{ProjectID: e.project, Reason: "checkout fails with 500s since the v2 flow went live"})
+	must(e.t, err)
+	c, _, err = e.desk.Propose(e.ctx, e.owner, c.ID, changedesk.Proposal{Target: "flag:prod/" + flagKey,
+		Params: json.RawMessage(`{"value":` + value + `}`), HealthCheck: e.health(), Via: "human"})
+	must(e.t, err)
+	if c.State != workflow.ChangeAwaitingApproval {
+		l, _ := e.store.GetChangeLoop(e.ctx, e.owner, c.ID)
+		e.t.Fatalf("state %s, want awaiting_approval; review %s", c.State, l.State.Review)
+	}
+	return c
+}
+
+func (e *env) approve(by signoff.Actor, caseID string) signoff.Case {
+	e.t.Helper()
+	card, err := e.desk.Card(e.ctx, by, caseID)
+	must(e.t, err)
+	st := approval.NewStatement(caseID, card.SubjectDigest, approval.Approve, card.PolicyDigest, by.ID, e.clock.Now(), card.Policy.TTL())
+	envl, err := approval.Sign(st, e.keys[by.ID])
+	must(e.t, err)
+	raw, err := json.Marshal(envl)
+	must(e.t, err)
+	_, c, err := e.desk.Approve(e.ctx, by, caseID, raw, "cli-signed", "")
+	must(e.t, err)
+	return c
+}
+
+func (e *env) flag() signoff.Flag {
+	f, err := e.store.GetFlag(e.ctx, e.owner, e.project, "prod", flagKey)
+	must(e.t, err)
+	return f
+}
+
+func (e *env) state(caseID string) string {
+	c, err := e.store.GetCase(e.ctx, e.owner, caseID)
+	must(e.t, err)
+	return c.State
+}
+
+func gateCheck(err error) string {
+	var ge *change.GateError
+	if errors.As(err, &ge) {
+		return ge.Check
+	}
+	return ""
+}
+
+func TestExecuteAndReceipts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, "preapproved_rollbacks: [flag]\n"))
+	// Turning the flag on breaks checkout: health fails, the flag is
+	// restored automatically.
+	on := e.request("true")
+	if c := e.approve(e.alice, on.ID); c.State != workflow.ChangeApproved {
+		t.Fatalf("after approval: %s", c.State)
+	}
+	x, err := e.desk.Execute(e.ctx, e.alice, on.ID)
+	must(t, err)
+	if x.Outcome != changedesk.OutcomeRolledBack || x.Case.State != workflow.ChangeRolledBack || x.Predicate.Health.Passed {
+		t.Fatalf("execution %s, case %s, health %+v", x.Outcome, x.Case.State, x.Predicate.Health)
+	}
+	if f := e.flag(); string(f.Value) != "false" || f.Version != 3 {
+		t.Fatalf("flag after rollback: %s v%d, want false v3", f.Value, f.Version)
+	}
+	if x.Predicate.Restored == nil || x.Predicate.Restored.Content != x.Predicate.Before.Content {
+		t.Fatalf("restored %+v, before %+v", x.Predicate.Restored, x.Predicate.Before)
+	}
+
+	// A plan that keeps checkout healthy is executed and stays.
+	e.store.SetFlag(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), signoff.FlagWrite{ProjectID: e.project, Env: "prod", Key: flagKey,
+		Value: json.RawMessage("false"), ExpectedVersion: 3, Reason: "test: a no-op write"})
+	keep := e.request(`false`)
+	e.approve(e.bob, keep.ID)
+	x, err = e.desk.Execute(e.ctx, e.bob, keep.ID)
+	must(t, err)
+	if x.Outcome != changedesk.OutcomeExecuted || x.Case.State != workflow.ChangeExecuted || !x.Predicate.Health.Passed {
+		t.Fatalf("execution %s, case %s", x.Outcome, x.Case.State)
+	}
+	b, err := changedesk.OpenReceipt(x.Receipt, e.serverKey.Public().(ed25519.PublicKey))
+	must(t, err)
+	if b.PlanDigest == "" || len(b.Approvals) != 1 || b.Approvals[0].Approver != e.bob.ID || b.Outcome != "executed" || b.After == nil {
+		t.Fatalf("receipt %+v", b)
+	}
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	if _, err := changedesk.OpenReceipt(x.Receipt, other.Public().(ed25519.PublicKey)); err == nil {
+		t.Fatal("receipt verified under another key")
+	}
+
+	// The compensating rollback is pre-approved for flags: it runs at
+	// once, restores the original content and reverts the original.
+	rc, rx, err := e.desk.Rollback(e.ctx, e.alice, keep.ID, "roll back the no-op change, it was only a drill")
+	must(t, err)
+	if rx == nil || rc.State != workflow.ChangeExecuted || rx.Predicate.RestoredMatchesOriginal == nil || !*rx.Predicate.RestoredMatchesOriginal {
+		t.Fatalf("rollback case %s, execution %+v", rc.State, rx)
+	}
+	if s := e.state(keep.ID); s != workflow.ChangeReverted {
+		t.Fatalf("original is %s, want reverted", s)
+	}
+	if _, _, err := e.desk.Rollback(e.ctx, e.alice, keep.ID, "roll back the no-op change a second time"); signoff.ErrorCode(err) != signoff.ECONFLICT {
+		t.Fatalf("second rollback: %v", err)
+	}
+	rs, err := e.store.ListReceipts(e.ctx, e.owner, rc.ID)
+	must(t, err)
+	if len(rs) != 1 || rs[0].Kind != signoff.ReceiptRollback {
+		t.Fatalf("rollback receipts %+v", rs)
+	}
+	if _, err := e.store.VerifyLedger(e.ctx, e.owner.WorkspaceID, map[string]ed25519.PublicKey{keys.ID(e.serverKey.Public().(ed25519.PublicKey)): e.serverKey.Public().(ed25519.PublicKey)}); err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+}
+
+// TestRollbackNeedsApprovalUnlessPreapproved: without preapproved
+// rollbacks the compensating change waits for a signature.
+func TestRollbackNeedsApprovalUnlessPreapproved(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	_, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+	must(t, err)
+	rc, rx, err := e.desk.Rollback(e.ctx, e.owner, c.ID, "undo this change, we want the old behaviour back")
+	must(t, err)
+	if rx != nil || rc.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("rollback case %s, execution %v", rc.State, rx)
+	}
+	e.approve(e.bob, rc.ID)
+	x, err := e.desk.Execute(e.ctx, e.bob, rc.ID)
+	must(t, err)
+	if x.Outcome != changedesk.OutcomeExecuted || e.state(c.ID) != workflow.ChangeReverted {
+		t.Fatalf("rollback outcome %s, original %s", x.Outcome, e.state(c.ID))
+	}
+}
+
+// TestGateRefusals reaches every gate check through the desk, the way
+// API, CLI and MCP reach it, and checks that nothing was applied.
+func TestGateRefusals(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(e *env, caseID string)
+		check string
+		state string
+	}{
+		{"signature: key revoked", func(e *env, _ string) {
+			ks, err := e.store.ListKeys(e.ctx, e.alice)
+			must(e.t, err)
+			_, err = e.store.SQL().ExecContext(e.ctx, `UPDATE approver_keys SET revoked_at = 1 WHERE id = $1`, ks[0].ID)
+			must(e.t, err)
+		}, change.CheckSignature, workflow.ChangeApproved},
+		{"signature: stored envelope edited", func(e *env, caseID string) {
+			_, err := e.store.SQL().ExecContext(e.ctx, `UPDATE approvals SET approver_id = $1 WHERE case_id = $2`, e.bob.ID, caseID)
+			must(e.t, err)
+		}, change.CheckSignature, workflow.ChangeApproved},
+		{"approver: disabled", func(e *env, _ string) {
+			_, err := e.store.SQL().ExecContext(e.ctx, `UPDATE actors SET disabled_at = 1 WHERE id = $1`, e.alice.ID)
+			must(e.t, err)
+		}, change.CheckSignature, workflow.ChangeApproved},
+		{"approver: left the group", func(e *env, _ string) {
+			e.setPolicy(policyYAML([]string{e.bob.ID}, ""))
+		}, change.CheckApprover, workflow.ChangeApproved},
+		{"quorum: the policy now needs two", func(e *env, _ string) {
+			e.setPolicy(strings.Replace(policyYAML([]string{e.alice.ID, e.bob.ID}, ""), "required: 1", "required: 2", 1))
+		}, change.CheckQuorum, workflow.ChangeApproved},
+		{"expired", func(e *env, _ string) { e.clock.Advance(24 * time.Hour) }, change.CheckExpired, workflow.ChangeApproved},
+		{"plan digest: stored plan edited", func(e *env, caseID string) {
+			_, err := e.store.SQL().ExecContext(e.ctx, `UPDATE change_plans SET body = replace(body, '"value":false', '"value":true') WHERE case_id = $1`, caseID)
+			must(e.t, err)
+		}, change.CheckPlanDigest, workflow.ChangeApproved},
+		{"policy digest: policy edited", func(e *env, _ string) {
+			e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, "min_reason_length: 25\n"))
+		}, change.CheckPolicyDigest, workflow.ChangeApproved},
+		{"before state: the flag drifted", func(e *env, _ string) {
+			_, _, err := e.store.SetFlag(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), signoff.FlagWrite{ProjectID: e.project, Env: "prod", Key: flagKey,
+				Value: json.RawMessage("true"), ExpectedVersion: 1, Reason: "test: someone else flips it"})
+			must(e.t, err)
+		}, change.CheckBeforeState, workflow.ChangeDrifted},
+		{"lock: held by another execution", func(e *env, _ string) {
+			ok, err := e.store.LockTarget(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), "flag:prod/"+flagKey, "someone-else", time.Hour)
+			if err != nil || !ok {
+				e.t.Fatalf("lock: %v %v", ok, err)
+			}
+			e.desk.LockWait = 200 * time.Millisecond
+		}, change.CheckLock, workflow.ChangeApproved},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, openSQLite)
+			c := e.request("false")
+			e.approve(e.alice, c.ID)
+			before := e.flag()
+			tt.setup(e, c.ID)
+			_, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+			if got := gateCheck(err); got != tt.check {
+				t.Fatalf("Execute = %v; want a refusal naming %s", err, tt.check)
+			}
+			if !strings.Contains(signoff.ErrorMessage(err), tt.check) {
+				t.Fatalf("message %q does not name %s", signoff.ErrorMessage(err), tt.check)
+			}
+			if f := e.flag(); f.Version != before.Version && tt.check != change.CheckBeforeState {
+				t.Fatalf("flag written: v%d -> v%d", before.Version, f.Version)
+			}
+			if s := e.state(c.ID); s != tt.state {
+				t.Fatalf("case %s, want %s", s, tt.state)
+			}
+			evs, err := e.store.ListEvents(e.ctx, e.owner, c.ID, 0, 1000)
+			must(t, err)
+			found := false
+			for _, ev := range evs {
+				found = found || (ev.Type == "gate.refused" && strings.Contains(string(ev.Payload), `"check":"`+tt.check+`"`))
+			}
+			if !found {
+				t.Fatal("no gate.refused event names the check")
+			}
+		})
+	}
+}
+
+// TestGateRefusesOutsideWindow: the target is allowed only inside a
+// change window; the same policy, later, refuses.
+func TestGateRefusesOutsideWindow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	now := time.Now().UTC()
+	from, to := now.Add(-time.Minute), now.Add(30*time.Minute)
+	if from.Day() != to.Day() {
+		t.Skip("the window would cross midnight UTC")
+	}
+	day := strings.ToLower(now.Weekday().String()[:3])
+	e.setPolicy(`allowed_targets: ["flag:prod/*"]
+environments: [prod]
+approvals: {required: 1, group: [` + e.alice.ID + `]}
+windows:
+  - days: [` + day + `]
+    from: "` + from.Format("15:04") + `"
+    to: "` + to.Format("15:04") + `"
+`)
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	e.clock.Advance(2 * time.Hour)
+	_, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+	if gateCheck(err) != change.CheckTargetAllowed {
+		t.Fatalf("Execute = %v, want target_allowed", err)
+	}
+}
+
+func TestGateRefusesBadIDs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	for _, id := range []string{"", "case_1", "prj_01h00000000000000000000000", "case_../../etc"} {
+		if _, err := e.desk.Execute(e.ctx, e.alice, id); gateCheck(err) != change.CheckIDFormat {
+			t.Errorf("Execute(%q) = %v, want id_format", id, err)
+		}
+	}
+	for _, by := range []signoff.Actor{{ID: e.owner.ID, WorkspaceID: e.owner.WorkspaceID, Role: signoff.RolePlanner}, {ID: e.owner.ID, WorkspaceID: e.owner.WorkspaceID, Role: signoff.RoleViewer}} {
+		if _, err := e.desk.Execute(e.ctx, by, "case_01h00000000000000000000000"); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+			t.Errorf("%s executes: %v", by.Role, err)
+		}
+	}
+}
+
+// TestExecuteRace: 50 concurrent executions of one approved plan apply it
+// exactly once; the other 49 are refused naming the consumed approval.
+func TestExecuteRace(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]opener{"sqlite": openSQLite, "postgres": openPostgres} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, open)
+			c := e.request("false")
+			e.approve(e.alice, c.ID)
+			var ok, consumed atomic.Int32
+			var other sync.Map
+			var wg sync.WaitGroup
+			for i := range 50 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					x, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+					switch {
+					case err == nil && x.Outcome == changedesk.OutcomeExecuted:
+						ok.Add(1)
+					case gateCheck(err) == change.CheckConsumed:
+						consumed.Add(1)
+					default:
+						other.Store(i, err)
+					}
+				}()
+			}
+			wg.Wait()
+			other.Range(func(k, v any) bool {
+				t.Errorf("execution %v: %v", k, v)
+				return true
+			})
+			if ok.Load() != 1 || consumed.Load() != 49 {
+				t.Fatalf("%d executed, %d refused as consumed; want 1 and 49", ok.Load(), consumed.Load())
+			}
+			if f := e.flag(); f.Version != 2 {
+				t.Fatalf("flag at version %d: applied %d times", f.Version, f.Version-1)
+			}
+			rs, err := e.store.ListReceipts(e.ctx, e.owner, c.ID)
+			must(t, err)
+			if len(rs) != 1 {
+				t.Fatalf("%d receipts", len(rs))
+			}
+		})
+	}
+}
+
+// TestReplanSupersedesApprovals: an edit of the plan is a new digest, and
+// the approvals of the old one no longer count.
+func TestReplanSupersedesApprovals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	c2, _, err := e.desk.Propose(e.ctx, e.owner, c.ID, changedesk.Proposal{Target: "flag:prod/" + flagKey,
+		Params: json.RawMessage(`{"value":true}`), HealthCheck: e.health(), Via: "human"})
+	must(t, err)
+	if c2.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("after re-plan: %s", c2.State)
+	}
+	apvs, err := e.store.ListApprovals(e.ctx, e.owner, c.ID)
+	must(t, err)
+	if len(apvs) != 1 || apvs[0].Status != signoff.ApprovalSuperseded {
+		t.Fatalf("approvals %+v", apvs)
+	}
+	if _, err := e.desk.Execute(e.ctx, e.alice, c.ID); signoff.ErrorCode(err) != signoff.ECONFLICT {
+		t.Fatalf("execute without approval: %v", err)
+	}
+}
+
+// TestApproveRefusals: the proposer, the opener and people outside the
+// group cannot approve; a stale digest is refused.
+func TestApproveRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	c := e.request("false")
+	card, err := e.desk.Card(e.ctx, e.alice, c.ID)
+	must(t, err)
+	sign := func(by signoff.Actor, digest string) []byte {
+		st := approval.NewStatement(c.ID, digest, approval.Approve, card.PolicyDigest, by.ID, e.clock.Now(), time.Hour)
+		k := e.keys[by.ID]
+		if k == nil {
+			_, k, _ = ed25519.GenerateKey(rand.Reader)
+		}
+		envl, err := approval.Sign(st, k)
+		must(t, err)
+		raw, _ := json.Marshal(envl)
+		return raw
+	}
+	carol := e.person("carol") // not in the group
+	if _, _, err := e.desk.Approve(e.ctx, carol, c.ID, sign(carol, card.SubjectDigest), "cli-signed", ""); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+		t.Errorf("outsider: %v", err)
+	}
+	if _, _, err := e.desk.Approve(e.ctx, e.owner, c.ID, sign(e.owner, card.SubjectDigest), "cli-signed", ""); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+		t.Errorf("owner without a key: %v", err)
+	}
+	stale := strings.Repeat("a", 64)
+	if _, _, err := e.desk.Approve(e.ctx, e.alice, c.ID, sign(e.alice, stale), "cli-signed", ""); signoff.ErrorCode(err) != signoff.ECONFLICT {
+		t.Errorf("stale digest: %v", err)
+	}
+	if s := e.state(c.ID); s != workflow.ChangeAwaitingApproval {
+		t.Fatalf("case %s after refused approvals", s)
+	}
+}
