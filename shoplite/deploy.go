@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,6 +39,87 @@ type Deployed struct {
 	PID           int           `json:"pid"`
 	BuildDuration time.Duration `json:"build_duration"` // exporting the tree and go build; nanoseconds in JSON
 	StartedAt     time.Time     `json:"started_at"`
+	// CheckoutFlag is the flag the server's checkout reads over OFREP, ""
+	// when it reads none (see Server.SetOFREP).
+	CheckoutFlag string `json:"checkout_flag,omitempty"`
+}
+
+// ShopLite's checkout reads one boolean flag over OFREP when it is told
+// where: while the flag is true, POST /checkout answers 500 "payment
+// provider v2 unavailable" (the new payment flow is broken); while it is
+// false, or cannot be read, checkout is as before. The flag is evaluated
+// on every checkout, without a cache. The X-Flag-Source response header
+// says "ofrep" (the flag service answered) or "default" (it did not, and
+// the default value false was used); it is absent when no flag is read.
+//
+// The server reads its settings from these environment variables.
+const (
+	EnvOFREPURL     = "SHOPLITE_OFREP_URL"     // the flag service's base URL; ShopLite adds /ofrep/v1/evaluate/flags/{key}
+	EnvOFREPKey     = "SHOPLITE_OFREP_KEY"     // the environment's OFREP API key (sof_...), sent as a bearer token
+	EnvCheckoutFlag = "SHOPLITE_CHECKOUT_FLAG" // the flag's key; CheckoutFlag when unset
+)
+
+// CheckoutFlag is the default key of the checkout flag.
+const CheckoutFlag = "checkout_v2_new_payment_flow"
+
+// OFREP says where a deployed ShopLite reads its checkout flag. The zero
+// value reads none.
+type OFREP struct {
+	// URL is the flag service's base URL, such as Signoff's
+	// http://127.0.0.1:8080; "" reads no flag.
+	URL string `json:"url"`
+	// APIKey is the OFREP API key of the environment ShopLite runs in.
+	APIKey string `json:"-"`
+	// Flag is the boolean flag's key; "" is CheckoutFlag.
+	Flag string `json:"flag"`
+}
+
+// flag is the key of the flag o reads, "" for none.
+func (o OFREP) flag() string {
+	switch {
+	case o.URL == "":
+		return ""
+	case o.Flag == "":
+		return CheckoutFlag
+	}
+	return o.Flag
+}
+
+// environ is the environment of a server reading o: this process's,
+// without any flag settings of its own (so that only SetOFREP decides),
+// and o's.
+func (o OFREP) environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != EnvOFREPURL && name != EnvOFREPKey && name != EnvCheckoutFlag {
+			env = append(env, kv)
+		}
+	}
+	if o.URL != "" {
+		env = append(env, EnvOFREPURL+"="+o.URL, EnvOFREPKey+"="+o.APIKey, EnvCheckoutFlag+"="+o.flag())
+	}
+	return env
+}
+
+func (o OFREP) check() error {
+	if o.URL == "" {
+		if o.APIKey != "" || o.Flag != "" {
+			return errors.New("shoplite: OFREP settings without a URL")
+		}
+		return nil
+	}
+	u, err := url.Parse(o.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("shoplite: OFREP URL %q: want an http(s) base URL", o.URL)
+	}
+	if strings.TrimSpace(o.APIKey) == "" {
+		return errors.New("shoplite: OFREP settings without an API key")
+	}
+	if strings.TrimSpace(o.Flag) != o.Flag {
+		return fmt.Errorf("shoplite: OFREP flag key %q has surrounding spaces", o.Flag)
+	}
+	return nil
 }
 
 // Server runs ShopLite's "production" server, built from a commit of a
@@ -56,9 +139,29 @@ type Server struct {
 
 	op sync.Mutex // held through Deploy and Stop
 
-	mu   sync.Mutex // guards port and cur
-	port int        // 0 until the first Deploy picks one
-	cur  *process   // the running server, or nil
+	mu    sync.Mutex // guards port, cur and ofrep
+	port  int        // 0 until the first Deploy picks one
+	cur   *process   // the running server, or nil
+	ofrep OFREP      // the flag settings of servers started from now on
+}
+
+// SetOFREP sets where servers started by later deploys read their checkout
+// flag; the zero OFREP reads none (the default). The running server keeps
+// the settings it was started with: to apply new ones to it, deploy its
+// commit again. A redeploy keeps the settings, so a fix deployed later
+// still reads the flag.
+//
+// The settings reach the server as the environment variables EnvOFREPURL,
+// EnvOFREPKey and EnvCheckoutFlag; any of these in this process's own
+// environment are not passed on.
+func (s *Server) SetOFREP(o OFREP) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ofrep = o
+	return nil
 }
 
 // NewServer returns a Server that keeps its builds under workDir (created
@@ -122,7 +225,7 @@ func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, 
 
 	// The new binary is ready: the running server makes way for it.
 	s.mu.Lock()
-	old, port := s.cur, s.port
+	old, port, flags := s.cur, s.port, s.ofrep
 	s.cur = nil
 	s.mu.Unlock()
 	if old != nil {
@@ -141,7 +244,7 @@ func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, 
 		s.mu.Unlock()
 	}
 
-	p, err := startProcess(bin, dir, port)
+	p, err := startProcess(bin, dir, port, flags.environ())
 	if err != nil {
 		os.RemoveAll(dir)
 		return Deployed{}, fmt.Errorf("shoplite: deploy %s: %w", short(id), err)
@@ -155,7 +258,8 @@ func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, 
 	s.mu.Lock()
 	s.cur = p
 	s.mu.Unlock()
-	return Deployed{URL: base, Commit: id, PID: p.cmd.Process.Pid, BuildDuration: buildDuration, StartedAt: p.started}, nil
+	return Deployed{URL: base, Commit: id, PID: p.cmd.Process.Pid, BuildDuration: buildDuration, StartedAt: p.started,
+		CheckoutFlag: flags.flag()}, nil
 }
 
 // Stop stops the running server, if any: SIGTERM, then SIGKILL if it has
@@ -292,9 +396,9 @@ type process struct {
 	err     error // Wait's result, set before done is closed
 }
 
-func startProcess(bin, dir string, port int) (*process, error) {
+func startProcess(bin, dir string, port int, env []string) (*process, error) {
 	cmd := exec.Command(bin, "-addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, env
 	p := &process{cmd: cmd, dir: dir, output: &tailBuffer{max: maxOutput}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.output, p.output
 	if err := cmd.Start(); err != nil {

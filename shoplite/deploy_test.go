@@ -243,3 +243,84 @@ func checkoutTotal(t *testing.T, url string) int64 {
 	}
 	return *r.TotalCents
 }
+
+// TestServerDeployReadsFlag deploys main as the demo does, then with OFREP
+// settings, then a fix on top of it: the deployed server reads the flag
+// only when the Server is told where, on every checkout, and keeps reading
+// it across redeploys. ShopLite settings in this process's environment do
+// not reach the deployed server.
+func TestServerDeployReadsFlag(t *testing.T) {
+	needTools(t, "git", "go")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	f := newFakeOFREP(t)
+	f.set(shoplite.CheckoutFlag, true)
+	// Settings the Server was not given: left out of the server's environment.
+	t.Setenv(shoplite.EnvOFREPURL, f.URL)
+	t.Setenv(shoplite.EnvOFREPKey, testKey)
+
+	s, err := shoplite.BuildMain(ctx, filepath.Join(t.TempDir(), "shoplite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := shoplite.NewServer(t.TempDir())
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	d, err := srv.Deploy(ctx, s.Dir, shoplite.BranchMain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.CheckoutFlag != "" {
+		t.Errorf("deploy without settings reads flag %q", d.CheckoutFlag)
+	}
+	checkout(t, d.URL).check(t, 200, bodyBuggy, "", "")
+	if calls := f.seen(); len(calls) != 0 {
+		t.Errorf("a server without settings asked the flag service: %v", calls)
+	}
+
+	for _, bad := range []shoplite.OFREP{
+		{URL: "127.0.0.1:8080", APIKey: testKey},
+		{URL: "ftp://127.0.0.1/", APIKey: testKey},
+		{URL: f.URL},
+		{APIKey: testKey},
+		{URL: f.URL, APIKey: testKey, Flag: " padded "},
+	} {
+		if err := srv.SetOFREP(bad); err == nil {
+			t.Errorf("SetOFREP(%+v) succeeded", bad)
+		}
+	}
+	if err := srv.SetOFREP(shoplite.OFREP{URL: f.URL, APIKey: testKey}); err != nil {
+		t.Fatal(err)
+	}
+	// The running server keeps its settings until the next deploy.
+	checkout(t, d.URL).check(t, 200, bodyBuggy, "", "")
+	d, err = srv.Deploy(ctx, s.Dir, s.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.CheckoutFlag != shoplite.CheckoutFlag {
+		t.Errorf("deploy reads flag %q, want %s", d.CheckoutFlag, shoplite.CheckoutFlag)
+	}
+	checkout(t, d.URL).check(t, 500, bodyBroken, "ofrep", "v2")
+	f.set(shoplite.CheckoutFlag, false)
+	checkout(t, d.URL).check(t, 200, bodyBuggy, "ofrep", "v1")
+
+	// A fix deployed later reads the flag too.
+	genuine, err := shoplite.Files(shoplite.BranchGenuine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := commitFiles(t, s.Dir, genuine, "fix: apply a percentage coupon once", 1)
+	if d, err = srv.Deploy(ctx, s.Dir, fix); err != nil {
+		t.Fatal(err)
+	}
+	checkout(t, d.URL).check(t, 200, bodyFixed, "ofrep", "v1")
+	f.set(shoplite.CheckoutFlag, true)
+	checkout(t, d.URL).check(t, 500, bodyBroken, "ofrep", "v2")
+	// The flag service goes away: checkout falls back to the default.
+	f.Close()
+	checkout(t, d.URL).check(t, 200, bodyFixed, "default", "v1")
+}

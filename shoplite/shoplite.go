@@ -13,6 +13,12 @@
 //  3. the subtotal is summed in int64 without an overflow check: a large
 //     enough price wraps to a negative total instead of an error.
 //
+// When told where (Server.SetOFREP, or the SHOPLITE_OFREP_* environment
+// variables), its checkout also reads the boolean feature flag
+// checkout_v2_new_payment_flow over OFREP on every request, and fails with
+// 500 "payment provider v2 unavailable" while the flag is true: the
+// incident of the change desk's demo. Told nothing, it reads no flag.
+//
 // Build writes the repository with these branches, every commit labelled
 // "[authored]" (written by hand for the demo, not by an agent or a
 // reporter) and made with a fixed identity and fixed dates, so the same

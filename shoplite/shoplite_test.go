@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -398,13 +399,23 @@ func goBuild(t *testing.T, dir string, flags ...string) string {
 // stopped with SIGINT (and must exit cleanly) when the test ends.
 func start(t *testing.T, bin string) string {
 	t.Helper()
+	url, _ := startWith(t, bin)
+	return url
+}
+
+// startWith is start with env added to the host environment (whose own
+// ShopLite flag settings are left out); it also returns the server's log
+// (its standard error).
+func startWith(t *testing.T, bin string, env ...string) (string, *lockedBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	cmd.Env = append(hostEnvWithoutFlags(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -436,11 +447,41 @@ func start(t *testing.T, bin string) string {
 		if i < 0 {
 			t.Fatalf("unexpected first line %q", line)
 		}
-		return line[i:]
+		return line[i:], stderr
 	case <-time.After(20 * time.Second):
 		t.Fatalf("shoplite printed no address; stderr:\n%s", stderr.String())
 	}
-	return ""
+	return "", nil
+}
+
+// hostEnvWithoutFlags is this process's environment without ShopLite's
+// flag settings.
+func hostEnvWithoutFlags() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SHOPLITE_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func get(t *testing.T, url string) string {
