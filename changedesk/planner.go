@@ -68,4 +68,3 @@ func (d *Desk) DefaultHealth(ctx context.Context, ws, projectID string) (change.
 	return change.HealthCheck{Kind: change.HealthHTTP, Method: method, URL: strings.TrimRight(s.LiveURL, "/") + sm.Path, Body: sm.Body,
 		ExpectStatus: status, ExpectBody: sm.ExpectBody, WindowSeconds: DefaultHealthWindow, IntervalSeconds: DefaultHealthInterval}, nil
 }
-

@@ -61,7 +61,7 @@ func (d *Desk) Rollback(ctx context.Context, by signoff.Actor, caseID, reason st
 		return c, nil, err
 	}
 	l, c, err := d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID,
-		State: signoff.ChangeLoopState{Reason: reason, Opener: by.ID, RevertOf: orig.ID},
+		State:  signoff.ChangeLoopState{Reason: reason, Opener: by.ID, RevertOf: orig.ID},
 		Events: []signoff.LoopEvent{{Type: "change.requested", Payload: map[string]any{"reason": reason, "opener": by.ID, "revert_of": orig.ID}}}})
 	if err != nil {
 		return c, nil, err
