@@ -105,7 +105,14 @@ func (s *server) submitCandidate(w http.ResponseWriter, r *http.Request, by sign
 	return nil
 }
 
+// getCard serves the approval card of a bug case, or of a change case
+// through the change desk.
 func (s *server) getCard(w http.ResponseWriter, r *http.Request, by signoff.Actor) error {
+	if kind, err := s.caseKind(r, by); err != nil {
+		return err
+	} else if kind == signoff.KindChange {
+		return s.getChangeCard(w, r, by)
+	}
 	d, err := s.needDesk()
 	if err != nil {
 		return err
@@ -126,13 +133,20 @@ type approvalInput struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// approve records a signed approval of a bug case's candidate, or of a
+// change case's plan through the change desk: the body is the same.
 func (s *server) approve(w http.ResponseWriter, r *http.Request, by signoff.Actor) error {
-	d, err := s.needDesk()
-	if err != nil {
-		return err
-	}
 	var in approvalInput
 	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if kind, err := s.caseKind(r, by); err != nil {
+		return err
+	} else if kind == signoff.KindChange {
+		return s.approveChange(w, r, by, in)
+	}
+	d, err := s.needDesk()
+	if err != nil {
 		return err
 	}
 	a, c, err := d.Approve(r.Context(), by, r.PathValue("id"), in.Envelope, in.Via, in.Reason)

@@ -57,10 +57,11 @@ func unlimited() httpapi.Option {
 
 // serveDesk starts the API over store, intake limits lifted, with a bug
 // desk that has the store only: no repository, no sandbox, no agents. Its
-// routes answer as far as the store alone takes them.
-func serveDesk(t testing.TB, store *sqlstore.DB) *httptest.Server {
+// routes answer as far as the store alone takes them. More options (a
+// change desk) may follow.
+func serveDesk(t testing.TB, store *sqlstore.DB, more ...httpapi.Option) *httptest.Server {
 	t.Helper()
-	return serve(t, store, nil, unlimited(), httpapi.WithDesk(&bugdesk.Desk{Store: store}))
+	return serve(t, store, nil, append([]httpapi.Option{unlimited(), httpapi.WithDesk(&bugdesk.Desk{Store: store})}, more...)...)
 }
 
 // workspace is one tenant with its owner, a project and a bug, with a

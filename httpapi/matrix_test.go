@@ -10,6 +10,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/webhook"
 )
@@ -327,6 +328,51 @@ var matrix = []struct {
 		k, _ := f.flagKey(t, "doomed "+who)
 		return request{method: "DELETE", path: "/api/v1/flag-keys/" + k.ID}
 	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+
+	// The change loop. Everyone but reporters reads the policy, change
+	// cases and receipts; only the owner sets the policy. People open
+	// requests; people and the planner draft plans; only people run the
+	// gate and roll back (SPEC principle 4). Past the policy, the change
+	// desk answers: the fixture's change is only requested, so it has no
+	// approved plan to run (409) and nothing executed to roll back (409).
+	// The card and approvals of a change case are the routes above.
+	{"GET /api/v1/change-policy", get("/api/v1/change-policy"), statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 200}},
+	{"PUT /api/v1/change-policy", func(t *testing.T, f *matrixFixture, who string) request {
+		// The same policy again, at the version in force: the cells that
+		// plan meanwhile see the same digest.
+		by := f.owner
+		if who == "foreign" {
+			by = f.foreign.owner
+		}
+		var version int64
+		if cur, err := f.store.GetChangePolicy(context.Background(), by); err == nil {
+			version = cur.Version
+		}
+		b, _ := json.Marshal(map[string]any{"yaml": f.changePolicy, "expected_version": version})
+		return request{method: "PUT", path: "/api/v1/change-policy", body: string(b)}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+	{"POST /api/v1/projects/{id}/changes", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/changes", body: `{"reason":"turn matrix_change on in prod, asked by ` + who + `"}`}
+	}, statuses{403, 201, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/change", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.changeCase.ID + "/change"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	// Each cell plans a request of its own.
+	{"POST /api/v1/cases/{id}/plan", func(t *testing.T, f *matrixFixture, who string) request {
+		c := f.newChange(t, who)
+		return request{method: "POST", path: "/api/v1/cases/" + c.ID + "/plan",
+			body: `{"target":"flag:prod/matrix_change","params":{"value":true},"health_check":{"kind":"http","method":"GET","url":"http://127.0.0.1:1/health","expect_status":200,"window_seconds":2,"interval_seconds":1}}`}
+	}, statuses{403, 201, 201, 403, 403, 403, 403, 403, 403, 201, 403, 401, 401, 404}},
+	{"POST /api/v1/cases/{id}/execute", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/cases/" + f.changeCase.ID + "/execute"}
+	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/cases/{id}/rollback", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/cases/" + f.changeCase.ID + "/rollback", body: `{"reason":"undo, asked by ` + who + `"}`}
+	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/receipts", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.changeCase.ID + "/receipts"}
+	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+
 	// OFREP ignores API tokens: the environment's flag key, sent here in
 	// X-API-Key beside the caller's token, is the credential, so every
 	// principal evaluates alike (ofrep_test.go covers the keys).
@@ -361,6 +407,20 @@ type matrixFixture struct {
 	repoProj      signoff.Project // a project with repository settings and a webhook secret
 	hookSecret    string          // repoProj's webhook secret
 	loopCase      signoff.Case    // a ticketed bug of the matrix project with a loop record
+	changeDesk    *changedesk.Desk
+	changePolicy  string       // workspace A's change policy
+	changeCase    signoff.Case // a change request of the matrix project, not planned
+}
+
+// newChange opens a change request on the matrix project as the owner.
+func (f *matrixFixture) newChange(t *testing.T, who string) signoff.Case {
+	t.Helper()
+	c, _, err := f.changeDesk.Request(context.Background(), f.owner, changedesk.RequestInput{ProjectID: f.proj.ID,
+		Reason: "turn matrix_change on in prod for " + who})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // matrixRoles is the fixture's role configuration: the built-in handoffs,
@@ -432,6 +492,16 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	if _, _, err := f.store.AdvanceLoop(ctx, signoff.SystemActor(f.ws.ID), signoff.LoopUpdate{CaseID: f.loopCase.ID, State: signoff.BugLoopState{Round: 1}}); err != nil {
 		t.Fatal(err)
 	}
+	// The change loop: a prod flag, a policy that allows it, a request.
+	if _, err := f.store.CreateFlag(ctx, f.owner, f.proj.ID, "prod", "matrix_change", signoff.FlagBoolean, json.RawMessage("false")); err != nil {
+		t.Fatal(err)
+	}
+	f.changePolicy = changePolicyYAML(f.actors["operator"].ID)
+	if _, err := f.store.SetChangePolicy(ctx, f.owner, f.changePolicy, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.changeDesk = newChangeDesk(f.store)
+	f.changeCase = f.newChange(t, "the fixture")
 	return f
 }
 
@@ -476,7 +546,7 @@ func TestRoleMatrix(t *testing.T) {
 		t.Fatalf("%d assignable roles, the matrix has 11 columns for them", n)
 	}
 	f := newMatrixFixture(t)
-	srv := serveDesk(t, f.store)
+	srv := serveDesk(t, f.store, httpapi.WithChangeDesk(f.changeDesk))
 	cells := 0
 	for _, row := range matrix {
 		for col, who := range principals {

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/change"
 )
 
 // problemBase prefixes every problem type; the code makes the type a stable,
@@ -21,6 +23,11 @@ type Problem struct {
 	Instance     string `json:"instance"`
 	RequestID    string `json:"request_id"`
 	CurrentState string `json:"current_state,omitempty"`
+	// Check names the gate check that refused a change (one of
+	// change.GateChecks: "consumed", "before_state", ...); Drifted is set
+	// when the refusal was drift, which moved the case to drifted.
+	Check   string `json:"check,omitempty"`
+	Drifted bool   `json:"drifted,omitempty"`
 }
 
 // fail answers err as a problem. Domain errors take their status from
@@ -35,7 +42,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if code == signoff.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	writeProblem(w, Problem{
+	p := Problem{
 		Type:         problemBase + code,
 		Title:        http.StatusText(status),
 		Status:       status,
@@ -44,7 +51,11 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		Instance:     r.URL.EscapedPath(),
 		RequestID:    infoFrom(r.Context()).id,
 		CurrentState: state,
-	})
+	}
+	if ge, ok := errors.AsType[*change.GateError](err); ok && code != signoff.EINTERNAL {
+		p.Check, p.Drifted = ge.Check, ge.Drifted
+	}
+	writeProblem(w, p)
 }
 
 func writeProblem(w http.ResponseWriter, p Problem) {

@@ -20,6 +20,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/identity"
 )
 
@@ -84,6 +85,7 @@ type options struct {
 	intakePerIP, intakePerProject Limit
 	tools                         *agent.Registry
 	desk                          *bugdesk.Desk
+	change                        *changedesk.Desk
 }
 
 // Option configures the handler.
@@ -231,7 +233,9 @@ func (s *server) register() {
 	s.api("GET /api/v1/cases/{id}/candidates/{candidate}/evidence", identity.OpLoopRead, s.getEvidence)
 	// Approving and merging are human acts over the exact card: no agent
 	// role holds these operations, and the approval is a signature made
-	// on the approver's machine.
+	// on the approver's machine. The card and approvals serve change cases
+	// too, through the change desk (change.go), so one client flow signs
+	// both.
 	s.api("GET /api/v1/cases/{id}/approval", identity.OpApprovalRead, s.getCard)
 	s.api("POST /api/v1/cases/{id}/approvals", identity.OpApprove, s.approve)
 	s.api("POST /api/v1/cases/{id}/merge", identity.OpMerge, s.merge)
@@ -257,6 +261,22 @@ func (s *server) register() {
 	// credential, so these are public in the API's sense.
 	s.public("POST /ofrep/v1/evaluate/flags/{key}", s.ofrepEvaluate)
 	s.public("POST /ofrep/v1/evaluate/flags", s.ofrepBulk)
+
+	// The change loop (change.go). Everyone but reporters reads the
+	// policy, change cases, their plans and receipts; the owner sets the
+	// policy. People open requests; people and the planner agent draft
+	// plans, which the policy reviews. The approval card and signed
+	// approvals are the routes above, which serve change cases too. Only
+	// people run the gate (execute) and open compensating rollbacks: no
+	// agent role holds change.execute.
+	s.api("GET /api/v1/change-policy", identity.OpPolicyRead, s.getChangePolicy)
+	s.api("PUT /api/v1/change-policy", identity.OpPolicyWrite, s.putChangePolicy)
+	s.api("POST /api/v1/projects/{id}/changes", identity.OpChangeRequest, s.requestChange)
+	s.api("GET /api/v1/cases/{id}/change", identity.OpChangeRead, s.getChange)
+	s.api("POST /api/v1/cases/{id}/plan", identity.OpChangePlan, s.planChange)
+	s.api("POST /api/v1/cases/{id}/execute", identity.OpChangeExecute, s.executeChange)
+	s.api("POST /api/v1/cases/{id}/rollback", identity.OpChangeExecute, s.rollbackChange)
+	s.api("GET /api/v1/cases/{id}/receipts", identity.OpChangeRead, s.listReceipts)
 }
 
 // apiFunc is an authenticated, authorized handler. A returned error is

@@ -47,7 +47,8 @@ func TestNoAgentDecides(t *testing.T) {
 	t.Parallel()
 	for _, r := range append(signoff.AllRoles(), signoff.RoleSystem) {
 		want := r == signoff.RoleOwner || r == signoff.RoleOperator
-		for _, op := range []identity.Operation{identity.OpDecisionDecide, identity.OpApprove, identity.OpMerge, identity.OpKeyWrite} {
+		for _, op := range []identity.Operation{identity.OpDecisionDecide, identity.OpApprove, identity.OpMerge, identity.OpKeyWrite,
+			identity.OpChangeRequest, identity.OpChangeExecute} {
 			if got := identity.Can(r, op); got != want {
 				t.Errorf("Can(%s, %s) = %v, want %v", r, op, got, want)
 			}
@@ -129,6 +130,13 @@ func TestPolicy(t *testing.T) {
 		identity.OpFlagRead:     "owner operator viewer " + agents,
 		identity.OpFlagDeclare:  "owner",
 		identity.OpFlagKeyWrite: "owner",
+
+		identity.OpChangeRead:    "owner operator viewer " + agents,
+		identity.OpChangeRequest: "owner operator",
+		identity.OpChangePlan:    "owner operator planner",
+		identity.OpChangeExecute: "owner operator",
+		identity.OpPolicyRead:    "owner operator viewer " + agents,
+		identity.OpPolicyWrite:   "owner",
 	}
 	for _, op := range identity.Operations() {
 		if _, ok := want[op]; !ok {

@@ -66,6 +66,17 @@ const (
 	OpFlagRead     Operation = "flag.read"
 	OpFlagDeclare  Operation = "flag.declare"
 	OpFlagKeyWrite Operation = "flagkey.write"
+
+	// The change loop (SPEC section 4): change requests, their plans and
+	// receipts, the gate's execution and compensating rollbacks, and the
+	// workspace's change policy. Approving a change is OpApprove, and
+	// reading its card OpApprovalRead, as for the bug loop.
+	OpChangeRead    Operation = "change.read"
+	OpChangeRequest Operation = "change.request"
+	OpChangePlan    Operation = "change.plan"
+	OpChangeExecute Operation = "change.execute"
+	OpPolicyRead    Operation = "policy.read"
+	OpPolicyWrite   Operation = "policy.write"
 )
 
 var (
@@ -153,6 +164,20 @@ var policy = map[Operation][]signoff.Role{
 	OpFlagRead:     allButRep,
 	OpFlagDeclare:  owner,
 	OpFlagKeyWrite: owner,
+
+	// Everyone but reporters reads change requests, plans, receipts and
+	// the change policy. People open requests: an agent drafts plans for
+	// them but does not ask for changes on its own. The planner agent
+	// drafts plans, as people may; the policy reviews every plan whoever
+	// drafted it. SPEC principle 4: no agent role executes a change or
+	// rolls one back (the gate runs only for the people who run the
+	// desk), and only the owner sets the policy every approval names.
+	OpChangeRead:    allButRep,
+	OpChangeRequest: desk,
+	OpChangePlan:    {signoff.RoleOwner, signoff.RoleOperator, signoff.RolePlanner},
+	OpChangeExecute: desk,
+	OpPolicyRead:    allButRep,
+	OpPolicyWrite:   owner,
 }
 
 // Operations lists every operation the policy knows, sorted.

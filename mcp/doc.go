@@ -32,6 +32,7 @@
 //	reproducer          repro.list_source, repro.read_source, repro.propose
 //	fixer               fix.list_source, fix.read_source, fix.propose
 //	reviewer            review.note (an advisory note, never a sign-off)
+//	planner             change.read_request, change.propose_plan
 //
 // The reproducer's and fixer's tools are the bug desk's own agent tools
 // (list_source, read_source, propose_reproduction, propose_fix in
@@ -44,6 +45,17 @@
 // evidence). A proposal is checked by Signoff (the sandbox, the frozen
 // harness) and reviewed by people; it lets nothing through by itself. A
 // server whose registry lacks the desk's tools answers "unavailable".
+//
+// The planner's tools draft the plan of a change request (SPEC section 4)
+// through the change desk (Options.ChangeDesk), as the calling agent with
+// via "mcp": change.read_request shows the request, its current plan and
+// review, the targets the policy allows and the project's flags
+// (read-only); change.propose_plan stores a plan, which the workspace
+// policy reviews at once, and answers with the case's state, the plan's
+// digest and every rule's result, so a failing review is the agent's to
+// fix. A plan goes no further by itself: people sign its digest, and a
+// person runs the gate. A server without the change desk answers
+// "unavailable".
 //
 // No tool approves, merges, runs a change or speaks for a person: those
 // steps are human-only and exist on no agent path.

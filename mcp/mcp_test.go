@@ -29,6 +29,7 @@ var (
 		signoff.RoleReproducer: {"repro.list_source", "repro.propose", "repro.read_source"},
 		signoff.RoleFixer:      {"fix.list_source", "fix.propose", "fix.read_source"},
 		signoff.RoleReviewer:   {"review.note"},
+		signoff.RolePlanner:    {"change.propose_plan", "change.read_request"},
 	}
 )
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/changedesk"
 )
 
 // Defaults of Options.
@@ -42,6 +43,9 @@ type Options struct {
 	// one agent (default 10s, far inside the presence window; negative:
 	// every call). presence.heartbeat always records.
 	HeartbeatEvery time.Duration
+	// ChangeDesk runs the planner's change tools (change.read_request,
+	// change.propose_plan); without it they answer "unavailable".
+	ChangeDesk *changedesk.Desk
 }
 
 func (o Options) withDefaults() Options {

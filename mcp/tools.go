@@ -48,6 +48,7 @@ var roleTools = map[signoff.Role][]toolDef{
 	signoff.RoleReproducer: {reproListSourceTool, reproReadSourceTool, reproProposeTool},
 	signoff.RoleFixer:      {fixListSourceTool, fixReadSourceTool, fixProposeTool},
 	signoff.RoleReviewer:   {reviewNoteTool},
+	signoff.RolePlanner:    {changeReadRequestTool, changeProposePlanTool},
 }
 
 // toolsFor returns the tools of an agent role, common ones first.
