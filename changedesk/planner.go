@@ -8,10 +8,10 @@ import (
 	"github.com/signoff-dev/signoff/change"
 )
 
-// Health check defaults of builtin plans: probe the live service for 10
-// seconds, every 2.
+// Health check defaults of builtin plans: probe the live service for 6
+// seconds, every 2 (4 probes).
 const (
-	DefaultHealthWindow   = 10
+	DefaultHealthWindow   = 6
 	DefaultHealthInterval = 2
 )
 

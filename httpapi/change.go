@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/change"
@@ -387,6 +388,7 @@ func (s *server) executeChange(w http.ResponseWriter, r *http.Request, by signof
 	if err != nil {
 		return err
 	}
+	extendWrite(w)
 	x, err := d.Execute(r.Context(), by, r.PathValue("id"))
 	if err != nil {
 		return withCaseState(err, x.Case)
@@ -408,10 +410,19 @@ func (s *server) rollbackChange(w http.ResponseWriter, r *http.Request, by signo
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
+	extendWrite(w)
 	c, x, err := d.Rollback(r.Context(), by, r.PathValue("id"), in.Reason)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"case": c, "execution": x})
 	return nil
+}
+
+// extendWrite lets an execution answer after its health window: the
+// server's write timeout (60 s) is shorter than the longest window a plan
+// may have, and the change goes on whether or not the client waits.
+func extendWrite(w http.ResponseWriter) {
+	d := time.Duration(change.MaxHealthWindowSeconds)*time.Second + 2*time.Minute
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }

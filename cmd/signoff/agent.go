@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -344,5 +345,5 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	return mcp.ServeStdio(ctx, s, token, mcp.Options{Tools: toolRegistry()}, e.stdin, e.stdout)
+	return mcp.ServeStdio(ctx, s, token, mcp.Options{Tools: toolRegistry(), ChangeDesk: newChangeDesk(s, slog.New(slog.NewTextHandler(e.stderr, nil)))}, e.stdin, e.stdout)
 }

@@ -428,9 +428,23 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 	if me.ID == "" {
 		return signoff.Errorf(signoff.EUNAVAILABLE, "the server did not say who this token belongs to")
 	}
-	var view cardView
-	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID, "approval"), nil, &view); err != nil {
+	var rawCard []byte
+	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID, "approval"), nil, &rawCard); err != nil {
 		return err
+	}
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(rawCard, &kind); err != nil {
+		return signoff.Errorf(signoff.EUNAVAILABLE, "unexpected approval card: %v", err)
+	}
+	a := approveArgs{caseID: caseID, me: me, key: key, reject: reject, yes: yes, reason: reason}
+	if kind.Kind == "change" {
+		return approveChange(ctx, e, c, rawCard, a)
+	}
+	var view cardView
+	if err := json.Unmarshal(rawCard, &view); err != nil {
+		return signoff.Errorf(signoff.EUNAVAILABLE, "unexpected approval card: %v", err)
 	}
 	// The card is decoded strictly: a field this CLI does not know would be
 	// covered by the digest without being shown.
@@ -464,6 +478,35 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 		return signoff.Errorf(signoff.EINVALID, "the policy gives approvals no lifetime (ttl_hours %d): nothing was signed", pol.TTLHours)
 	}
 
+	out, err := signAndPost(ctx, e, c, d, a, digest, view.PolicyDigest, pol.TTL())
+	if err != nil {
+		return err
+	}
+	if !reject && out.Case.State == view.State && view.State == workflow.BugAwaitingApproval {
+		fmt.Fprintf(e.stdout, "more approvals are needed: the policy asks for %d distinct approvers\n", pol.Quorum)
+	}
+	return nil
+}
+
+// approveArgs are what runApprove read from its flags and the server.
+type approveArgs struct {
+	caseID, reason string
+	me             signoff.Actor
+	key            ed25519.PrivateKey
+	reject, yes    bool
+}
+
+// approveResult is the server's answer to a posted approval.
+type approveResult struct {
+	Approval signoff.Approval `json:"approval"`
+	Case     signoff.Case     `json:"case"`
+}
+
+// signAndPost asks for the confirmation (the case id typed at a terminal,
+// or --yes), signs digest under policyDigest and posts the envelope. The
+// caller has shown everything the digest covers.
+func signAndPost(ctx context.Context, e *env, c *apiClient, d *display, a approveArgs, digest, policyDigest string, ttl time.Duration) (approveResult, error) {
+	caseID, me, key, reject, yes, reason := a.caseID, a.me, a.key, a.reject, a.yes, a.reason
 	decision, verb := approval.Approve, "approve"
 	if reject {
 		decision, verb = approval.Reject, "reject"
@@ -473,42 +516,39 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 		via = "cli-signed-yes"
 	} else {
 		if !stdinIsTerminal(e.stdin) {
-			return errNoTerminal
+			return approveResult{}, errNoTerminal
 		}
 		fmt.Fprintf(e.stderr, "\nYou are about to %s subject %s of case %s as %s.\n", verb, digest, caseID, d.line(me.ID))
 		fmt.Fprint(e.stderr, "Type the case id to approve (or reject) exactly this digest: ")
 		line, err := bufio.NewReader(e.stdin).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("read the confirmation: %w", err)
+			return approveResult{}, fmt.Errorf("read the confirmation: %w", err)
 		}
 		if typed := strings.TrimRight(line, "\r\n"); typed != caseID {
-			return signoff.Errorf(signoff.EINVALID, "you typed %q, not the case id %s: nothing was signed", typed, caseID)
+			return approveResult{}, signoff.Errorf(signoff.EINVALID, "you typed %q, not the case id %s: nothing was signed", typed, caseID)
 		}
 	}
 
-	st := approval.NewStatement(caseID, digest, decision, view.PolicyDigest, me.ID, time.Now(), pol.TTL())
+	st := approval.NewStatement(caseID, digest, decision, policyDigest, me.ID, time.Now(), ttl)
 	envelope, err := approval.Sign(st, key)
 	if err != nil {
-		return err
+		return approveResult{}, err
 	}
 	if err := approval.Verify(envelope, st, key.Public().(ed25519.PublicKey)); err != nil {
-		return fmt.Errorf("the approval key does not verify its own signature: %w", err)
+		return approveResult{}, fmt.Errorf("the approval key does not verify its own signature: %w", err)
 	}
 	raw, err := json.Marshal(envelope)
 	if err != nil {
-		return fmt.Errorf("encode the envelope: %w", err)
+		return approveResult{}, fmt.Errorf("encode the envelope: %w", err)
 	}
-	var out struct {
-		Approval signoff.Approval `json:"approval"`
-		Case     signoff.Case     `json:"case"`
-	}
+	var out approveResult
 	in := struct {
 		Envelope json.RawMessage `json:"envelope"`
 		Via      string          `json:"via"`
 		Reason   string          `json:"reason,omitempty"`
 	}{raw, via, reason}
 	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "approvals"), in, &out); err != nil {
-		return err
+		return approveResult{}, err
 	}
 	fmt.Fprintf(e.stdout, "\nsigned: %s subject %s of case %s as %s with key %s (via %s, expires %s)\n",
 		decision, digest, caseID, d.line(me.ID), envelope.Signatures[0].KeyID, via, st.ExpiresAt.Format(time.RFC3339))
@@ -517,10 +557,7 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "approval %s recorded (%s)\n", d.line(out.Approval.ID), d.line(out.Approval.Status))
 	fmt.Fprintf(e.stdout, "case %s is now %s\n", d.line(out.Case.ID), d.line(out.Case.State))
-	if !reject && out.Case.State == view.State && view.State == workflow.BugAwaitingApproval {
-		fmt.Fprintf(e.stdout, "more approvals are needed: the policy asks for %d distinct approvers\n", pol.Quorum)
-	}
-	return nil
+	return out, nil
 }
 
 // printCard prints everything on the card, untruncated, in the order an

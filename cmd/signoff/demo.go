@@ -48,15 +48,15 @@ type demo struct {
 
 func runDemo(ctx context.Context, e *env, args []string) error {
 	var addr, dir, walk string
-	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--walk bug]")
+	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--walk bug|change]")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (a free port is chosen if this one is taken)")
 	fs.StringVar(&dir, "dir", "", "keep the demo's database, keys and ShopLite repository here (default: a new temporary directory)")
-	fs.StringVar(&walk, "walk", "", `run a whole loop headlessly and exit: "bug" walks the ShopLite coupon bug from report to the reporter's last word`)
+	fs.StringVar(&walk, "walk", "", `run a whole loop headlessly and exit: "bug" walks the ShopLite coupon bug from report to the reporter's last word; "change" walks the checkout flag incident through the change desk`)
 	if err := parse(fs, e, args); err != nil {
 		return err
 	}
-	if walk != "" && walk != "bug" {
-		return signoff.Errorf(signoff.EINVALID, `--walk takes "bug"`)
+	if walk != "" && walk != "bug" && walk != "change" {
+		return signoff.Errorf(signoff.EINVALID, `--walk takes "bug" or "change"`)
 	}
 	if dir == "" {
 		var err error
@@ -77,8 +77,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	defer d.s.Close()
 	defer d.prod.Stop()
-	if walk != "" {
+	switch walk {
+	case "bug":
 		return d.walkBug(ctx, e, log)
+	case "change":
+		return d.walkChange(ctx, e, log)
 	}
 	d.printIntro(e)
 	return serveUntilDone(ctx, e, log, d.ln, d.s, d.st)
@@ -145,13 +148,37 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 	if d.sample, err = shoplite.BuildMain(ctx, filepath.Join(dir, "shoplite")); err != nil {
 		return fail(err)
 	}
-	d.prod = shoplite.NewServer(filepath.Join(dir, "production"))
-	if d.live, err = d.prod.Deploy(ctx, d.sample.Dir, d.sample.Base); err != nil {
-		return fail(fmt.Errorf("start ShopLite's production server: %w", err))
+	// Signoff's listener comes first: ShopLite's checkout reads its flag
+	// from Signoff over OFREP, so it is deployed knowing the URL.
+	if d.ln, err = net.Listen("tcp", addr); err != nil {
+		if d.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fail(fmt.Errorf("listen: %w", err))
+		}
 	}
+	d.url = "http://" + d.ln.Addr().String()
 	if d.shop, err = s.CreateProject(ctx, d.owner, signoff.ProjectInput{Name: "shoplite", RepoURL: d.sample.Dir,
 		Description: "ShopLite, the sample shop: a local git repository with real bugs, and its production server"}); err != nil {
 		return fail(err)
+	}
+	// The change desk's incident: the new payment flow's flag, off, read
+	// by production over OFREP with the prod environment's key; and the
+	// workspace's change policy.
+	if _, err := s.CreateFlag(ctx, d.owner, d.shop.ID, demoFlagEnv, shoplite.CheckoutFlag, signoff.FlagBoolean, json.RawMessage("false")); err != nil {
+		return fail(err)
+	}
+	_, flagSecret, err := s.CreateFlagKey(ctx, d.owner, d.shop.ID, demoFlagEnv, "ShopLite production")
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := s.SetChangePolicy(ctx, cli, demoPolicy(d.operator.ID), 0); err != nil {
+		return fail(err)
+	}
+	d.prod = shoplite.NewServer(filepath.Join(dir, "production"))
+	if err := d.prod.SetOFREP(shoplite.OFREP{URL: d.url, APIKey: flagSecret}); err != nil {
+		return fail(err)
+	}
+	if d.live, err = d.prod.Deploy(ctx, d.sample.Dir, d.sample.Base); err != nil {
+		return fail(fmt.Errorf("start ShopLite's production server: %w", err))
 	}
 	if err := s.ImportDataset(ctx, d.owner, d.shop.ID, shopTriageData()); err != nil {
 		return fail(err)
@@ -201,12 +228,6 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 	if _, err := agent.SaveConfig(ctx, s, d.owner, []byte(bugdesk.Roles(agent.ProviderAuthored)), st.reg); err != nil {
 		return fail(err)
 	}
-	if d.ln, err = net.Listen("tcp", addr); err != nil {
-		if d.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fail(fmt.Errorf("listen: %w", err))
-		}
-	}
-	d.url = "http://" + d.ln.Addr().String()
 	st.desk.Deployers = map[string]bugdesk.Deployer{d.shop.ID: &shopDeployer{srv: d.prod, hook: d.url + "/api/v1/hooks/deployments/" + d.shop.ID, secret: d.secret}}
 	return d, nil
 }

@@ -51,6 +51,7 @@ var commands = map[string]command{
 	"reverify":  {"rebase an approved candidate onto the current main and verify it again", runReverify},
 	"fix":       {"submit a patch as a candidate fix for a case (submit)", runFix},
 	"repo":      {"show or set a project's repository settings (show|set)", runRepo},
+	"change":    {"request, plan, show, approve, execute or roll back a change; show or set the change policy (request|plan|show|approve|execute|rollback|policy)", runChange},
 	"flags":     {"list or show a project's feature flags; read-only: flags change through change requests (list|get)", runFlags},
 }
 

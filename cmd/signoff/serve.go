@@ -50,10 +50,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // stateless, so any instance can answer any request).
 func handler(s *sqlstore.DB, log *slog.Logger, st *stack) http.Handler {
 	mux := http.NewServeMux()
-	mcpHandler := mcp.Handler(s, mcp.Options{Tools: st.reg, Log: log})
+	mcpHandler := mcp.Handler(s, mcp.Options{Tools: st.reg, Log: log, ChangeDesk: st.change})
 	mux.Handle("/mcp", mcpHandler)
 	mux.Handle("/mcp/", mcpHandler)
-	mux.Handle("/", httpapi.New(s, log, httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk)))
+	mux.Handle("/", httpapi.New(s, log, httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk), httpapi.WithChangeDesk(st.change)))
 	return mux
 }
 

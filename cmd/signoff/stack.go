@@ -11,6 +11,8 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/change"
+	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/crew"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -25,6 +27,7 @@ type stack struct {
 	runtime *agent.Runtime
 	crew    *crew.Runner
 	desk    *bugdesk.Desk
+	change  *changedesk.Desk
 }
 
 // newStack wires the stack over s. authored, when set, serves the roles
@@ -38,11 +41,14 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 		fac.Authored = authored
 	}
 	desk := &bugdesk.Desk{Store: s, Log: log, Key: s.Signer()}
+	cd := newChangeDesk(s, log)
 	reg := toolRegistryFor(desk)
 	rt := &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make, Log: log}
 	desk.Runtime, desk.Tools = rt, reg
 	if runner, err := sandbox.Default(); err == nil {
 		desk.Sandbox = runner
+		cd.Actuators[change.KindRunbook].(*changedesk.RunbookActuator).Runner = runner
+		cd.Health = changedesk.Probers{Command: changedesk.CommandProber{Runner: runner}}
 	} else {
 		// Fail closed: without an isolated sandbox no reproduction or
 		// candidate is run, and the loop says why.
@@ -57,8 +63,36 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 			return err
 		}
 	}
-	return &stack{reg: reg, fac: fac, runtime: rt, desk: desk,
+	return &stack{reg: reg, fac: fac, runtime: rt, desk: desk, change: cd,
 		crew: &crew.Runner{Store: s, Runtime: rt, Tools: reg}}, nil
+}
+
+// newChangeDesk wires the change desk's actuators: the flag store, files
+// of the project's repository, and allowlisted runbooks (which get a
+// sandbox runner once one is found; without one they cannot run). Health
+// checks probe loopback HTTP only; command checks need the sandbox too.
+func newChangeDesk(s *sqlstore.DB, log *slog.Logger) *changedesk.Desk {
+	repo := changedesk.SettingsRepo(s)
+	cd := &changedesk.Desk{Store: s, Log: log, Key: s.Signer(), Health: changedesk.Probers{}}
+	cd.Actuators = map[string]changedesk.Actuator{
+		change.KindFlag: changedesk.FlagActuator{Flags: s},
+		change.KindFile: &changedesk.FileActuator{Repo: repo},
+		change.KindRunbook: &changedesk.RunbookActuator{Repo: repo, Allowed: func(ctx context.Context, sc changedesk.Scope, name string, network bool) error {
+			pol, _, err := cd.Policy(ctx, sc.WorkspaceID)
+			if err != nil {
+				return err
+			}
+			rb, ok := pol.Runbooks[name]
+			switch {
+			case !ok:
+				return signoff.Errorf(signoff.EFORBIDDEN, "runbook %s is not allowlisted by the policy", name)
+			case network && !rb.Network:
+				return signoff.Errorf(signoff.EFORBIDDEN, "the policy does not grant runbook %s the network", name)
+			}
+			return nil
+		}},
+	}
+	return cd
 }
 
 // workers are the stack's job workers: triage, decisions and the bug loop.
