@@ -51,6 +51,11 @@ type Desk struct {
 	// LockTTL is the lease of a per-target lock; LockWait how long an
 	// execution waits for a busy target before refusing.
 	LockTTL, LockWait time.Duration
+	// ObserveGate, when set, is told how long each gate decision took
+	// (from Execute's call to the approvals consumed, or to the refusal;
+	// the actuator, health check and receipt come after) and the check
+	// that refused ("" when the gate passed). Metrics and benchmarks use it.
+	ObserveGate func(d time.Duration, check string)
 }
 
 func (d *Desk) now() time.Time {

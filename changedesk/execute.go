@@ -86,6 +86,25 @@ type ReceiptBody struct {
 // drifted target moves the case to drifted. API, CLI, MCP and UI all call
 // this one method: there is no other path to an actuator's Apply.
 func (d *Desk) Execute(ctx context.Context, by signoff.Actor, caseID string) (Execution, error) {
+	start := time.Now()
+	return d.executeObserved(ctx, by, caseID, start)
+}
+
+func (d *Desk) observe(start time.Time, err error) {
+	if d.ObserveGate == nil {
+		return
+	}
+	check := ""
+	var ge *change.GateError
+	if errors.As(err, &ge) {
+		check = ge.Check
+	} else if err != nil {
+		check = "error"
+	}
+	d.ObserveGate(time.Since(start), check)
+}
+
+func (d *Desk) executeObserved(ctx context.Context, by signoff.Actor, caseID string, start time.Time) (Execution, error) {
 	if !staff(by) && by.Role != signoff.RoleSystem {
 		return Execution{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not execute changes", by.Role)
 	}
@@ -124,7 +143,7 @@ func (d *Desk) Execute(ctx context.Context, by signoff.Actor, caseID string) (Ex
 			}
 		}()
 	}
-	return d.execute(ctx, by, caseID, locked, plan.Target)
+	return d.execute(ctx, by, caseID, locked, plan.Target, start)
 }
 
 // lockTarget waits up to LockWait for the per-target lock.
@@ -157,7 +176,13 @@ func (d *Desk) lockTarget(ctx context.Context, ws, target, holder string) (bool,
 
 // execute is Execute once the lock is settled: everything is read again
 // now, under the lock, so what the gate checks is what is applied.
-func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, locked bool, lockedTarget string) (Execution, error) {
+func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, locked bool, lockedTarget string, start time.Time) (x Execution, err error) {
+	gated := false
+	defer func() {
+		if !gated {
+			d.observe(start, err)
+		}
+	}()
 	c, l, err := d.load(ctx, by, caseID)
 	if err != nil {
 		return Execution{}, err
@@ -251,6 +276,8 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 		}
 		return Execution{Case: c}, err
 	}
+	gated = true
+	d.observe(start, nil)
 	// From here on the change is happening: a client that goes away does
 	// not stop it halfway.
 	ctx = context.WithoutCancel(ctx)
