@@ -83,6 +83,10 @@ type ChangeLoopState struct {
 	// Preapproved: a compensating rollback the policy lets run without a
 	// new approval (policy preapproved_rollbacks).
 	Preapproved bool `json:"preapproved,omitempty"`
+	// Bypass is set on the record of an emergency bypass: a direct flag
+	// write the policy allowed without approval, until BypassUntil.
+	Bypass      bool       `json:"bypass,omitempty"`
+	BypassUntil *time.Time `json:"bypass_until,omitempty"`
 	// Refusals counts the gate's refusals of this case.
 	Refusals int `json:"refusals,omitempty"`
 	// Receipts lists the ids of the case's receipts, oldest first.
@@ -148,6 +152,16 @@ type ChangeUpdate struct {
 	Revert string
 	Jobs   []JobRequest
 }
+
+// BypassExpiryJob ends an emergency bypass: at its scheduled time it
+// restores the flag's previous value if the flag still holds what the
+// bypass wrote (nobody has changed it through the desk since).
+type BypassExpiryJob struct {
+	WorkspaceID string `json:"workspace_id"`
+	CaseID      string `json:"case_id"`
+}
+
+func (BypassExpiryJob) Kind() string { return "change_bypass_expiry" }
 
 // ChangeService stores the change desk's records.
 type ChangeService interface {

@@ -533,3 +533,59 @@ func TestApproveRefusals(t *testing.T) {
 		t.Fatalf("case %s after refused approvals", s)
 	}
 }
+
+// TestBypass: the policy's emergency bypass lets an owner write a flag
+// directly, with a receipt; an operator it does not name is refused; when
+// the time is up the previous value comes back, unless the flag changed
+// since.
+func TestBypass(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	in := changedesk.BypassInput{ProjectID: e.project, Env: "prod", Key: flagKey, Value: json.RawMessage("true"),
+		Reason: "payments are failing, turning the v2 flow on by hand"}
+	if _, err := e.desk.Bypass(e.ctx, e.owner, in); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+		t.Fatalf("bypass without a policy bypass: %v", err)
+	}
+	e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, "emergency_bypass: {roles: [owner], minutes: 30}\n"))
+	if _, err := e.desk.Bypass(e.ctx, e.alice, in); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+		t.Fatalf("operator bypass: %v", err)
+	}
+	short := in
+	short.Reason = "now"
+	if _, err := e.desk.Bypass(e.ctx, e.owner, short); signoff.ErrorCode(err) != signoff.EINVALID {
+		t.Fatalf("short reason: %v", err)
+	}
+	x, err := e.desk.Bypass(e.ctx, e.owner, in)
+	must(t, err)
+	if x.Case.State != workflow.ChangeExecuted || x.Receipt.Kind != signoff.ReceiptBypass || string(e.flag().Value) != "true" {
+		t.Fatalf("bypass: %s, receipt %s, flag %s", x.Case.State, x.Receipt.Kind, e.flag().Value)
+	}
+	b, err := changedesk.OpenReceipt(x.Receipt, e.serverKey.Public().(ed25519.PublicKey))
+	must(t, err)
+	if !b.Bypass || b.BypassUntil == nil || len(b.Approvals) != 0 {
+		t.Fatalf("receipt %+v", b)
+	}
+	// Too early: the job is retried later.
+	if err := e.desk.ExpireBypass(e.ctx, e.owner.WorkspaceID, x.Case.ID); err == nil {
+		t.Fatal("expired before its time")
+	}
+	e.clock.Advance(31 * time.Minute)
+	must(t, e.desk.ExpireBypass(e.ctx, e.owner.WorkspaceID, x.Case.ID))
+	if f := e.flag(); string(f.Value) != "false" || e.state(x.Case.ID) != workflow.ChangeReverted {
+		t.Fatalf("after expiry: flag %s, case %s", f.Value, e.state(x.Case.ID))
+	}
+	must(t, e.desk.ExpireBypass(e.ctx, e.owner.WorkspaceID, x.Case.ID)) // repeated: nothing
+
+	// A bypass the desk overtook is not undone.
+	x, err = e.desk.Bypass(e.ctx, e.owner, in)
+	must(t, err)
+	f := e.flag()
+	_, _, err = e.store.SetFlag(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), signoff.FlagWrite{ProjectID: e.project, Env: "prod", Key: flagKey,
+		Value: json.RawMessage("false"), ExpectedVersion: f.Version, Reason: "test: a later change"})
+	must(t, err)
+	e.clock.Advance(31 * time.Minute)
+	must(t, e.desk.ExpireBypass(e.ctx, e.owner.WorkspaceID, x.Case.ID))
+	if f2 := e.flag(); f2.Version != f.Version+1 || e.state(x.Case.ID) != workflow.ChangeExecuted {
+		t.Fatalf("overtaken bypass: flag v%d (want v%d), case %s", f2.Version, f.Version+1, e.state(x.Case.ID))
+	}
+}

@@ -59,15 +59,19 @@ type ReceiptBody struct {
 	Target       string            `json:"target"`
 	Approvals    []ReceiptApproval `json:"approvals"`
 	Preapproved  bool              `json:"preapproved,omitempty"`
-	Executor     string            `json:"executor"`
-	GateChecks   []string          `json:"gate_checks"`
-	Before       State             `json:"before"`
-	After        *State            `json:"after,omitempty"`
-	ApplyError   string            `json:"apply_error,omitempty"`
-	Health       HealthReport      `json:"health"`
-	Restored     *State            `json:"restored,omitempty"`
-	RestoreError string            `json:"restore_error,omitempty"`
-	Outcome      string            `json:"outcome"`
+	// Bypass marks an emergency write the policy allowed without an
+	// approval, until BypassUntil.
+	Bypass       bool         `json:"bypass,omitempty"`
+	BypassUntil  *time.Time   `json:"bypass_until,omitempty"`
+	Executor     string       `json:"executor"`
+	GateChecks   []string     `json:"gate_checks"`
+	Before       State        `json:"before"`
+	After        *State       `json:"after,omitempty"`
+	ApplyError   string       `json:"apply_error,omitempty"`
+	Health       HealthReport `json:"health"`
+	Restored     *State       `json:"restored,omitempty"`
+	RestoreError string       `json:"restore_error,omitempty"`
+	Outcome      string       `json:"outcome"`
 	// A compensating rollback names the change it reverts and proves what
 	// it restored: the content now equals the original's before-state.
 	RevertOf                string    `json:"revert_of,omitempty"`

@@ -419,6 +419,35 @@ func (s *server) rollbackChange(w http.ResponseWriter, r *http.Request, by signo
 	return nil
 }
 
+type bypassInput struct {
+	Value  json.RawMessage `json:"value"`
+	Reason string          `json:"reason"`
+}
+
+// flagBypass is the emergency write: refused unless the workspace policy's
+// emergency_bypass names the caller's role; it still leaves a change case,
+// a receipt and the restore when its time is up.
+func (s *server) flagBypass(w http.ResponseWriter, r *http.Request, by signoff.Actor) error {
+	d, err := s.needChangeDesk()
+	if err != nil {
+		return err
+	}
+	var in bypassInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if len(in.Value) == 0 {
+		return signoff.Errorf(signoff.EINVALID, "value is required")
+	}
+	x, err := d.Bypass(r.Context(), by, changedesk.BypassInput{ProjectID: r.PathValue("id"), Env: r.PathValue("env"),
+		Key: r.PathValue("key"), Value: in.Value, Reason: in.Reason})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, x)
+	return nil
+}
+
 // extendWrite lets an execution answer after its health window: the
 // server's write timeout (60 s) is shorter than the longest window a plan
 // may have, and the change goes on whether or not the client waits.

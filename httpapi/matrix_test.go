@@ -369,6 +369,12 @@ var matrix = []struct {
 	{"POST /api/v1/cases/{id}/rollback", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "POST", path: "/api/v1/cases/" + f.changeCase.ID + "/rollback", body: `{"reason":"undo, asked by ` + who + `"}`}
 	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	// The emergency write: the op admits the desk's people, and the
+	// matrix's policy names no bypass roles, so the desk refuses them too.
+	{"POST /api/v1/projects/{id}/flags/{env}/{key}/emergency", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/flags/prod/matrix_change/emergency",
+			body: `{"value":true,"reason":"an emergency write asked by ` + who + `"}`}
+	}, statuses{403, 403, 403, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 403}},
 	{"GET /api/v1/cases/{id}/receipts", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.changeCase.ID + "/receipts"}
 	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},

@@ -277,6 +277,8 @@ func (s *server) register() {
 	s.api("POST /api/v1/cases/{id}/execute", identity.OpChangeExecute, s.executeChange)
 	s.api("POST /api/v1/cases/{id}/rollback", identity.OpChangeExecute, s.rollbackChange)
 	s.api("GET /api/v1/cases/{id}/receipts", identity.OpChangeRead, s.listReceipts)
+	// The one flag write outside the gate, where the policy allows it.
+	s.api("POST /api/v1/projects/{id}/flags/{env}/{key}/emergency", identity.OpFlagBypass, s.flagBypass)
 }
 
 // apiFunc is an authenticated, authorized handler. A returned error is

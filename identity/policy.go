@@ -77,6 +77,10 @@ const (
 	OpChangeExecute Operation = "change.execute"
 	OpPolicyRead    Operation = "policy.read"
 	OpPolicyWrite   Operation = "policy.write"
+	// OpFlagBypass is the emergency write the policy's emergency_bypass
+	// may allow; the policy names the roles, this admits the people who
+	// run the desk to ask.
+	OpFlagBypass Operation = "flag.bypass"
 )
 
 var (
@@ -178,6 +182,7 @@ var policy = map[Operation][]signoff.Role{
 	OpChangeExecute: desk,
 	OpPolicyRead:    allButRep,
 	OpPolicyWrite:   owner,
+	OpFlagBypass:    desk,
 }
 
 // Operations lists every operation the policy knows, sorted.

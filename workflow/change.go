@@ -53,6 +53,10 @@ func changeRows() []Transition {
 		// preapproved_rollbacks) needs no signature; the gate still checks
 		// everything else.
 		{From: ChangeReviewed, Command: "preapprove", To: ChangeApproved, Roles: roles(system)},
+		// An emergency bypass: the policy lets named roles write a flag
+		// directly for a limited time. The desk records it as executed,
+		// with a receipt, and reverts it when the time is up.
+		{From: ChangeRequested, Command: "bypass", To: ChangeExecuted, Roles: roles(system)},
 		{From: ChangeExecuting, Command: "complete", To: ChangeExecuted, Roles: roles(system)},
 		{From: ChangeExecuting, Command: "rollback", To: ChangeRolledBack, Roles: roles(system)},
 		{From: ChangeExecuting, Command: "drift", To: ChangeDrifted, Roles: roles(system)},

@@ -167,6 +167,7 @@ var changeRows = []row{
 	{"executed", "revert", "reverted", rs(operator, owner, system), "", ""},
 	{"approved", "drift", "drifted", rs(system), "", ""},
 	{"reviewed", "preapprove", "approved", rs(system), "", ""},
+	{"requested", "bypass", "executed", rs(system), "", ""},
 	{"reviewed", "plan", "planned", rs(planner, operator, owner), "", ""},
 	{"awaiting_approval", "plan", "planned", rs(planner, operator, owner), "", ""},
 	{"approved", "plan", "planned", rs(planner, operator, owner), "", ""},

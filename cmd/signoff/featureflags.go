@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/signoff-dev/signoff/changedesk"
 	"net/http"
 	"net/url"
 	"text/tabwriter"
@@ -24,9 +25,12 @@ type flagRecord struct {
 }
 
 func runFlags(ctx context.Context, e *env, args []string) error {
-	verb, rest, err := subcommand(e, "flags", args, "list", "get")
+	verb, rest, err := subcommand(e, "flags", args, "list", "get", "set")
 	if err != nil {
 		return err
+	}
+	if verb == "set" {
+		return runFlagsSet(ctx, e, rest)
 	}
 	var sf serverFlags
 	var project, envName, key string
@@ -113,4 +117,51 @@ func runFlags(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.line(f.Environment), d.line(f.Key), d.line(string(f.Type)), f.Version, d.line(string(f.Value)))
 	}
 	return tw.Flush()
+}
+
+// runFlagsSet is the emergency write. A flag's value changes through a
+// change request (signoff change request); the only direct write is the
+// policy's emergency bypass, which this asks for explicitly.
+func runFlagsSet(ctx context.Context, e *env, args []string) error {
+	var sf serverFlags
+	var project, envName, key, value, reason string
+	var emergency bool
+	fs := newFlags("flags set", "signoff flags set --emergency --project ID --env ENV --key KEY --value JSON --reason TEXT")
+	fs.StringVar(&project, "project", "", "the project (required)")
+	fs.StringVar(&envName, "env", "", "the environment (required)")
+	fs.StringVar(&key, "key", "", "the flag key (required)")
+	fs.StringVar(&value, "value", "", "the new value as JSON: true, false, 25, \"text\" (required)")
+	fs.StringVar(&reason, "reason", "", "why this cannot wait for a change request (required)")
+	fs.BoolVar(&emergency, "emergency", false, "use the policy's emergency bypass (time-limited, role-gated, with a receipt)")
+	addServerFlags(fs, e, &sf)
+	if err := parse(fs, e, args); err != nil {
+		return err
+	}
+	if !emergency {
+		return signoff.Errorf(signoff.EFORBIDDEN, "flags change through change requests: signoff change request --project %s --reason \"...\" --builtin; "+
+			"a direct write is only the policy's emergency bypass (--emergency)", project)
+	}
+	if err := required(fs, e, "project", project, "env", envName, "key", key, "value", value, "reason", reason); err != nil {
+		return err
+	}
+	if !json.Valid([]byte(value)) {
+		return signoff.Errorf(signoff.EINVALID, "--value must be JSON: true, false, a number or a quoted string")
+	}
+	c, err := sf.client(e)
+	if err != nil {
+		return err
+	}
+	var x changedesk.Execution
+	if err := c.do(ctx, http.MethodPost, apiPath("projects", project, "flags", envName, key, "emergency"),
+		map[string]any{"value": json.RawMessage(value), "reason": reason}, &x); err != nil {
+		return err
+	}
+	d := &display{}
+	until := "-"
+	if x.Predicate.BypassUntil != nil {
+		until = x.Predicate.BypassUntil.Format(time.RFC3339)
+	}
+	fmt.Fprintf(e.stdout, "EMERGENCY write of %s recorded as change %s (receipt %s)\n", d.line(x.Predicate.Target), d.line(x.Case.ID), d.line(x.Receipt.ID))
+	fmt.Fprintf(e.stdout, "it lasts until %s: then the previous value comes back unless a change request has changed the flag since\n", until)
+	return nil
 }

@@ -99,6 +99,7 @@ func newChangeDesk(s *sqlstore.DB, log *slog.Logger) *changedesk.Desk {
 func (st *stack) workers(log *slog.Logger) *river.Workers {
 	w := st.crew.Workers(log)
 	st.desk.AddWorkers(w)
+	st.change.AddWorkers(w)
 	return w
 }
 
