@@ -409,6 +409,24 @@ func TestChangeGateRefusalsHTTP(t *testing.T) {
 			}
 			return caseID
 		}, 409, change.CheckPolicyDigest, workflow.ChangeApproved},
+		{"signature", func(t *testing.T, e *changeEnv, caseID string) string {
+			if _, err := e.store.SQL().ExecContext(context.Background(), `UPDATE approver_keys SET revoked_at = 1 WHERE actor_id = $1`, e.alice.ID); err != nil {
+				t.Fatal(err)
+			}
+			return caseID
+		}, 403, change.CheckSignature, workflow.ChangeApproved},
+		{"approver_allowed", func(t *testing.T, e *changeEnv, caseID string) string {
+			e.putPolicy(t, changePolicyYAML(e.owner.ID))
+			return caseID
+		}, 403, change.CheckApprover, workflow.ChangeApproved},
+		{"quorum", func(t *testing.T, e *changeEnv, caseID string) string {
+			e.putPolicy(t, strings.Replace(changePolicyYAML(e.alice.ID, e.owner.ID), "required: 1", "required: 2", 1))
+			return caseID
+		}, 403, change.CheckQuorum, workflow.ChangeApproved},
+		{"expired", func(t *testing.T, e *changeEnv, caseID string) string {
+			e.desk.Now = func() time.Time { return time.Now().Add(24 * time.Hour) }
+			return caseID
+		}, 409, change.CheckExpired, workflow.ChangeApproved},
 		{"lock", func(t *testing.T, e *changeEnv, caseID string) string {
 			ok, err := e.store.LockTarget(context.Background(), signoff.SystemActor(e.ws.ID), changeTarget, "another-execution", time.Hour)
 			if err != nil || !ok {
@@ -611,5 +629,40 @@ func TestChangePolicyHTTP(t *testing.T) {
 	}
 	if got := do(t, srv, request{method: "GET", path: "/api/v1/cases/" + c.ID + "/receipts", token: w.ownerToken}); got.status != http.StatusOK {
 		t.Fatalf("receipts without the desk: %d %s", got.status, got.body)
+	}
+}
+
+func (e *changeEnv) putPolicy(t *testing.T, yaml string) {
+	t.Helper()
+	cur, err := e.store.GetChangePolicy(context.Background(), e.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.do(t, request{method: "PUT", path: "/api/v1/change-policy", token: e.ownerToken,
+		body: mustJSON(t, map[string]any{"yaml": yaml, "expected_version": cur.Version})})
+	if got.status != http.StatusOK {
+		t.Fatalf("put policy: %d %s", got.status, got.body)
+	}
+}
+
+// TestChangeGateOutsideWindowHTTP: the same policy, later, is outside its
+// only change window: the gate refuses target_allowed (403).
+func TestChangeGateOutsideWindowHTTP(t *testing.T) {
+	t.Parallel()
+	e := newChangeEnv(t)
+	now := time.Now().UTC()
+	from, to := now.Add(-time.Minute), now.Add(30*time.Minute)
+	if from.Day() != to.Day() {
+		t.Skip("the window would cross midnight UTC")
+	}
+	day := strings.ToLower(now.Weekday().String()[:3])
+	e.putPolicy(t, strings.Replace(changePolicyYAML(e.alice.ID), `days: [mon, tue, wed, thu, fri, sat, sun]
+    from: "00:00"
+    to: "24:00"`, "days: ["+day+"]\n    from: \""+from.Format("15:04")+"\"\n    to: \""+to.Format("15:04")+"\"", 1))
+	c := e.approved(t)
+	e.desk.Now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	p := e.execute(t, e.aliceToken, c.ID).problem(t)
+	if p.Status != http.StatusForbidden || p.Check != change.CheckTargetAllowed {
+		t.Fatalf("execute: %+v, want 403 target_allowed", p)
 	}
 }
