@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/keys"
@@ -41,6 +42,10 @@ type Desk struct {
 	Actuators map[string]Actuator
 	// Health runs the plans' health checks.
 	Health Prober
+	// Runtime and Tools run the planner role (Plan); without them Plan
+	// falls back to the builtin templates in-process.
+	Runtime *agent.Runtime
+	Tools   *agent.Registry
 	// Key signs receipts (the server's key). Without one, Execute refuses:
 	// an execution without a receipt would be a claim without evidence.
 	Key ed25519.PrivateKey

@@ -147,7 +147,7 @@ func (s *server) requestChange(w http.ResponseWriter, r *http.Request, by signof
 	if in.Plan == "builtin" {
 		// The request exists whatever the planner makes of it: a request
 		// the templates do not cover is for a person or a planner agent.
-		pc, pl, err := d.PlanBuiltin(r.Context(), by, c.ID)
+		pc, pl, err := d.Plan(r.Context(), by, c.ID)
 		if err != nil {
 			if signoff.ErrorCode(err) == signoff.EINTERNAL {
 				s.log.ErrorContext(r.Context(), "builtin planner", "case_id", c.ID, "err", err, "request_id", infoFrom(r.Context()).id)
@@ -215,7 +215,7 @@ func (s *server) planChange(w http.ResponseWriter, r *http.Request, by signoff.A
 		if in.Target != "" || len(in.Params) > 0 || in.HealthCheck != nil || len(in.Rollback) > 0 {
 			return signoff.Errorf(signoff.EINVALID, "a builtin plan takes no target, params, health_check or rollback")
 		}
-		c, l, err = d.PlanBuiltin(r.Context(), by, id)
+		c, l, err = d.Plan(r.Context(), by, id)
 	} else {
 		p := changedesk.Proposal{Target: in.Target, Params: in.Params, Rollback: in.Rollback, Via: planVia(by)}
 		if in.HealthCheck != nil {

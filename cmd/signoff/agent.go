@@ -14,6 +14,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/crew"
 	"github.com/signoff-dev/signoff/mcp"
 	"github.com/signoff-dev/signoff/openai"
@@ -25,7 +26,7 @@ import (
 // running triage tasks in-process; the bug desk's tools answer that the
 // desk is not running here (they need signoff serve or signoff worker).
 func toolRegistry() *agent.Registry {
-	return toolRegistryFor(&bugdesk.Desk{})
+	return toolRegistryFor(&bugdesk.Desk{}, &changedesk.Desk{})
 }
 
 // providers makes the provider each role names, with no fallback: a role
@@ -35,6 +36,7 @@ func providers(e *env, fixtures string, st signoff.Store) (agent.Factory, error)
 	b := agent.NewBuiltin()
 	crew.RegisterBuiltin(b, st)
 	b.Register(bugdesk.RoleReviewer, bugdesk.ReviewPolicy)
+	b.Register(changedesk.RolePlanner, changedesk.BuiltinPlanner)
 	f := agent.Factory{
 		Builtin: b,
 		OpenAI: func(rc agent.RoleConfig) (agent.Provider, error) {

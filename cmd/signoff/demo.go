@@ -123,7 +123,7 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 	for _, a := range []struct {
 		name string
 		role signoff.Role
-	}{{"triage-crew", signoff.RoleTriager}, {"reproducer", signoff.RoleReproducer}, {"fixer", signoff.RoleFixer}, {"reviewer", signoff.RoleReviewer}} {
+	}{{"triage-crew", signoff.RoleTriager}, {"reproducer", signoff.RoleReproducer}, {"fixer", signoff.RoleFixer}, {"reviewer", signoff.RoleReviewer}, {"planner", signoff.RolePlanner}} {
 		if _, err := s.CreateActor(ctx, d.owner, a.name, a.role); err != nil {
 			return fail(err)
 		}

@@ -213,7 +213,7 @@ func (w *walker) walkChange() ([]string, error) {
 	if err := json.Unmarshal(view.Loop.State.Review, &rev); err != nil {
 		return nil, err
 	}
-	if err := w.stage(first, "request, plan, review", signoff.EvidenceLive, fmt.Sprintf("request %s; the builtin planner drafted %s := false (plan %s); policy review: %d of %d rules passed",
+	if err := w.stage(first, "request, plan, review", signoff.EvidenceLive, fmt.Sprintf("request %s; the planner agent (builtin provider, through the runtime) drafted %s := false (plan %s); policy review: %d of %d rules passed",
 		first, flagTarget, short(view.Loop.State.PlanDigest), countOK(rev), len(rev.Rules))); err != nil {
 		return nil, err
 	}

@@ -42,9 +42,10 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 	}
 	desk := &bugdesk.Desk{Store: s, Log: log, Key: s.Signer()}
 	cd := newChangeDesk(s, log)
-	reg := toolRegistryFor(desk)
+	reg := toolRegistryFor(desk, cd)
 	rt := &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make, Log: log}
 	desk.Runtime, desk.Tools = rt, reg
+	cd.Runtime, cd.Tools = rt, reg
 	if runner, err := sandbox.Default(); err == nil {
 		desk.Sandbox = runner
 		cd.Actuators[change.KindRunbook].(*changedesk.RunbookActuator).Runner = runner
@@ -103,11 +104,12 @@ func (st *stack) workers(log *slog.Logger) *river.Workers {
 	return w
 }
 
-// toolRegistryFor is every agent tool: the base tools, the triage crew's
-// and the bug desk's (bound to d).
-func toolRegistryFor(d *bugdesk.Desk) *agent.Registry {
+// toolRegistryFor is every agent tool: the base tools, the triage crew's,
+// the bug desk's (bound to d) and the change desk's planner (bound to cd).
+func toolRegistryFor(d *bugdesk.Desk, cd *changedesk.Desk) *agent.Registry {
 	reg := agent.NewRegistry(agent.BaseTools()...)
 	crew.Register(reg)
 	d.Register(reg, nil)
+	cd.Register(reg, nil)
 	return reg
 }
