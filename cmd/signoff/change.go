@@ -43,9 +43,14 @@ func runChange(ctx context.Context, e *env, args []string) error {
 
 // changeCreated is the answer to a change request.
 type changeCreated struct {
-	Case         signoff.Case       `json:"case"`
-	Loop         signoff.ChangeLoop `json:"loop"`
-	PlannerError string             `json:"planner_error,omitempty"`
+	Case signoff.Case       `json:"case"`
+	Loop signoff.ChangeLoop `json:"loop"`
+	// PlannerError is the server's {code, detail} when the builtin
+	// planner could not draft a plan for the request it opened.
+	PlannerError *struct {
+		Code   string `json:"code"`
+		Detail string `json:"detail"`
+	} `json:"planner_error,omitempty"`
 }
 
 func runChangeRequest(ctx context.Context, e *env, args []string) error {
@@ -79,8 +84,8 @@ func runChangeRequest(ctx context.Context, e *env, args []string) error {
 	}
 	d := &display{}
 	fmt.Fprintf(e.stdout, "change request %s opened: %s\n", d.line(out.Case.ID), d.line(out.Case.State))
-	if out.PlannerError != "" {
-		fmt.Fprintf(e.stdout, "the builtin planner could not draft a plan: %s\n", d.line(out.PlannerError))
+	if out.PlannerError != nil {
+		fmt.Fprintf(e.stdout, "the builtin planner could not draft a plan: %s\n", d.line(out.PlannerError.Detail))
 		fmt.Fprintf(e.stdout, "draft one with: signoff change plan --case %s --file proposal.json\n", out.Case.ID)
 	} else if builtin {
 		fmt.Fprintf(e.stdout, "next: signoff change show --case %s\n", out.Case.ID)
@@ -247,7 +252,8 @@ func runChangeShow(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(w, "Receipt %s: unreadable (%v)\n", d.line(r.ID), err)
 			continue
 		}
-		fmt.Fprintf(w, "Receipt %s (%s, digest %s): %s\n", d.line(r.ID), d.line(r.Kind), d.line(r.Digest), d.line(b.Outcome))
+		fmt.Fprintf(w, "Receipt %s (%s, digest %s, signature not checked here: signoff evidence export and verify check it offline): %s\n",
+			d.line(r.ID), d.line(r.Kind), d.line(r.Digest), d.line(b.Outcome))
 		fmt.Fprintf(w, "  before %s  after %s  restored %s\n", d.line(b.Before.Digest), d.line(digestOf(b.After)), d.line(digestOf(b.Restored)))
 		fmt.Fprintf(w, "  health %s (%d probes)\n", passFail(b.Health.Passed), len(b.Health.Probes))
 		for _, p := range b.Health.Probes {

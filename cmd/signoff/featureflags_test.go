@@ -128,7 +128,10 @@ func TestFlagsCommand(t *testing.T) {
 		{"no token", "", []string{"list", "--project", proj.ID}, signoff.Codes[signoff.EUNAUTHORIZED].ExitCode},
 		{"get without a key", token, []string{"get", "--project", proj.ID, "--env", "production"}, 2},
 		{"no project", token, []string{"list"}, 2},
-		{"a verb that writes", token, []string{"set", "--project", proj.ID}, 2},
+		// A flag changes through a change request; set is only the
+		// policy's emergency bypass, asked for with --emergency.
+		{"set without --emergency", token, []string{"set", "--project", proj.ID}, signoff.Codes[signoff.EFORBIDDEN].ExitCode},
+		{"a verb that does not exist", token, []string{"delete", "--project", proj.ID}, 2},
 	} {
 		if _, errOut, code := flags(c.tok, c.args...); code != c.code {
 			t.Errorf("%s: exit %d, want %d (stderr %q)", c.what, code, c.code, errOut)
