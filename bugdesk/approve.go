@@ -2,13 +2,10 @@ package bugdesk
 
 import (
 	"context"
-	"crypto/ed25519"
 	"fmt"
-	"strings"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/approval"
-	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/repair"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -67,34 +64,13 @@ func (d *Desk) Card(ctx context.Context, by signoff.Actor, caseID string) (CardV
 // A rejection is signed the same way and must say why (reason, the
 // approver's own words, recorded beside the signed statement).
 func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, envelope []byte, via, reason string) (signoff.Approval, signoff.Case, error) {
-	if by.Role != signoff.RoleOwner && by.Role != signoff.RoleOperator {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not approve", by.Role)
-	}
-	if via != "cli-signed" && via != "cli-signed-yes" {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "via must be cli-signed or cli-signed-yes")
-	}
-	env, stmt, err := approval.Open(envelope)
+	rcv, err := approval.Receive(envelope, by, via, reason, "what the fixer should do differently", func(id string) (signoff.ApproverKey, error) {
+		return d.Store.GetKey(ctx, by.WorkspaceID, id)
+	})
 	if err != nil {
 		return signoff.Approval{}, signoff.Case{}, err
 	}
-	reason = strings.TrimSpace(reason)
-	if stmt.Decision == approval.Reject && reason == "" {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "a rejection needs a reason: what the fixer should do differently")
-	}
-	if len(reason) > 4000 {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "reason is longer than 4000 bytes")
-	}
-	key, err := d.Store.GetKey(ctx, by.WorkspaceID, env.Signatures[0].KeyID)
-	if err != nil || key.ActorID != by.ID || key.RevokedAt != nil {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "approval is signed with key %q, which is not a registered key of %s", env.Signatures[0].KeyID, by.ID)
-	}
-	pub, err := parsePublic(key.PublicKey)
-	if err != nil {
-		return signoff.Approval{}, signoff.Case{}, err
-	}
-	if err := approval.Verify(env, stmt, pub); err != nil {
-		return signoff.Approval{}, signoff.Case{}, err
-	}
+	stmt, key, reason := rcv.Statement, rcv.Key, rcv.Reason
 	unlock := d.lock(caseID)
 	defer unlock()
 	c, l, err := d.loop(ctx, by, caseID)
@@ -175,4 +151,3 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	return a, c, err
 }
 
-func parsePublic(p string) (ed25519.PublicKey, error) { return keys.ParsePublic([]byte(p)) }

@@ -22,7 +22,6 @@ import (
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/change"
-	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -461,34 +460,13 @@ func (d *Desk) Card(ctx context.Context, by signoff.Actor, caseID string) (Card,
 // signed rejection sends the request back to requested. Every refusal
 // leaves the case where it was.
 func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, envelope []byte, via, reason string) (signoff.Approval, signoff.Case, error) {
-	if !staff(by) {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not approve", by.Role)
-	}
-	if via != "cli-signed" && via != "cli-signed-yes" {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "via must be cli-signed or cli-signed-yes")
-	}
-	env, stmt, err := approval.Open(envelope)
+	rcv, err := approval.Receive(envelope, by, via, reason, "what to change in the plan", func(id string) (signoff.ApproverKey, error) {
+		return d.Store.GetKey(ctx, by.WorkspaceID, id)
+	})
 	if err != nil {
 		return signoff.Approval{}, signoff.Case{}, err
 	}
-	reason = strings.TrimSpace(reason)
-	if stmt.Decision == approval.Reject && reason == "" {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "a rejection needs a reason")
-	}
-	if len(reason) > maxReason {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EINVALID, "reason is longer than %d bytes", maxReason)
-	}
-	key, err := d.Store.GetKey(ctx, by.WorkspaceID, env.Signatures[0].KeyID)
-	if err != nil || key.ActorID != by.ID || key.RevokedAt != nil {
-		return signoff.Approval{}, signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "approval is signed with key %q, which is not a registered key of %s", env.Signatures[0].KeyID, by.ID)
-	}
-	pub, err := keys.ParsePublic([]byte(key.PublicKey))
-	if err != nil {
-		return signoff.Approval{}, signoff.Case{}, err
-	}
-	if err := approval.Verify(env, stmt, pub); err != nil {
-		return signoff.Approval{}, signoff.Case{}, err
-	}
+	stmt, key, reason := rcv.Statement, rcv.Key, rcv.Reason
 	c, l, err := d.load(ctx, by, caseID)
 	if err != nil {
 		return signoff.Approval{}, c, err
