@@ -111,6 +111,21 @@ type FlagKey struct {
 	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
 }
 
+// FlagChange is one write of a flag as the ledger recorded it.
+type FlagChange struct {
+	Seq               int64           `json:"seq"`
+	At                time.Time       `json:"at"`
+	ActorID           string          `json:"actor_id"`
+	Version           int64           `json:"version"`
+	Value             json.RawMessage `json:"value"`
+	Reason            string          `json:"reason"`
+	BeforeStateDigest string          `json:"before_state_digest"`
+	AfterStateDigest  string          `json:"after_state_digest"`
+}
+
+// MaxFlagHistory bounds FlagHistory's answer.
+const MaxFlagHistory = 100
+
 // FlagService is the built-in feature-flag store.
 type FlagService interface {
 	// ListFlags lists a project's flags ordered by environment and key; an
@@ -146,6 +161,11 @@ type FlagService interface {
 	// ListFlagKeys lists a project's keys (revoked ones too), without
 	// secrets; an empty env lists every environment. Owners only.
 	ListFlagKeys(ctx context.Context, by Actor, projectID, env string) ([]FlagKey, error)
+	// FlagHistory lists a flag's recent writes from the ledger, newest
+	// first, at most limit (1..MaxFlagHistory). Same readers as GetFlag.
+	// It is a diagnostic read for planners, served from the read-only
+	// pool where the store has one.
+	FlagHistory(ctx context.Context, by Actor, projectID, env, key string, limit int) ([]FlagChange, error)
 	// ResolveFlagKey resolves an OFREP API key secret to what it may
 	// read. Every malformed, unknown or revoked secret answers the same
 	// EUNAUTHORIZED, so the answer reveals nothing.

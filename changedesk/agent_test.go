@@ -1,6 +1,7 @@
 package changedesk_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -83,11 +84,19 @@ func TestPlannerModel(t *testing.T) {
 	srv := openaitest.NewServer(t)
 	srv.Reply(
 		openaitest.ToolCall(changedesk.ToolReadRequest, `{}`),
+		openaitest.ToolCall(changedesk.ToolFlagHistory, `{"target":"flag:prod/`+flagKey+`"}`),
 		openaitest.ToolCall(changedesk.ToolProposePlan, `{"target":"flag:prod/`+flagKey+`","params":{"value":false},"health_check":{"kind":"http","method":"GET","url":"`+e.app.URL+`/checkout","expect_status":200,"window_seconds":2,"interval_seconds":1}}`),
 	)
 	planner := e.withPlanner(agent.ProviderOpenAI, srv.URL())
+	if e.desk.Read == nil {
+		t.Fatal("the desk reads from the read-write store")
+	}
+	f := e.flag()
+	_, _, err := e.store.SetFlag(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), signoff.FlagWrite{ProjectID: e.project, Env: "prod", Key: flagKey,
+		Value: json.RawMessage("false"), ExpectedVersion: f.Version, Reason: "test: seed history"})
+	must(t, err)
 	c := e.openRequest("customers cannot pay since this morning's launch; switch the new flow off")
-	c, _, err := e.desk.Plan(e.ctx, e.owner, c.ID)
+	c, _, err = e.desk.Plan(e.ctx, e.owner, c.ID)
 	must(t, err)
 	if c.State != workflow.ChangeAwaitingApproval {
 		t.Fatalf("state %s", c.State)
@@ -98,11 +107,16 @@ func TestPlannerModel(t *testing.T) {
 		t.Fatalf("plans %+v", plans)
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 2 {
+	if len(reqs) != 3 {
 		t.Fatalf("%d model calls", len(reqs))
 	}
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
 	if !strings.Contains(last.Content, "CHANGE REQUEST") || !strings.Contains(last.Content, "flag:prod/"+flagKey) {
 		t.Fatalf("the model was not shown the request: %q", last.Content)
+	}
+	// The diagnostic read ran on the read-only pool and saw the ledger.
+	last = reqs[2].Messages[len(reqs[2].Messages)-1]
+	if !strings.Contains(last.Content, "FLAG HISTORY of flag:prod/"+flagKey) || !strings.Contains(last.Content, "test: seed history") {
+		t.Fatalf("the model was not shown the flag's history: %q", last.Content)
 	}
 }

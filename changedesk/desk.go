@@ -41,6 +41,9 @@ type Desk struct {
 	Actuators map[string]Actuator
 	// Health runs the plans' health checks.
 	Health Prober
+	// Read serves the planner's diagnostic reads: a store over a pool the
+	// database keeps from writing (sqlstore.DB.ReadOnly). Nil reads Store.
+	Read signoff.Store
 	// Runtime and Tools run the planner role (Plan); without them Plan
 	// falls back to the builtin templates in-process.
 	Runtime *agent.Runtime
@@ -91,6 +94,14 @@ func (d *Desk) log() *slog.Logger {
 }
 
 func sys(ws string) signoff.Actor { return signoff.SystemActor(ws) }
+
+// reader is the store the planner's reads use.
+func (d *Desk) reader() signoff.Store {
+	if d.Read != nil {
+		return d.Read
+	}
+	return d.Store
+}
 
 func staff(by signoff.Actor) bool {
 	return by.Role == signoff.RoleOwner || by.Role == signoff.RoleOperator

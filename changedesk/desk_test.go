@@ -126,6 +126,9 @@ func newEnv(tb testing.TB, open opener) *env {
 		Health:    changedesk.HTTPProber{},
 		Sleep:     func(context.Context, time.Duration) error { return nil },
 		LockWait:  20 * time.Second}
+	if ro := e.store.ReadOnly(); ro != nil {
+		e.desk.Read = ro
+	}
 	return e
 }
 

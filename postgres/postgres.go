@@ -95,5 +95,28 @@ func Open(ctx context.Context, url string, o sqlstore.Options) (*sqlstore.DB, er
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	s.OnClose(func() error { pool.Close(); return nil })
+	ro, roPool, err := openReadOnly(ctx, url)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.AttachReadOnly(ro)
+	s.OnClose(func() error { roPool.Close(); return nil })
 	return s, nil
+}
+
+// openReadOnly opens a small pool whose sessions default to read-only
+// transactions: PostgreSQL refuses any write on them (SQLSTATE 25006).
+func openReadOnly(ctx context.Context, url string) (*sql.DB, *pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open postgres read-only: bad URL: %w", err)
+	}
+	cfg.MaxConns = 4
+	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open postgres read-only: %w", err)
+	}
+	return stdlib.OpenDBFromPool(pool), pool, nil
 }

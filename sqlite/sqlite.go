@@ -56,6 +56,18 @@ func DSN(path string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
+// ReadOnlyDSN is the connection string of a pool that cannot write: the
+// file is opened read-only and every connection is query_only, so a query
+// that tries to write fails in SQLite itself, whatever the code above it.
+func ReadOnlyDSN(path string) string {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Set("_time_format", "sqlite")
+	return "file:" + path + "?" + q.Encode()
+}
+
 // OpenDB opens the file without migrating it.
 func OpenDB(path string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", DSN(path))
@@ -88,6 +100,14 @@ func Open(ctx context.Context, path string, o sqlstore.Options) (*sqlstore.DB, e
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	ro, err := sql.Open("sqlite", ReadOnlyDSN(path))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open sqlite %s read-only: %w", path, err)
+	}
+	ro.SetMaxOpenConns(4)
+	ro.SetMaxIdleConns(4)
+	s.AttachReadOnly(ro)
 	stop := checkpointer(db, CheckpointInterval)
 	// OnClose hooks run before the pool closes: the last checkpoint
 	// empties the WAL into the database file.

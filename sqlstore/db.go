@@ -78,6 +78,8 @@ type DB struct {
 	closer   []func() error
 	heads    headCache
 	writeMu  sync.Mutex
+	// ro is a view over a pool that cannot write (AttachReadOnly).
+	ro *DB
 }
 
 var _ signoff.Store = (*DB)(nil)
@@ -122,6 +124,20 @@ func (s *DB) Close() error {
 	errs = append(errs, s.db.Close())
 	return errors.Join(errs...)
 }
+
+// AttachReadOnly gives the store a second pool whose connections the
+// database itself keeps from writing (SQLite: mode=ro and query_only;
+// PostgreSQL: default_transaction_read_only), and closes it with the store.
+// ReadOnly serves agents' diagnostic reads from it.
+func (s *DB) AttachReadOnly(db *sql.DB) {
+	s.ro = &DB{db: db, d: s.d, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
+	s.closer = append(s.closer, db.Close)
+}
+
+// ReadOnly returns the store over the read-only pool: no signer (so every
+// write is refused before it starts) on connections that cannot write
+// either. Without an attached pool it is nil.
+func (s *DB) ReadOnly() *DB { return s.ro }
 
 // SQL returns the underlying pool, for benchmarks and tools.
 func (s *DB) SQL() *sql.DB { return s.db }

@@ -480,3 +480,53 @@ func (s *DB) ResolveFlagKey(ctx context.Context, secret string) (ws, projectID, 
 	}
 	return ws, projectID, env, nil
 }
+
+// flagHistoryScan bounds how many of the workspace's flag writes
+// FlagHistory reads to find one flag's.
+const flagHistoryScan = 2000
+
+// FlagHistory lists one flag's writes from the ledger's flag.set events.
+func (s *DB) FlagHistory(ctx context.Context, by signoff.Actor, projectID, env, key string, limit int) ([]signoff.FlagChange, error) {
+	if err := checkFlagRead(by); err != nil {
+		return nil, err
+	}
+	if err := checkFlagAddress(projectID, env, key); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > signoff.MaxFlagHistory {
+		return nil, signoff.Errorf(signoff.EINVALID, "limit must be 1..%d", signoff.MaxFlagHistory)
+	}
+	if _, err := s.getProject(ctx, s.db, by.WorkspaceID, projectID); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, actor_id, occurred_at, payload FROM ledger_events
+		WHERE workspace_id = $1 AND case_id = '' AND type = 'flag.set' ORDER BY seq DESC LIMIT $2`, by.WorkspaceID, flagHistoryScan)
+	if err != nil {
+		return nil, fmt.Errorf("flag history: %w", err)
+	}
+	defer rows.Close()
+	out := []signoff.FlagChange{}
+	for rows.Next() && len(out) < limit {
+		var seq, at int64
+		var actor, payload string
+		if err := rows.Scan(&seq, &actor, &at, &payload); err != nil {
+			return nil, err
+		}
+		var p struct {
+			Project string          `json:"project_id"`
+			Env     string          `json:"environment"`
+			Key     string          `json:"key"`
+			Value   json.RawMessage `json:"value"`
+			After   int64           `json:"after_version"`
+			Reason  string          `json:"reason"`
+			BD      string          `json:"before_state_digest"`
+			AD      string          `json:"after_state_digest"`
+		}
+		if err := json.Unmarshal([]byte(payload), &p); err != nil || p.Project != projectID || p.Env != env || p.Key != key {
+			continue
+		}
+		out = append(out, signoff.FlagChange{Seq: seq, At: fromMicros(at), ActorID: actor, Version: p.After, Value: p.Value,
+			Reason: p.Reason, BeforeStateDigest: p.BD, AfterStateDigest: p.AD})
+	}
+	return out, rows.Err()
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ func testFlags(t *testing.T, b Backend) {
 		{"SetRace", testFlagSetRace},
 		{"Keys", testFlagKeys},
 		{"KeyRefusals", testFlagKeyRefusals},
+		{"HistoryReadOnly", testFlagHistoryReadOnly},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -649,5 +651,50 @@ func testFlagKeyRefusals(t *testing.T, b Backend) {
 	k.unchanged(t, head, "refused key operations")
 	if keys, _ := s.ListFlagKeys(ctx, k.owner, k.proj.ID, ""); len(keys) != 1 || keys[0].RevokedAt != nil {
 		t.Fatalf("keys after refusals %+v", keys)
+	}
+}
+
+// testFlagHistoryReadOnly: a flag's history comes from the ledger, newest
+// first; served from the read-only pool, whose connections the database
+// itself keeps from writing.
+func testFlagHistoryReadOnly(t *testing.T, b Backend) {
+	k := newFlagKit(t, b)
+	s, ctx := k.store, k.ctx
+	f := k.declare(t, "production", "checkout_v2", signoff.FlagBoolean, "false")
+	k.declare(t, "staging", "checkout_v2", signoff.FlagBoolean, "false")
+	for i, v := range []string{"true", "false", "true"} {
+		if _, _, err := s.SetFlag(ctx, k.sys, signoff.FlagWrite{ProjectID: k.proj.ID, Env: "production", Key: f.Key,
+			Value: json.RawMessage(v), ExpectedVersion: int64(i + 1), Reason: fmt.Sprintf("write %d", i+1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.SetFlag(ctx, k.sys, signoff.FlagWrite{ProjectID: k.proj.ID, Env: "staging", Key: f.Key,
+		Value: json.RawMessage("true"), ExpectedVersion: 1, Reason: "staging"}); err != nil {
+		t.Fatal(err)
+	}
+	ro := s.ReadOnly()
+	if ro == nil {
+		t.Fatal("the store has no read-only pool")
+	}
+	hs, err := ro.FlagHistory(ctx, k.owner, k.proj.ID, "production", f.Key, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 2 || hs[0].Version != 4 || string(hs[0].Value) != "true" || hs[0].Reason != "write 3" || hs[1].Version != 3 || hs[0].Seq <= hs[1].Seq {
+		t.Fatalf("history %+v", hs)
+	}
+	wantCode(t, func() error { _, err := ro.FlagHistory(ctx, k.owner, k.proj.ID, "production", f.Key, 0); return err }(), signoff.EINVALID)
+	wantCode(t, func() error { _, err := ro.FlagHistory(ctx, k.other, k.proj.ID, "production", f.Key, 5); return err }(), signoff.ENOTFOUND)
+	// The view refuses writes in code (no signer) and the pool refuses
+	// them in the database.
+	if _, _, err := ro.SetFlag(ctx, k.sys, signoff.FlagWrite{ProjectID: k.proj.ID, Env: "production", Key: f.Key,
+		Value: json.RawMessage("false"), ExpectedVersion: 4, Reason: "through the read-only view"}); err == nil {
+		t.Fatal("the read-only view wrote a flag")
+	}
+	if _, err := ro.SQL().ExecContext(ctx, `UPDATE flags SET version = version + 1`); err == nil {
+		t.Fatal("the read-only pool ran an UPDATE")
+	}
+	if got, _ := s.GetFlag(ctx, k.owner, k.proj.ID, "production", f.Key); got.Version != 4 {
+		t.Fatalf("flag at version %d after refused writes", got.Version)
 	}
 }

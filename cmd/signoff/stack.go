@@ -75,6 +75,9 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 func newChangeDesk(s *sqlstore.DB, log *slog.Logger) *changedesk.Desk {
 	repo := changedesk.SettingsRepo(s)
 	cd := &changedesk.Desk{Store: s, Log: log, Key: s.Signer(), Health: changedesk.Probers{}}
+	if ro := s.ReadOnly(); ro != nil {
+		cd.Read = ro
+	}
 	cd.Actuators = map[string]changedesk.Actuator{
 		change.KindFlag: changedesk.FlagActuator{Flags: s},
 		change.KindFile: &changedesk.FileActuator{Repo: repo},
