@@ -116,7 +116,7 @@ func (d *Desk) AgentTools() []*agent.Tool {
 				if err != nil || t.Kind != change.KindFlag {
 					return agent.Result{}, signoff.Errorf(signoff.EINVALID, "target must be flag:<env>/<key>")
 				}
-				c, err := d.reader().GetCase(ctx, env.Actor, task.CaseID)
+				c, err := d.Reader().GetCase(ctx, env.Actor, task.CaseID)
 				if err != nil {
 					return agent.Result{}, err
 				}
@@ -124,7 +124,7 @@ func (d *Desk) AgentTools() []*agent.Tool {
 				if limit <= 0 || limit > signoff.MaxFlagHistory {
 					limit = 20
 				}
-				hs, err := d.reader().FlagHistory(ctx, env.Actor, c.ProjectID, t.Env, t.Name, limit)
+				hs, err := d.Reader().FlagHistory(ctx, env.Actor, c.ProjectID, t.Env, t.Name, limit)
 				if err != nil {
 					return agent.Result{}, err
 				}
@@ -300,7 +300,7 @@ func (d *Desk) plannerActor(ctx context.Context, ws string) (signoff.Actor, erro
 }
 
 func (d *Desk) planTask(ctx context.Context, c signoff.Case, l signoff.ChangeLoop) (PlanTask, error) {
-	flags, err := d.reader().ListFlags(ctx, sys(c.WorkspaceID), c.ProjectID, "")
+	flags, err := d.Reader().ListFlags(ctx, sys(c.WorkspaceID), c.ProjectID, "")
 	if err != nil {
 		return PlanTask{}, err
 	}

@@ -95,8 +95,8 @@ func (d *Desk) log() *slog.Logger {
 
 func sys(ws string) signoff.Actor { return signoff.SystemActor(ws) }
 
-// reader is the store the planner's reads use.
-func (d *Desk) reader() signoff.Store {
+// Reader is the store the planner's reads use (Read, or Store).
+func (d *Desk) Reader() signoff.Store {
 	if d.Read != nil {
 		return d.Read
 	}

@@ -177,7 +177,7 @@ func (b *binding) readChangeRequest(ctx context.Context, caseID string) (ChangeR
 	v := ChangeRequestView{CaseID: c.ID, Title: c.Title, State: c.State, ProjectID: c.ProjectID, Reason: l.State.Reason,
 		Opener: l.State.Opener, Incident: l.State.Incident, RevertOf: l.State.RevertOf, Flags: []ChangeFlag{}}
 	if l.State.PlanID != "" {
-		p, err := b.st.GetPlan(ctx, b.by, l.State.PlanID)
+		p, err := d.Reader().GetPlan(ctx, b.by, l.State.PlanID)
 		if err != nil {
 			return ChangeRequestView{}, err
 		}
@@ -195,7 +195,8 @@ func (b *binding) readChangeRequest(ctx context.Context, caseID string) (ChangeR
 	}
 	v.Policy = ChangePolicyView{Digest: pol.Digest(), AllowedTargets: nonNil(pol.AllowedTargets), ProtectedTargets: nonNil(pol.ProtectedTargets),
 		Environments: nonNil(pol.Environments), MinReasonLength: pol.MinReasonLength}
-	flags, err := b.st.ListFlags(ctx, b.by, c.ProjectID, "")
+	// The planner's reads go to the read-only pool where there is one.
+	flags, err := d.Reader().ListFlags(ctx, b.by, c.ProjectID, "")
 	if err != nil {
 		return ChangeRequestView{}, err
 	}
