@@ -74,6 +74,9 @@ type ChangeLoopState struct {
 	Review       json.RawMessage `json:"review,omitempty"`
 	ReviewNote   string          `json:"review_note,omitempty"`
 	PolicyDigest string          `json:"policy_digest,omitempty"`
+	// PolicyYAML is the policy's text as reviewed, so the case's evidence
+	// carries the policy its digest names after the workspace's changes.
+	PolicyYAML string `json:"policy_yaml,omitempty"`
 	// ApprovedDigest and ApprovedPolicyDigest are what the quorum approved
 	// (or the desk pre-approved); ApprovalIDs the approvals that made the
 	// quorum, which the gate consumes.

@@ -180,10 +180,14 @@ type Finding struct {
 
 // Findings is everything VerifyBundle found, in the order it checked.
 type Findings struct {
+	// Kind is the bundle's kind: KindVerification or KindChange.
+	Kind  string    `json:"kind,omitempty"`
 	Items []Finding `json:"items"`
 	// Verdict and Fingerprint are as recorded in the verdict statement.
 	Verdict     string `json:"verdict,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Change is what a change bundle shows (change.go).
+	Change *ChangeFindings `json:"change,omitempty"`
 }
 
 // OK reports whether nothing failed. Unchecked items do not fail a bundle,
@@ -224,12 +228,14 @@ type parsed struct {
 
 // VerifyBundle checks a bundle offline: every signature (under the trusted
 // keys, or, when none are given, under the bundle's own key, which
-// establishes integrity but not authenticity), every subject digest, that
-// every file is covered by a statement, the harness digest recomputed from
-// harness.json and the test files, the fingerprint recomputed from the
-// recorded identity, the verdict recomputed from the recorded stages, and
-// that the run statements agree with the verdict. The error is for a
-// bundle that cannot be opened at all; everything else is a finding.
+// establishes integrity but not authenticity), every subject digest, and
+// that every file is covered by a statement. For a verification bundle it
+// then recomputes the harness digest from harness.json and the test files,
+// the fingerprint from the recorded identity and the verdict from the
+// recorded stages, and checks that the run statements agree with the
+// verdict; for a change bundle it does what checkChange says. Findings.Kind
+// says which it was. The error is for a bundle that cannot be opened at
+// all; everything else is a finding.
 func VerifyBundle(dir string, trusted []ed25519.PublicKey) (Findings, error) {
 	var f Findings
 	root, err := os.OpenRoot(dir)
@@ -373,7 +379,7 @@ func VerifyBundle(dir string, trusted []ed25519.PublicKey) (Findings, error) {
 		}
 	}
 	for _, name := range sortedKeys(files) {
-		if name == signerFile || name == verdictFile || len(refs[name]) > 0 {
+		if name == signerFile || name == verdictFile || name == changeFile || len(refs[name]) > 0 {
 			continue
 		}
 		if p := stmts[name]; p != nil && !p.ok {
@@ -382,8 +388,16 @@ func VerifyBundle(dir string, trusted []ed25519.PublicKey) (Findings, error) {
 		f.add(name, StatusFailed, "not covered by any verified statement")
 	}
 
-	checkVerdict(&f, root, stmts, digests, bundleKey)
-	f.add("runs", StatusUnchecked, "not re-executed: the test outcomes are as the signer's verifier recorded them")
+	switch {
+	case files[changeFile] && files[verdictFile]:
+		f.add("kind", StatusFailed, "the bundle has both %s and %s: it is neither a verification nor a change bundle", verdictFile, changeFile)
+	case isChangeBundle(files):
+		checkChange(&f, root, stmts, digests, files, bundleKey, keysToUse, selfSigned)
+	default:
+		f.Kind = KindVerification
+		checkVerdict(&f, root, stmts, digests, bundleKey)
+		f.add("runs", StatusUnchecked, "not re-executed: the test outcomes are as the signer's verifier recorded them")
+	}
 	return f, nil
 }
 
@@ -391,7 +405,7 @@ func checkStatement(s Statement) error {
 	switch {
 	case s.Type != StatementType:
 		return fmt.Errorf("_type %q, want %q", s.Type, StatementType)
-	case s.PredicateType != PredicateRun && s.PredicateType != PredicateVerdict:
+	case s.PredicateType != PredicateRun && s.PredicateType != PredicateVerdict && s.PredicateType != PredicateChange:
 		return fmt.Errorf("unknown predicateType %q", s.PredicateType)
 	case len(s.Subject) == 0:
 		return errors.New("no subjects")

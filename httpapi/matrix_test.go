@@ -375,6 +375,12 @@ var matrix = []struct {
 		return request{method: "POST", path: "/api/v1/projects/" + f.proj.ID + "/flags/prod/matrix_change/emergency",
 			body: `{"value":true,"reason":"an emergency write asked by ` + who + `"}`}
 	}, statuses{403, 403, 403, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 403}},
+	// People export a change's evidence; the matrix's change has no plan
+	// yet, so there is nothing to export (409). Agents hold change.read
+	// but the desk refuses them.
+	{"GET /api/v1/cases/{id}/change/evidence", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.changeCase.ID + "/change/evidence"}
+	}, statuses{403, 409, 409, 409, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 	{"GET /api/v1/cases/{id}/receipts", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.changeCase.ID + "/receipts"}
 	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},

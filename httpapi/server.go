@@ -277,6 +277,7 @@ func (s *server) register() {
 	s.api("POST /api/v1/cases/{id}/execute", identity.OpChangeExecute, s.executeChange)
 	s.api("POST /api/v1/cases/{id}/rollback", identity.OpChangeExecute, s.rollbackChange)
 	s.api("GET /api/v1/cases/{id}/receipts", identity.OpChangeRead, s.listReceipts)
+	s.api("GET /api/v1/cases/{id}/change/evidence", identity.OpChangeRead, s.getChangeEvidence)
 	// The one flag write outside the gate, where the policy allows it.
 	s.api("POST /api/v1/projects/{id}/flags/{env}/{key}/emergency", identity.OpFlagBypass, s.flagBypass)
 }

@@ -19,28 +19,37 @@ import (
 	"github.com/signoff-dev/signoff/verify"
 )
 
-// runEvidenceExport downloads a candidate's evidence bundle, checks its
-// digest against the one on the case's loop record (and so the ledger),
-// and unpacks it for `signoff evidence verify`.
+// runEvidenceExport downloads a case's evidence bundle and unpacks it for
+// `signoff evidence verify`. For a bug it is a candidate's verification
+// evidence, whose digest is checked against the one on the case's loop
+// record (and so the ledger); for a change it is the bundle the server
+// signs on request (plan, review, policy, approvals, receipts), whose
+// digest is checked against the one sent with it.
 func runEvidenceExport(ctx context.Context, e *env, args []string) error {
 	var sf serverFlags
 	var caseID, candID, out string
-	fs := newFlags("evidence export", "signoff evidence export --case ID --candidate ID --out DIR [--server URL]   (token from SIGNOFF_TOKEN)\n\n"+
-		"Writes the candidate's verification evidence (in-toto statements in DSSE envelopes, the harness,\n"+
-		"its test files and every run's output) into DIR; check it offline with signoff evidence verify DIR --key SERVER.pub")
+	fs := newFlags("evidence export", "signoff evidence export --case ID [--candidate ID] --out DIR [--server URL]   (token from SIGNOFF_TOKEN)\n\n"+
+		"Writes a case's evidence into DIR as in-toto statements in DSSE envelopes with the files they name.\n"+
+		"For a bug, --candidate names the candidate: the harness, its test files and every run's output.\n"+
+		"For a change: the plan, its review, the policy, the signed approvals with the approvers' keys and\n"+
+		"the receipts with their health results.\n"+
+		"Check it offline with signoff evidence verify DIR --key SERVER.pub")
 	fs.StringVar(&caseID, "case", "", "the case (required)")
-	fs.StringVar(&candID, "candidate", "", "the candidate (required)")
+	fs.StringVar(&candID, "candidate", "", "the candidate (required for a bug; a change has none)")
 	fs.StringVar(&out, "out", "", "directory to write the bundle into; must not exist or be empty (required)")
 	addServerFlags(fs, e, &sf)
 	if err := parse(fs, e, args); err != nil {
 		return err
 	}
-	if err := required(fs, e, "case", caseID, "candidate", candID, "out", out); err != nil {
+	if err := required(fs, e, "case", caseID, "out", out); err != nil {
 		return err
 	}
 	c, err := sf.client(e)
 	if err != nil {
 		return err
+	}
+	if candID == "" {
+		return exportChangeEvidence(ctx, e, c, caseID, out)
 	}
 	var loop signoff.BugLoop
 	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID, "loop"), nil, &loop); err != nil {
@@ -68,6 +77,69 @@ func runEvidenceExport(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "wrote the evidence of candidate %s (bundle %s) to %s\ncheck it offline: signoff evidence verify %s --key SERVER.pub\n", candID, want, out, out)
 	return nil
+}
+
+// exportChangeEvidence downloads a change case's evidence bundle.
+func exportChangeEvidence(ctx context.Context, e *env, c *apiClient, caseID, out string) error {
+	var cs signoff.Case
+	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID), nil, &cs); err != nil {
+		return err
+	}
+	if cs.Kind != signoff.KindChange {
+		return signoff.Errorf(signoff.EINVALID, "case %s is a %s: name the candidate whose evidence to export with --candidate ID", caseID, cs.Kind)
+	}
+	archive, hdr, err := c.download(ctx, apiPath("cases", caseID, "change", "evidence"))
+	if err != nil {
+		return err
+	}
+	want := hdr.Get("X-Signoff-Bundle-Digest")
+	if want == "" {
+		want = hdr.Get("X-Bundle-Digest")
+	}
+	sum := sha256.Sum256(archive)
+	switch got := hex.EncodeToString(sum[:]); {
+	case want == "":
+		return signoff.Errorf(signoff.EUNAVAILABLE, "the server sent the bundle without its digest: refusing to write it")
+	case got != want:
+		return signoff.Errorf(signoff.ECONFLICT, "the bundle's digest %s is not the %s the server sent with it: refusing to write it", got, want)
+	}
+	if err := untarGz(archive, out); err != nil {
+		return err
+	}
+	d := &display{}
+	fmt.Fprintf(e.stdout, "wrote the evidence of change case %s (%s, bundle %s) to %s\ncheck it offline: signoff evidence verify %s --key SERVER.pub\n",
+		caseID, d.line(cs.State), want, out, out)
+	return nil
+}
+
+// download GETs path and returns the body and headers of a successful
+// answer; problems come back as *signoff.Error, as from do.
+func (c *apiClient) download(ctx context.Context, path string) ([]byte, http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, nil, signoff.Errorf(signoff.EINVALID, "build request for %s: %v", path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/gzip, application/problem+json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "cannot reach the server: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "read the answer to GET %s: %v", path, err)
+	}
+	if len(b) > maxResponse {
+		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "the answer to GET %s is larger than %d bytes", path, maxResponse)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, nil, problemError(resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	return b, resp.Header, nil
 }
 
 // untarGz unpacks regular files only, each under dir, refusing absolute

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff/evidence"
 	"github.com/signoff-dev/signoff/keys"
@@ -199,8 +200,9 @@ func runEvidence(ctx context.Context, e *env, args []string) error {
 		bundles  []string
 	)
 	fs := newFlags("evidence verify", "signoff evidence verify BUNDLE [--key PUB ...] [--json]\n\n"+
-		"Recomputes every digest and signature of an evidence bundle offline and lists what it could\n"+
-		"not check. Exit status: 0 when everything checks, 1 when anything failed, 3 usage or setup error")
+		"Recomputes every digest and signature of an evidence bundle offline (a candidate's verification\n"+
+		"or a change case's plan, approvals and receipts) and lists what it could not check.\n"+
+		"Exit status: 0 when everything checks, 1 when anything failed, 3 usage or setup error")
 	fs.Var(&keyFiles, "key", "trusted public key of the signer (PEM; a private key file works too; repeatable). Without it the bundle's own key is used and authenticity is not established")
 	fs.BoolVar(&asJSON, "json", false, "print the findings as JSON")
 	// Flags may come before or after the bundle.
@@ -246,18 +248,77 @@ func runEvidence(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		fmt.Fprint(e.stdout, f.String())
+		what := "recorded verdict " + f.Verdict
+		if f.Kind == evidence.KindChange {
+			what = printChangeSummary(e, f.Change)
+		}
 		failed, unchecked := len(f.With(evidence.StatusFailed)), len(f.With(evidence.StatusUnchecked))
 		switch {
 		case failed > 0:
 			fmt.Fprintf(e.stdout, "evidence: FAILED: %d check(s) failed, %d could not be checked\n", failed, unchecked)
 		case len(trusted) == 0:
-			fmt.Fprintf(e.stdout, "evidence: intact (recorded verdict %s), but self-signed: authenticity not established; %d item(s) could not be checked\n", f.Verdict, unchecked)
+			fmt.Fprintf(e.stdout, "evidence: intact (%s), but self-signed: authenticity not established; %d item(s) could not be checked\n", what, unchecked)
 		default:
-			fmt.Fprintf(e.stdout, "evidence: OK (recorded verdict %s), signed by a trusted key; %d item(s) could not be checked\n", f.Verdict, unchecked)
+			fmt.Fprintf(e.stdout, "evidence: OK (%s), signed by a trusted key; %d item(s) could not be checked\n", what, unchecked)
 		}
 	}
 	if !f.OK() {
 		return &exitStatus{exitRejected}
 	}
 	return nil
+}
+
+// printChangeSummary shows what a change bundle records, below its
+// findings: the case, the plan and policy digests, the approvals and each
+// receipt's outcome with its health results. The text came from the
+// bundle, so it is escaped for the terminal; whether each item checked is
+// in the findings above. It returns the short form for the last line.
+func printChangeSummary(e *env, c *evidence.ChangeFindings) string {
+	if c == nil {
+		return "change bundle"
+	}
+	d := &display{}
+	w := e.stdout
+	fmt.Fprintf(w, "\nchange case %s (%s): %s\n", d.line(c.Case), d.line(c.State), d.line(c.Title))
+	fmt.Fprintf(w, "  plan %s, digest %s\n", d.line(c.PlanID), d.line(c.PlanDigest))
+	fmt.Fprintf(w, "  policy digest %s\n", d.line(c.PolicyDigest))
+	review := "passed"
+	if !c.ReviewOK {
+		review = "not passed"
+	}
+	fmt.Fprintf(w, "  review %s\n", review)
+	for _, a := range c.Approvals {
+		fmt.Fprintf(w, "  approval %s: %s by %s, key %s, %s\n", d.line(a.ID), d.line(a.Decision), d.line(a.Approver), d.line(a.KeyID), verifiedWord(a.Verified))
+	}
+	var outcomes []string
+	for _, r := range c.Receipts {
+		how := "approvals " + d.line(strings.Join(r.Approvals, ", "))
+		if r.Preapproved {
+			how = "pre-approved rollback"
+		} else if len(r.Approvals) == 0 {
+			how = "no approvals"
+		}
+		fmt.Fprintf(w, "  receipt %s (%s): %s %s by %s, %s, %s; %s\n", d.line(r.ID), d.line(r.Kind), d.line(r.Outcome), d.line(r.Target),
+			d.line(r.Executor), how, r.FinishedAt.UTC().Format(time.RFC3339), verifiedWord(r.Verified))
+		fmt.Fprintf(w, "    health %s\n", d.line(r.Health))
+		outcomes = append(outcomes, d.line(r.Outcome))
+	}
+	if len(c.Receipts) == 0 {
+		fmt.Fprintln(w, "  no receipts: the change has not been executed")
+	}
+	if d.escaped > 0 {
+		fmt.Fprintf(w, "  (%d characters a terminal would not show as themselves are escaped)\n", d.escaped)
+	}
+	fmt.Fprintln(w)
+	if len(outcomes) == 0 {
+		return fmt.Sprintf("change case %s, not executed", d.line(c.Case))
+	}
+	return fmt.Sprintf("change case %s: %s", d.line(c.Case), strings.Join(outcomes, ", "))
+}
+
+func verifiedWord(ok bool) string {
+	if ok {
+		return "verified"
+	}
+	return "NOT verified"
 }
