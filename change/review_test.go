@@ -95,6 +95,10 @@ func TestReview(t *testing.T) {
 		}, nil, ""},
 		{"approvers: nobody in the group", func(b bundle) { b.pol.Approvals.Group = nil }, []string{change.RuleApprovers}, "0 eligible"},
 		{"approvers: a policy requiring none", func(b bundle) { b.pol.Approvals.Required = 0 }, []string{change.RuleApprovers}, "at least 1"},
+		{"approvers: a pre-approved compensation needs none", func(b bundle) {
+			b.pol.Approvals.Group = nil
+			b.req.Preapproved = true
+		}, nil, ""},
 
 		{"everything fails, everything is reported", func(b bundle) {
 			*b.plan = change.Plan{Kind: "deploy", Target: "prod", Rollback: json.RawMessage(`[]`)}

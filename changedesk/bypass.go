@@ -62,6 +62,15 @@ func (d *Desk) Bypass(ctx context.Context, by signoff.Actor, in BypassInput) (Ex
 	if err != nil {
 		return Execution{}, err
 	}
+	// The bypass skips the approval, not the per-target lock: it never
+	// writes under an execution in flight.
+	holder := signoff.NewID("lock")
+	if locked, err := d.lockTarget(ctx, by.WorkspaceID, target, holder); err != nil {
+		return Execution{}, err
+	} else if !locked {
+		return Execution{}, &change.GateError{Check: change.CheckLock, Detail: fmt.Sprintf("the per-target lock for %s is held by an execution in flight", target)}
+	}
+	defer d.unlock(ctx, by.WorkspaceID, target, holder)
 	params, err := json.Marshal(map[string]json.RawMessage{"value": in.Value})
 	if err != nil {
 		return Execution{}, signoff.Errorf(signoff.EINVALID, "value is not JSON")
@@ -163,6 +172,13 @@ func (d *Desk) ExpireBypass(ctx context.Context, ws, caseID string) error {
 		return err
 	}
 	sc := Scope{WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, CaseID: c.ID}
+	holder := signoff.NewID("lock")
+	if locked, err := d.lockTarget(ctx, ws, plan.Target, holder); err != nil {
+		return err
+	} else if !locked {
+		return fmt.Errorf("bypass %s: the lock of %s is held; retried later", caseID, plan.Target)
+	}
+	defer d.unlock(ctx, ws, plan.Target, holder)
 	cur, err := act.Read(ctx, sc, t)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@
 package changedesk
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/approval"
+	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -323,7 +325,7 @@ func (d *Desk) storePlan(ctx context.Context, by signoff.Actor, c signoff.Case, 
 	rec := &signoff.ChangePlan{ID: signoff.NewID(change.PrefixPlan), WorkspaceID: c.WorkspaceID, CaseID: c.ID,
 		Body: body, Digest: digest, Proposer: by.ID, Via: via, CreatedAt: d.now()}
 	st := l.State
-	st.PlanID, st.PlanDigest, st.Review, st.PolicyDigest, st.ReviewNote = rec.ID, digest, nil, "", ""
+	st.PlanID, st.PlanDigest, st.Review, st.PolicyDigest, st.ReviewNote, st.PolicyYAML = rec.ID, digest, nil, "", "", ""
 	st.ApprovedDigest, st.ApprovedPolicyDigest, st.ApprovalIDs, st.Preapproved = "", "", nil, false
 	l, c, err = d.Store.AdvanceChange(ctx, by, signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Plan: rec, Command: "plan",
 		Events: []signoff.LoopEvent{{Type: "change.planned", Payload: map[string]any{"plan_id": rec.ID, "plan_digest": digest,
@@ -343,17 +345,20 @@ func (d *Desk) storePlan(ctx context.Context, by signoff.Actor, c signoff.Case, 
 
 // review applies the policy to the current plan and moves the case on.
 func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, plan change.Plan, rec signoff.ChangePlan) (signoff.Case, signoff.ChangeLoop, error) {
-	pol, _, err := d.Policy(ctx, c.WorkspaceID)
+	pol, prec, err := d.Policy(ctx, c.WorkspaceID)
 	if err != nil {
 		return c, l, err
 	}
-	res := change.Review(plan, change.Request{Reason: l.State.Reason, Proposer: rec.Proposer, Opener: l.State.Opener}, pol, d.now())
+	// Only the exact compensation of an executed change is pre-approved:
+	// a re-planned compensating case with any other plan needs people.
+	pre := l.State.RevertOf != "" && pol.RollbackPreapproved(plan.Kind) && d.exactCompensation(ctx, c.WorkspaceID, l.State.RevertOf, plan)
+	res := change.Review(plan, change.Request{Reason: l.State.Reason, Proposer: rec.Proposer, Opener: l.State.Opener, Preapproved: pre}, pol, d.now())
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return c, l, err
 	}
 	st := l.State
-	st.Review, st.PolicyDigest = raw, pol.Digest()
+	st.Review, st.PolicyDigest, st.PolicyYAML = raw, pol.Digest(), prec.YAML
 	cmd, ev := "review_fail", "change.review_failed"
 	if res.OK {
 		cmd, ev = "review_pass", "change.reviewed"
@@ -363,7 +368,7 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 	if err != nil || !res.OK {
 		return c, l, err
 	}
-	if st.RevertOf != "" && pol.RollbackPreapproved(plan.Kind) {
+	if pre {
 		st.Preapproved, st.ApprovedDigest, st.ApprovedPolicyDigest = true, rec.Digest, st.PolicyDigest
 		l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "preapprove",
 			Events: []signoff.LoopEvent{{Type: "change.preapproved", Payload: map[string]any{"plan_id": rec.ID, "plan_digest": rec.Digest,
@@ -374,6 +379,27 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 		Events: []signoff.LoopEvent{{Type: "change.approval_requested", Payload: map[string]any{"plan_id": rec.ID, "subject_digest": rec.Digest,
 			"policy_digest": st.PolicyDigest, "required": pol.Approvals.Required, "group": pol.Approvals.Group}}}})
 	return c, l, err
+}
+
+// exactCompensation reports whether plan applies, to the same target, the
+// rollback of the executed change origID: the only plan a pre-approval
+// covers.
+func (d *Desk) exactCompensation(ctx context.Context, ws, origID string, plan change.Plan) bool {
+	oc, err := d.Store.GetCase(ctx, sys(ws), origID)
+	if err != nil || oc.State != workflow.ChangeExecuted {
+		return false
+	}
+	ol, err := d.Store.GetChangeLoop(ctx, sys(ws), origID)
+	if err != nil {
+		return false
+	}
+	_, orig, err := d.currentPlan(ctx, oc, ol)
+	if err != nil || orig.Target != plan.Target || orig.Kind != plan.Kind {
+		return false
+	}
+	a, err1 := canonical.Transform(orig.Rollback)
+	b, err2 := canonical.Transform(plan.Params)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
 // currentPlan returns the case's current plan record and the plan decoded

@@ -592,3 +592,97 @@ func TestBypass(t *testing.T) {
 		t.Fatalf("overtaken bypass: flag v%d (want v%d), case %s", f2.Version, f.Version+1, e.state(x.Case.ID))
 	}
 }
+
+// racingFlags writes the flag as someone else just before the gate's
+// write, as a concurrent writer would.
+type racingFlags struct {
+	changedesk.FlagActuator
+	before func()
+}
+
+func (r racingFlags) Apply(ctx context.Context, sc changedesk.Scope, p change.Plan, st changedesk.State) (changedesk.State, error) {
+	r.before()
+	return r.FlagActuator.Apply(ctx, sc, p, st)
+}
+
+// TestWriteBetweenGateAndApply: the actuator's compare-and-swap refuses,
+// nothing of the plan is applied, and the other writer's value stands
+// (no restore over it); the case is drifted.
+func TestWriteBetweenGateAndApply(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	e.desk.Actuators[change.KindFlag] = racingFlags{FlagActuator: changedesk.FlagActuator{Flags: e.store}, before: func() {
+		_, _, err := e.store.SetFlag(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), signoff.FlagWrite{ProjectID: e.project, Env: "prod", Key: flagKey,
+			Value: json.RawMessage("true"), ExpectedVersion: 1, Reason: "test: someone else writes first"})
+		must(t, err)
+	}}
+	x, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+	must(t, err)
+	if x.Outcome != changedesk.OutcomeDrifted || x.Case.State != workflow.ChangeDrifted || x.Predicate.Restored != nil {
+		t.Fatalf("outcome %s, case %s, restored %v", x.Outcome, x.Case.State, x.Predicate.Restored)
+	}
+	if f := e.flag(); string(f.Value) != "true" || f.Version != 2 {
+		t.Fatalf("flag %s v%d: the other writer's value must stand", f.Value, f.Version)
+	}
+}
+
+// TestPreapprovalCoversOnlyTheCompensation: a compensating case re-planned
+// with anything but the original's rollback needs a signature.
+func TestPreapprovalCoversOnlyTheCompensation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	// The only approver opens the rollback: a pre-approved compensation
+	// needs no approver, so the review still passes.
+	e.setPolicy(policyYAML([]string{e.alice.ID}, "preapproved_rollbacks: [flag]\n"))
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	_, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+	must(t, err)
+	rc, rx, err := e.desk.Rollback(e.ctx, e.alice, c.ID, "drill: roll the change back to the original value")
+	must(t, err)
+	if rx == nil || rx.Outcome != changedesk.OutcomeExecuted || e.state(c.ID) != workflow.ChangeReverted {
+		t.Fatalf("the sole approver's pre-approved rollback: %s, %+v", rc.State, rx)
+	}
+	// Another executed change (after one that was rolled back
+	// automatically); its compensation is re-planned before it runs.
+	e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, "preapproved_rollbacks: [flag]\n"))
+	c2 := e.request("true")
+	e.approve(e.alice, c2.ID)
+	x2, err := e.desk.Execute(e.ctx, e.alice, c2.ID)
+	must(t, err)
+	if x2.Outcome != changedesk.OutcomeRolledBack {
+		t.Fatalf("turning the flag on: %s", x2.Outcome)
+	}
+	c3 := e.request("false")
+	e.approve(e.alice, c3.ID)
+	x3, err := e.desk.Execute(e.ctx, e.alice, c3.ID)
+	must(t, err)
+	if x3.Outcome != changedesk.OutcomeExecuted {
+		t.Fatalf("c3: %s", x3.Outcome)
+	}
+	// Open the compensation but keep it from running: another writer
+	// holds the target's lock, so the pre-approved execution is refused.
+	ok, err := e.store.LockTarget(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), "flag:prod/"+flagKey, "someone-else", time.Hour)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	e.desk.LockWait = 100 * time.Millisecond
+	rc3, _, err := e.desk.Rollback(e.ctx, e.owner, c3.ID, "drill: roll the third change back to the original")
+	if gateCheck(err) != change.CheckLock || rc3.State != workflow.ChangeApproved {
+		t.Fatalf("locked compensation: %s, %v", rc3.State, err)
+	}
+	must(t, e.store.UnlockTarget(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), "flag:prod/"+flagKey, "someone-else"))
+	// Re-planned to turn the flag on: not the compensation, so it waits
+	// for a signature, and nothing runs.
+	rc3, _, err = e.desk.Propose(e.ctx, e.owner, rc3.ID, changedesk.Proposal{Target: "flag:prod/" + flagKey,
+		Params: json.RawMessage(`{"value":true}`), HealthCheck: e.health(), Via: "human"})
+	must(t, err)
+	if rc3.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("a re-planned compensation is %s, want awaiting_approval", rc3.State)
+	}
+	if _, err := e.desk.Execute(e.ctx, e.owner, rc3.ID); signoff.ErrorCode(err) != signoff.ECONFLICT {
+		t.Fatalf("executing it unsigned: %v", err)
+	}
+}

@@ -29,6 +29,7 @@ const (
 	OutcomeExecuted      = "executed"       // applied, health passed
 	OutcomeRolledBack    = "rolled_back"    // applied, health failed, before-state restored
 	OutcomeRestoreFailed = "restore_failed" // applied, health failed, restore failed: a person must act
+	OutcomeDrifted       = "drifted"        // not applied: the target changed between the gate and the write
 )
 
 // Execution is what Execute did.
@@ -141,13 +142,16 @@ func (d *Desk) executeObserved(ctx context.Context, by signoff.Actor, caseID str
 		return Execution{}, err
 	}
 	if locked {
-		defer func() {
-			if err := d.Store.UnlockTarget(context.WithoutCancel(ctx), sys(c.WorkspaceID), plan.Target, holder); err != nil {
-				d.log().ErrorContext(ctx, "release target lock", "target", plan.Target, "err", err)
-			}
-		}()
+		defer d.unlock(ctx, c.WorkspaceID, plan.Target, holder)
 	}
 	return d.execute(ctx, by, caseID, locked, plan.Target, start)
+}
+
+// unlock releases a per-target lock, even when ctx is done.
+func (d *Desk) unlock(ctx context.Context, ws, target, holder string) {
+	if err := d.Store.UnlockTarget(context.WithoutCancel(ctx), sys(ws), target, holder); err != nil {
+		d.log().ErrorContext(ctx, "release target lock", "target", target, "err", err)
+	}
 }
 
 // lockTarget waits up to LockWait for the per-target lock.
@@ -312,7 +316,12 @@ func (d *Desk) apply(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, 
 		body.After = &after
 	}
 	outcome, command := OutcomeExecuted, "complete"
-	if !body.Health.Passed {
+	if err != nil && signoff.ErrorCode(err) == signoff.ECONFLICT && !errors.Is(err, ErrRunbookFailed) {
+		// The actuator's compare-and-swap refused: someone wrote the
+		// target after the gate read it, and nothing of this plan was
+		// applied. Restoring now would overwrite their write.
+		outcome, command = OutcomeDrifted, "drift"
+	} else if !body.Health.Passed {
 		// A runbook's state is its script, which running does not change:
 		// one that ran and failed may have done anything, so it counts as
 		// applied.
@@ -360,7 +369,8 @@ func (d *Desk) apply(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, 
 			"health_passed": body.Health.Passed, "before_state_digest": body.Before.Digest, "after_state_digest": stateDigest(body.After),
 			"restored_state_digest": stateDigest(body.Restored), "apply_error": body.ApplyError, "restore_error": body.RestoreError}}}}
 	u.State.Receipts = append(append([]string{}, u.State.Receipts...), rcpt.ID)
-	if command == "complete" && body.RevertOf != "" {
+	// The original is reverted only when its before-state is back.
+	if command == "complete" && body.RevertOf != "" && body.RestoredMatchesOriginal != nil && *body.RestoredMatchesOriginal {
 		u.Revert = body.RevertOf
 	}
 	_, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), u)

@@ -395,10 +395,13 @@ func runChangePolicy(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var out signoff.ChangePolicy
-	if err := c.do(ctx, http.MethodPut, "/api/v1/change-policy", map[string]any{"yaml": string(b), "expected_version": cur.Policy.Version}, &out); err != nil {
+	var stored struct {
+		Policy signoff.ChangePolicy `json:"policy"`
+	}
+	if err := c.do(ctx, http.MethodPut, "/api/v1/change-policy", map[string]any{"yaml": string(b), "expected_version": cur.Policy.Version}, &stored); err != nil {
 		return err
 	}
+	out := stored.Policy
 	if out.Digest != p.Digest() {
 		return signoff.Errorf(signoff.EUNAVAILABLE, "the server stored policy digest %s, this CLI computed %s", out.Digest, p.Digest())
 	}

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/riverqueue/river"
 
@@ -42,6 +44,14 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 	}
 	desk := &bugdesk.Desk{Store: s, Log: log, Key: s.Signer()}
 	cd := newChangeDesk(s, log)
+	// Health probes reach loopback only unless the operator names more
+	// hosts: plans come from agents, and a probe is a request the server
+	// makes for them.
+	if hosts := strings.Fields(strings.ReplaceAll(e.getenv("SIGNOFF_HEALTH_HOSTS"), ",", " ")); len(hosts) > 0 {
+		cd.Health = changedesk.Probers{HTTP: changedesk.HTTPProber{AllowHost: func(h string) bool {
+			return changedesk.LoopbackHost(h) || slices.ContainsFunc(hosts, func(a string) bool { return strings.EqualFold(a, h) })
+		}}}
+	}
 	reg := toolRegistryFor(desk, cd)
 	rt := &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make, Log: log}
 	desk.Runtime, desk.Tools = rt, reg
@@ -49,7 +59,9 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 	if runner, err := sandbox.Default(); err == nil {
 		desk.Sandbox = runner
 		cd.Actuators[change.KindRunbook].(*changedesk.RunbookActuator).Runner = runner
-		cd.Health = changedesk.Probers{Command: changedesk.CommandProber{Runner: runner}}
+		p := cd.Health.(changedesk.Probers)
+		p.Command = changedesk.CommandProber{Runner: runner}
+		cd.Health = p
 	} else {
 		// Fail closed: without an isolated sandbox no reproduction or
 		// candidate is run, and the loop says why.
