@@ -19,9 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/keys"
-	"github.com/signoff-dev/signoff/workflow"
 )
 
 // Limits of the bug loop's records, in bytes unless said otherwise.
@@ -447,30 +445,11 @@ func (s *DB) ListLoops(ctx context.Context, by signoff.Actor, projectID string, 
 	if err := signoff.CheckID("project", signoff.PrefixProject, projectID); err != nil {
 		return nil, err
 	}
-	for _, st := range states {
-		if !workflow.Bug.IsState(st) {
-			return nil, signoff.Errorf(signoff.EINVALID, "unknown bug state %q", st)
-		}
-	}
-	if _, err := s.getProject(ctx, s.db, by.WorkspaceID, projectID); err != nil {
+	q, args, err := s.loopListQuery(ctx, bugLoops, loopColumns, by.WorkspaceID, projectID, states)
+	if err != nil {
 		return nil, err
 	}
-	var q strings.Builder
-	q.WriteString(`SELECT ` + loopColumns + ` FROM bug_loops l JOIN cases c ON c.id = l.case_id WHERE l.workspace_id = $1 AND l.project_id = $2`)
-	args := []any{by.WorkspaceID, projectID}
-	if len(states) > 0 {
-		q.WriteString(` AND c.state IN (`)
-		for i, st := range states {
-			args = append(args, st)
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			fmt.Fprintf(&q, "$%d", len(args))
-		}
-		q.WriteString(`)`)
-	}
-	q.WriteString(` ORDER BY l.case_id`)
-	out, err := queryAll(ctx, s.db, scanLoop, q.String(), args...)
+	out, err := queryAll(ctx, s.db, scanLoop, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list loops of %s: %w", projectID, err)
 	}
@@ -480,73 +459,23 @@ func (s *DB) ListLoops(ctx context.Context, by signoff.Actor, projectID string, 
 // checkLoopUpdate validates u before any transaction and returns the
 // canonical state, its digest and the events' canonical payloads.
 func checkLoopUpdate(u signoff.LoopUpdate) (state []byte, digest string, payloads []json.RawMessage, err error) {
-	if err := signoff.CheckID("case", signoff.PrefixCase, u.CaseID); err != nil {
-		return nil, "", nil, err
-	}
-	if u.Version < 0 {
-		return nil, "", nil, signoff.Errorf(signoff.EINVALID, "version must not be negative")
-	}
-	if err := signoff.CheckText("note", u.Note, false, 4000); err != nil {
+	if err := checkUpdateHead(u.CaseID, u.Version, u.Note); err != nil {
 		return nil, "", nil, err
 	}
 	if u.MaxFixAttempts < 0 || u.MaxFixAttempts > maxFixAttempts {
 		return nil, "", nil, signoff.Errorf(signoff.EINVALID, "max_fix_attempts must be between 1 and %d (0 leaves it)", maxFixAttempts)
 	}
-	if len(u.Consume) > maxLoopConsume {
-		return nil, "", nil, signoff.Errorf(signoff.EINVALID, "an update consumes at most %d approvals", maxLoopConsume)
+	if err := checkConsumeIDs(u.Consume); err != nil {
+		return nil, "", nil, err
 	}
-	for i, id := range u.Consume {
-		if err := signoff.CheckID("approval", signoff.PrefixApproval, id); err != nil {
-			return nil, "", nil, err
-		}
-		if slices.Contains(u.Consume[:i], id) {
-			return nil, "", nil, signoff.Errorf(signoff.EINVALID, "approval %s is listed twice", id)
-		}
+	if payloads, err = checkLoopEvents(u.Events, nil); err != nil {
+		return nil, "", nil, err
 	}
-	if len(u.Events) > maxLoopEvents {
-		return nil, "", nil, signoff.Errorf(signoff.EINVALID, "an update appends at most %d events", maxLoopEvents)
+	if err := checkLoopJobs(u.Jobs); err != nil {
+		return nil, "", nil, err
 	}
-	for _, e := range u.Events {
-		if err := checkToken("event type", e.Type); err != nil {
-			return nil, "", nil, err
-		}
-		if loopEventsReserved[e.Type] {
-			return nil, "", nil, signoff.Errorf(signoff.EINVALID, "event type %s is written by the store itself", e.Type)
-		}
-		p, err := canonical.Marshal(e.Payload)
-		if err != nil {
-			return nil, "", nil, signoff.Errorf(signoff.EINVALID, "payload of %s: %v", e.Type, err)
-		}
-		if len(p) > maxLoopEventJSON {
-			return nil, "", nil, signoff.Errorf(signoff.EINVALID, "payload of %s is larger than %d bytes", e.Type, maxLoopEventJSON)
-		}
-		payloads = append(payloads, p)
-	}
-	if len(u.Jobs) > maxLoopJobs {
-		return nil, "", nil, signoff.Errorf(signoff.EINVALID, "an update enqueues at most %d jobs", maxLoopJobs)
-	}
-	for _, j := range u.Jobs {
-		if j.Args == nil || j.Args.Kind() == "" {
-			return nil, "", nil, signoff.Errorf(signoff.EINVALID, "a job needs arguments with a kind")
-		}
-	}
-	raw, err := json.Marshal(u.State)
-	if err != nil {
-		return nil, "", nil, signoff.Errorf(signoff.EINVALID, "state: %v", err)
-	}
-	state, digest, err = canonicalJSON("state", raw, maxLoopState, true, nil)
+	state, digest, err = encodeLoopState(u.State, maxLoopState)
 	return state, digest, payloads, err
-}
-
-// caseMoved is the conflict of an update that found the case changed
-// since it read it.
-func (s *DB) caseMoved(ctx context.Context, q queryer, c signoff.Case) error {
-	cur, err := s.getCase(ctx, q, c.WorkspaceID, c.ID)
-	if err != nil {
-		return err
-	}
-	return &signoff.Error{Code: signoff.ECONFLICT, State: cur.State,
-		Message: fmt.Sprintf("case %s changed concurrently (now %s at version %d); re-read and retry", c.ID, cur.State, cur.Version)}
 }
 
 // AdvanceLoop implements signoff.BugLoopService. In one transaction it
@@ -568,47 +497,16 @@ func (s *DB) AdvanceLoop(ctx context.Context, by signoff.Actor, u signoff.LoopUp
 	var c signoff.Case
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if c, err = s.visibleCase(ctx, tx, by, u.CaseID); err != nil {
+		if c, err = s.loopCase(ctx, tx, by, bugLoops, u.CaseID, u.Command); err != nil {
 			return err
-		}
-		if c.Kind != signoff.KindBug {
-			return signoff.Errorf(signoff.EINVALID, "only bugs have a bug loop")
-		}
-		// Agents never approve, merge or confirm, whoever relays them. The
-		// decisions themselves (approve, merge, the reporter's answers) are
-		// allowed here: the bug desk verified the signed approval or the
-		// reporter's capability before asking.
-		if u.Command != "" && by.Role.IsAgent() && workflow.HumanOnly(u.Command) {
-			return signoff.Errorf(signoff.EFORBIDDEN, "agents may not %s", u.Command)
 		}
 		now := s.clock()
 		loop = signoff.BugLoop{CaseID: c.ID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, UpdatedAt: now}
-		if u.Version == 0 {
-			res, err := tx.ExecContext(ctx, `INSERT INTO bug_loops (case_id, workspace_id, project_id, state, version, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, 1, $5, $5) ON CONFLICT (case_id) DO NOTHING`, c.ID, c.WorkspaceID, c.ProjectID, string(st), micros(now))
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s already has a bug loop", c.ID)}
-			}
-			loop.Version, loop.CreatedAt = 1, now
-		} else {
-			var ca int64
-			err := tx.QueryRowContext(ctx, `UPDATE bug_loops SET state = $1, version = version + 1, updated_at = $2
-				WHERE case_id = $3 AND workspace_id = $4 AND version = $5 RETURNING created_at`,
-				string(st), micros(now), c.ID, c.WorkspaceID, u.Version).Scan(&ca)
-			if errors.Is(err, sql.ErrNoRows) {
-				if _, err := s.getLoopVersion(ctx, tx, c); err != nil {
-					return err
-				}
-				return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("loop of %s changed since version %d", c.ID, u.Version)}
-			} else if err != nil {
-				return err
-			}
-			loop.Version, loop.CreatedAt = u.Version+1, fromMicros(ca)
+		loop.Version, loop.CreatedAt, err = s.writeLoopRow(ctx, tx, bugLoops, c, st, u.Version, now, func(int64) error {
+			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("loop of %s changed since version %d", c.ID, u.Version)}
+		})
+		if err != nil {
+			return err
 		}
 		if err := decodeLoopState(st, &loop.State); err != nil {
 			return err
@@ -628,68 +526,31 @@ func (s *DB) AdvanceLoop(ctx context.Context, by signoff.Actor, u signoff.LoopUp
 			}
 			c.MaxFixAttempts, c.UpdatedAt = u.MaxFixAttempts, now
 		}
+		// In the order given, after the loop row (unlike the change
+		// loop): see the lock order above.
 		for _, id := range u.Consume {
-			res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'consumed', consumed_at = $1
-				WHERE id = $2 AND workspace_id = $3 AND case_id = $4 AND status = 'valid' AND expires_at > $1`,
-				micros(now), id, c.WorkspaceID, c.ID)
-			if err != nil {
+			if ok, err := s.markApprovalConsumed(ctx, tx, c, id, now); err != nil {
 				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
+			} else if !ok {
 				return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("approval %s is expired, superseded or already used", id)}
 			}
 		}
-		if u.Command != "" {
-			c, _, err = s.applyTransition(ctx, tx, by, c, u.Command, u.Note)
-			if errors.Is(err, errLostRace) {
-				return s.caseMoved(ctx, tx, c)
-			} else if err != nil {
-				return err
-			}
+		if c, err = s.applyLoopCommand(ctx, tx, by, c, u.Command, u.Note); err != nil {
+			return err
 		}
-		evs := make([]EventInput, 0, len(u.Events)+1)
-		for i, e := range u.Events {
-			evs = append(evs, EventInput{CaseID: c.ID, Type: e.Type, ActorID: by.ID, Payload: payloads[i]})
-		}
-		kinds := make([]string, 0, len(u.Jobs))
-		for _, j := range u.Jobs {
-			kinds = append(kinds, j.Args.Kind())
-		}
-		summary := map[string]any{
-			"version": loop.Version, "state_digest": digest, "round": loop.State.Round, "role": string(by.Role),
-			"command": u.Command, "case_state": c.State, "consumed": append([]string{}, u.Consume...), "jobs": kinds,
-		}
+		evs := appendLoopEvents(make([]EventInput, 0, len(u.Events)+1), c.ID, by.ID, u.Events, payloads)
+		summary := loopSummary(loop.Version, digest, by, u.Command, c.State, u.Consume, u.Jobs)
+		summary["round"] = loop.State.Round
 		if u.MaxFixAttempts > 0 {
 			summary["max_fix_attempts"] = c.MaxFixAttempts
 		}
 		evs = append(evs, EventInput{CaseID: c.ID, Type: "loop.updated", ActorID: by.ID, Payload: summary})
-		if _, err := s.appendEvents(ctx, tx, c.WorkspaceID, evs); err != nil {
-			return err
-		}
-		for _, j := range u.Jobs {
-			if err := s.enqueueAt(ctx, tx, j.Args, j.At); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.recordLoopUpdate(ctx, tx, c.WorkspaceID, evs, u.Jobs)
 	})
 	if err != nil {
 		return signoff.BugLoop{}, signoff.Case{}, fmt.Errorf("advance loop of %s: %w", u.CaseID, err)
 	}
 	return loop, c, nil
-}
-
-// getLoopVersion returns the stored version of c's loop, ENOTFOUND when it
-// has none.
-func (s *DB) getLoopVersion(ctx context.Context, q queryer, c signoff.Case) (int64, error) {
-	var v int64
-	err := q.QueryRowContext(ctx, `SELECT version FROM bug_loops WHERE case_id = $1 AND workspace_id = $2`, c.ID, c.WorkspaceID).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, signoff.Errorf(signoff.ENOTFOUND, "case %s has no bug loop", c.ID)
-	}
-	return v, err
 }
 
 // ---- Approver keys ----

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -62,31 +61,6 @@ func canAdvanceChange(by signoff.Actor) bool {
 		return true
 	}
 	return isServer(by)
-}
-
-// checkChangeEvents validates events and returns their canonical payloads.
-func checkChangeEvents(events []signoff.LoopEvent) ([]json.RawMessage, error) {
-	if len(events) > maxLoopEvents {
-		return nil, signoff.Errorf(signoff.EINVALID, "an update appends at most %d events", maxLoopEvents)
-	}
-	payloads := make([]json.RawMessage, 0, len(events))
-	for _, e := range events {
-		if err := checkToken("event type", e.Type); err != nil {
-			return nil, err
-		}
-		if loopEventsReserved[e.Type] || changeEventsReserved[e.Type] {
-			return nil, signoff.Errorf(signoff.EINVALID, "event type %s is written by the store itself", e.Type)
-		}
-		p, err := canonical.Marshal(e.Payload)
-		if err != nil {
-			return nil, signoff.Errorf(signoff.EINVALID, "payload of %s: %v", e.Type, err)
-		}
-		if len(p) > maxLoopEventJSON {
-			return nil, signoff.Errorf(signoff.EINVALID, "payload of %s is larger than %d bytes", e.Type, maxLoopEventJSON)
-		}
-		payloads = append(payloads, p)
-	}
-	return payloads, nil
 }
 
 // checkJSONObject returns EINVALID unless raw is a JSON object of at most
@@ -158,28 +132,14 @@ func checkChangeReceipt(u signoff.ChangeUpdate, r signoff.Receipt) error {
 // canonical state, its digest and the events' canonical payloads.
 func checkChangeUpdate(u signoff.ChangeUpdate) (state []byte, digest string, payloads []json.RawMessage, err error) {
 	fail := func(err error) ([]byte, string, []json.RawMessage, error) { return nil, "", nil, err }
-	if err := signoff.CheckID("case", signoff.PrefixCase, u.CaseID); err != nil {
-		return fail(err)
-	}
-	if u.Version < 0 {
-		return fail(signoff.Errorf(signoff.EINVALID, "version must not be negative"))
-	}
-	if err := signoff.CheckText("note", u.Note, false, 4000); err != nil {
+	if err := checkUpdateHead(u.CaseID, u.Version, u.Note); err != nil {
 		return fail(err)
 	}
 	if u.Command != "" && !slices.Contains(workflow.Change.Commands(), u.Command) {
 		return fail(signoff.Errorf(signoff.EINVALID, "unknown change command %q", u.Command))
 	}
-	if len(u.Consume) > maxLoopConsume {
-		return fail(signoff.Errorf(signoff.EINVALID, "an update consumes at most %d approvals", maxLoopConsume))
-	}
-	for i, id := range u.Consume {
-		if err := signoff.CheckID("approval", signoff.PrefixApproval, id); err != nil {
-			return fail(err)
-		}
-		if slices.Contains(u.Consume[:i], id) {
-			return fail(signoff.Errorf(signoff.EINVALID, "approval %s is listed twice", id))
-		}
+	if err := checkConsumeIDs(u.Consume); err != nil {
+		return fail(err)
 	}
 	if u.Plan != nil {
 		if err := checkPlan(u); err != nil {
@@ -218,22 +178,13 @@ func checkChangeUpdate(u signoff.ChangeUpdate) (state []byte, digest string, pay
 			return fail(signoff.Errorf(signoff.EINVALID, "only the compensating change of %s reverts it: state revert_of is %q", u.Revert, u.State.RevertOf))
 		}
 	}
-	if payloads, err = checkChangeEvents(u.Events); err != nil {
+	if payloads, err = checkLoopEvents(u.Events, changeEventsReserved); err != nil {
 		return fail(err)
 	}
-	if len(u.Jobs) > maxLoopJobs {
-		return fail(signoff.Errorf(signoff.EINVALID, "an update enqueues at most %d jobs", maxLoopJobs))
+	if err := checkLoopJobs(u.Jobs); err != nil {
+		return fail(err)
 	}
-	for _, j := range u.Jobs {
-		if j.Args == nil || j.Args.Kind() == "" {
-			return fail(signoff.Errorf(signoff.EINVALID, "a job needs arguments with a kind"))
-		}
-	}
-	raw, err := json.Marshal(u.State)
-	if err != nil {
-		return fail(signoff.Errorf(signoff.EINVALID, "state: %v", err))
-	}
-	state, digest, err = canonicalJSON("state", raw, maxChangeState, true, nil)
+	state, digest, err = encodeLoopState(u.State, maxChangeState)
 	return state, digest, payloads, err
 }
 
@@ -386,30 +337,11 @@ func (s *DB) ListChangeLoops(ctx context.Context, by signoff.Actor, projectID st
 	if err := signoff.CheckID("project", signoff.PrefixProject, projectID); err != nil {
 		return nil, err
 	}
-	for _, st := range states {
-		if !workflow.Change.IsState(st) {
-			return nil, signoff.Errorf(signoff.EINVALID, "unknown change state %q", st)
-		}
-	}
-	if _, err := s.getProject(ctx, s.db, by.WorkspaceID, projectID); err != nil {
+	q, args, err := s.loopListQuery(ctx, changeLoops, changeLoopColumns, by.WorkspaceID, projectID, states)
+	if err != nil {
 		return nil, err
 	}
-	var q strings.Builder
-	q.WriteString(`SELECT ` + changeLoopColumns + ` FROM change_loops l JOIN cases c ON c.id = l.case_id WHERE l.workspace_id = $1 AND l.project_id = $2`)
-	args := []any{by.WorkspaceID, projectID}
-	if len(states) > 0 {
-		q.WriteString(` AND c.state IN (`)
-		for i, st := range states {
-			args = append(args, st)
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			fmt.Fprintf(&q, "$%d", len(args))
-		}
-		q.WriteString(`)`)
-	}
-	q.WriteString(` ORDER BY l.case_id`)
-	out, err := queryAll(ctx, s.db, scanChangeLoop, q.String(), args...)
+	out, err := queryAll(ctx, s.db, scanChangeLoop, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list change loops of %s: %w", projectID, err)
 	}
@@ -421,20 +353,12 @@ func (s *DB) ListChangeLoops(ctx context.Context, by signoff.Actor, projectID st
 // "consumed" refusal (this is what a racing second execution meets), an
 // expired one its "expired"; anything else is a plain conflict.
 func (s *DB) consumeApproval(ctx context.Context, tx *sql.Tx, c signoff.Case, id string, now time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'consumed', consumed_at = $1
-		WHERE id = $2 AND workspace_id = $3 AND case_id = $4 AND status = 'valid' AND expires_at > $1`,
-		micros(now), id, c.WorkspaceID, c.ID)
-	if err != nil {
+	if ok, err := s.markApprovalConsumed(ctx, tx, c, id, now); err != nil || ok {
 		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 1 {
-		return nil
 	}
 	var caseID, status string
 	var ea int64
-	err = tx.QueryRowContext(ctx, `SELECT case_id, status, expires_at FROM approvals WHERE id = $1 AND workspace_id = $2`, id, c.WorkspaceID).Scan(&caseID, &status, &ea)
+	err := tx.QueryRowContext(ctx, `SELECT case_id, status, expires_at FROM approvals WHERE id = $1 AND workspace_id = $2`, id, c.WorkspaceID).Scan(&caseID, &status, &ea)
 	switch {
 	case errors.Is(err, sql.ErrNoRows) || (err == nil && caseID != c.ID):
 		return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("approval %s is not an approval of case %s", id, c.ID)}
@@ -468,17 +392,8 @@ func (s *DB) AdvanceChange(ctx context.Context, by signoff.Actor, u signoff.Chan
 	var c signoff.Case
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if c, err = s.visibleCase(ctx, tx, by, u.CaseID); err != nil {
+		if c, err = s.loopCase(ctx, tx, by, changeLoops, u.CaseID, u.Command); err != nil {
 			return err
-		}
-		if c.Kind != signoff.KindChange {
-			return signoff.Errorf(signoff.EINVALID, "only change cases have a change loop")
-		}
-		// Agents never approve, execute or revert, whoever relays them. The
-		// decisions themselves are allowed here: the desk verified the
-		// signed approval (and the gate checked everything) before asking.
-		if u.Command != "" && by.Role.IsAgent() && workflow.HumanOnly(u.Command) {
-			return signoff.Errorf(signoff.EFORBIDDEN, "agents may not %s", u.Command)
 		}
 		now := s.clock()
 		// Approvals first, in a fixed order, so two updates consuming the
@@ -489,36 +404,11 @@ func (s *DB) AdvanceChange(ctx context.Context, by signoff.Actor, u signoff.Chan
 			}
 		}
 		loop = signoff.ChangeLoop{CaseID: c.ID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, UpdatedAt: now}
-		if u.Version == 0 {
-			res, err := tx.ExecContext(ctx, `INSERT INTO change_loops (case_id, workspace_id, project_id, state, version, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, 1, $5, $5) ON CONFLICT (case_id) DO NOTHING`, c.ID, c.WorkspaceID, c.ProjectID, string(st), micros(now))
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s already has a change loop", c.ID)}
-			}
-			loop.Version, loop.CreatedAt = 1, now
-		} else {
-			var ca int64
-			err := tx.QueryRowContext(ctx, `UPDATE change_loops SET state = $1, version = version + 1, updated_at = $2
-				WHERE case_id = $3 AND workspace_id = $4 AND version = $5 RETURNING created_at`,
-				string(st), micros(now), c.ID, c.WorkspaceID, u.Version).Scan(&ca)
-			if errors.Is(err, sql.ErrNoRows) {
-				var v int64
-				err := tx.QueryRowContext(ctx, `SELECT version FROM change_loops WHERE case_id = $1 AND workspace_id = $2`, c.ID, c.WorkspaceID).Scan(&v)
-				if errors.Is(err, sql.ErrNoRows) {
-					return signoff.Errorf(signoff.ENOTFOUND, "case %s has no change loop", c.ID)
-				} else if err != nil {
-					return err
-				}
-				return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("change loop of %s is at version %d, not %d; re-read and retry", c.ID, v, u.Version)}
-			} else if err != nil {
-				return err
-			}
-			loop.Version, loop.CreatedAt = u.Version+1, fromMicros(ca)
+		loop.Version, loop.CreatedAt, err = s.writeLoopRow(ctx, tx, changeLoops, c, st, u.Version, now, func(v int64) error {
+			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("change loop of %s is at version %d, not %d; re-read and retry", c.ID, v, u.Version)}
+		})
+		if err != nil {
+			return err
 		}
 		if err := decodeChangeState(st, &loop.State); err != nil {
 			return err
@@ -565,13 +455,8 @@ func (s *DB) AdvanceChange(ctx context.Context, by signoff.Actor, u signoff.Chan
 			}
 			receipts = append(receipts, map[string]any{"id": r.ID, "kind": r.Kind, "digest": r.Digest, "envelope_sha256": sha256Hex(r.Envelope)})
 		}
-		if u.Command != "" {
-			c, _, err = s.applyTransition(ctx, tx, by, c, u.Command, u.Note)
-			if errors.Is(err, errLostRace) {
-				return s.caseMoved(ctx, tx, c)
-			} else if err != nil {
-				return err
-			}
+		if c, err = s.applyLoopCommand(ctx, tx, by, c, u.Command, u.Note); err != nil {
+			return err
 		}
 		evs := make([]EventInput, 0, len(u.Events)+2)
 		if rev != nil {
@@ -583,17 +468,9 @@ func (s *DB) AdvanceChange(ctx context.Context, by signoff.Actor, u signoff.Chan
 				evs = append(evs, *ev)
 			}
 		}
-		for i, e := range u.Events {
-			evs = append(evs, EventInput{CaseID: c.ID, Type: e.Type, ActorID: by.ID, Payload: payloads[i]})
-		}
-		kinds := make([]string, 0, len(u.Jobs))
-		for _, j := range u.Jobs {
-			kinds = append(kinds, j.Args.Kind())
-		}
-		summary := map[string]any{
-			"version": loop.Version, "state_digest": digest, "role": string(by.Role), "command": u.Command, "case_state": c.State,
-			"consumed": append([]string{}, u.Consume...), "receipts": receipts, "jobs": kinds,
-		}
+		evs = appendLoopEvents(evs, c.ID, by.ID, u.Events, payloads)
+		summary := loopSummary(loop.Version, digest, by, u.Command, c.State, u.Consume, u.Jobs)
+		summary["receipts"] = receipts
 		if planSummary != nil {
 			summary["plan"] = planSummary
 		}
@@ -601,15 +478,7 @@ func (s *DB) AdvanceChange(ctx context.Context, by signoff.Actor, u signoff.Chan
 			summary["reverts"] = u.Revert
 		}
 		evs = append(evs, EventInput{CaseID: c.ID, Type: "change.updated", ActorID: by.ID, Payload: summary})
-		if _, err := s.appendEvents(ctx, tx, c.WorkspaceID, evs); err != nil {
-			return err
-		}
-		for _, j := range u.Jobs {
-			if err := s.enqueueAt(ctx, tx, j.Args, j.At); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.recordLoopUpdate(ctx, tx, c.WorkspaceID, evs, u.Jobs)
 	})
 	if err != nil {
 		return signoff.ChangeLoop{}, signoff.Case{}, fmt.Errorf("advance change of %s: %w", u.CaseID, err)
@@ -707,7 +576,7 @@ func (s *DB) AppendChangeEvents(ctx context.Context, by signoff.Actor, caseID st
 	if err := signoff.CheckID("case", signoff.PrefixCase, caseID); err != nil {
 		return err
 	}
-	payloads, err := checkChangeEvents(events)
+	payloads, err := checkLoopEvents(events, changeEventsReserved)
 	if err != nil {
 		return err
 	}
@@ -722,10 +591,7 @@ func (s *DB) AppendChangeEvents(ctx context.Context, by signoff.Actor, caseID st
 		if len(events) == 0 {
 			return nil
 		}
-		evs := make([]EventInput, len(events))
-		for i, e := range events {
-			evs[i] = EventInput{CaseID: c.ID, Type: e.Type, ActorID: by.ID, Payload: payloads[i]}
-		}
+		evs := appendLoopEvents(make([]EventInput, 0, len(events)), c.ID, by.ID, events, payloads)
 		_, err = s.appendEvents(ctx, tx, c.WorkspaceID, evs)
 		return err
 	})
