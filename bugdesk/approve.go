@@ -150,4 +150,3 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 			"commit": cand.Commit, "subject_digest": digest, "quorum": pol.Quorum, "via": via}}}})
 	return a, c, err
 }
-
