@@ -166,6 +166,17 @@ type BypassExpiryJob struct {
 
 func (BypassExpiryJob) Kind() string { return "change_bypass_expiry" }
 
+// ExecutionWatchdogJob looks at an execution after its health window: if
+// the case is still executing, the process that ran it stopped (or could
+// not restore), and the desk settles it from the target's live state.
+type ExecutionWatchdogJob struct {
+	WorkspaceID string `json:"workspace_id"`
+	CaseID      string `json:"case_id"`
+	PlanID      string `json:"plan_id"`
+}
+
+func (ExecutionWatchdogJob) Kind() string { return "change_execution_watchdog" }
+
 // ChangeService stores the change desk's records.
 type ChangeService interface {
 	// GetChangePolicy returns the workspace's policy; ENOTFOUND when none

@@ -221,6 +221,7 @@ func (d *Desk) ExpireBypass(ctx context.Context, ws, caseID string) error {
 // AddWorkers adds the change desk's job workers to w.
 func (d *Desk) AddWorkers(w *river.Workers) {
 	river.AddWorker(w, &bypassWorker{d: d})
+	river.AddWorker(w, &watchdogWorker{d: d})
 }
 
 type bypassWorker struct {

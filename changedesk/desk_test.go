@@ -686,3 +686,75 @@ func TestPreapprovalCoversOnlyTheCompensation(t *testing.T) {
 		t.Fatalf("executing it unsigned: %v", err)
 	}
 }
+
+// TestSettleInterruptedExecution: a process that stops after the gate
+// consumed the approvals leaves the case executing; the watchdog settles
+// it from the live state, fail closed, with a receipt.
+func TestSettleInterruptedExecution(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		writes  []string // flag writes after the consume: the apply, or others' writes
+		state   string
+		value   string
+		lockErr bool
+	}{
+		{"nothing applied", nil, workflow.ChangeRolledBack, "false", false},
+		{"applied, never confirmed: restored", []string{"true"}, workflow.ChangeRolledBack, "false", false},
+		{"someone else wrote since: left alone", []string{"true", "true"}, workflow.ChangeDrifted, "true", false},
+		{"the execution may still run: retried", nil, workflow.ChangeExecuting, "false", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, openSQLite)
+			c := e.request("true")
+			e.approve(e.alice, c.ID)
+			// What Execute does up to the apply, then the process stops.
+			l, err := e.store.GetChangeLoop(e.ctx, e.owner, c.ID)
+			must(t, err)
+			_, _, err = e.store.AdvanceChange(e.ctx, e.alice, signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: l.State,
+				Command: "execute", Consume: l.State.ApprovalIDs})
+			must(t, err)
+			for i, v := range tt.writes {
+				_, _, err := e.store.SetFlag(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), signoff.FlagWrite{ProjectID: e.project, Env: "prod", Key: flagKey,
+					Value: json.RawMessage(v), ExpectedVersion: int64(i + 1), Reason: "test: a write after the consume"})
+				must(t, err)
+			}
+			ws := e.owner.WorkspaceID
+			if tt.lockErr {
+				ok, err := e.store.LockTarget(e.ctx, signoff.SystemActor(ws), "flag:prod/"+flagKey, "the-running-execution", time.Hour)
+				if err != nil || !ok {
+					t.Fatal(ok, err)
+				}
+				if err := e.desk.Settle(e.ctx, ws, c.ID); err == nil {
+					t.Fatal("settled while the lock is held")
+				}
+			} else {
+				must(t, e.desk.Settle(e.ctx, ws, c.ID))
+				must(t, e.desk.Settle(e.ctx, ws, c.ID)) // a repeated job does nothing
+			}
+			if s := e.state(c.ID); s != tt.state {
+				t.Fatalf("case %s, want %s", s, tt.state)
+			}
+			if f := e.flag(); string(f.Value) != tt.value {
+				t.Fatalf("flag %s, want %s", f.Value, tt.value)
+			}
+			rs, err := e.store.ListReceipts(e.ctx, e.owner, c.ID)
+			must(t, err)
+			if tt.lockErr {
+				if len(rs) != 0 {
+					t.Fatalf("%d receipts", len(rs))
+				}
+				return
+			}
+			b, err := changedesk.OpenReceipt(rs[0], e.serverKey.Public().(ed25519.PublicKey))
+			must(t, err)
+			if len(rs) != 1 || b.Outcome != changedesk.OutcomeInterrupted || b.Detail == "" || len(b.Approvals) != 1 {
+				t.Fatalf("receipts %d, %+v", len(rs), b)
+			}
+			// The settled case's evidence verifies offline like any other.
+			e.verifyExport(t, c.ID)
+		})
+	}
+}

@@ -30,6 +30,7 @@ const (
 	OutcomeRolledBack    = "rolled_back"    // applied, health failed, before-state restored
 	OutcomeRestoreFailed = "restore_failed" // applied, health failed, restore failed: a person must act
 	OutcomeDrifted       = "drifted"        // not applied: the target changed between the gate and the write
+	OutcomeInterrupted   = "interrupted"    // the executing process stopped; the watchdog settled the case
 )
 
 // Execution is what Execute did.
@@ -73,6 +74,9 @@ type ReceiptBody struct {
 	Restored     *State       `json:"restored,omitempty"`
 	RestoreError string       `json:"restore_error,omitempty"`
 	Outcome      string       `json:"outcome"`
+	// Detail says what the watchdog found when it settled an interrupted
+	// execution.
+	Detail string `json:"detail,omitempty"`
 	// A compensating rollback names the change it reverts and proves what
 	// it restored: the content now equals the original's before-state.
 	RevertOf                string    `json:"revert_of,omitempty"`
@@ -154,12 +158,16 @@ func (d *Desk) unlock(ctx context.Context, ws, target, holder string) {
 	}
 }
 
+func (d *Desk) lockTTL() time.Duration {
+	if d.LockTTL > 0 {
+		return d.LockTTL
+	}
+	return DefaultLockTTL
+}
+
 // lockTarget waits up to LockWait for the per-target lock.
 func (d *Desk) lockTarget(ctx context.Context, ws, target, holder string) (bool, error) {
-	ttl, wait := d.LockTTL, d.LockWait
-	if ttl <= 0 {
-		ttl = DefaultLockTTL
-	}
+	ttl, wait := d.lockTTL(), d.LockWait
 	if wait <= 0 {
 		wait = DefaultLockWait
 	}
@@ -273,7 +281,13 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 	for _, a := range used {
 		ids = append(ids, a.ID)
 	}
+	// The watchdog settles the case if this process stops before it
+	// records the outcome: it runs after the health window and the lock's
+	// lease, and does nothing if the case has moved on.
+	watch := signoff.JobRequest{Args: signoff.ExecutionWatchdogJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, PlanID: rec.ID},
+		At: now.Add(time.Duration(plan.HealthCheck.WindowSeconds)*time.Second + d.lockTTL() + time.Minute)}
 	l, c, err = d.Store.AdvanceChange(ctx, by, signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: l.State, Command: "execute", Consume: ids,
+		Jobs: []signoff.JobRequest{watch},
 		Events: []signoff.LoopEvent{{Type: "gate.passed", Payload: map[string]any{"plan_id": rec.ID, "plan_digest": body.PlanDigest,
 			"action_digest": action, "policy_digest": body.PolicyDigest, "before_state_digest": before.Digest, "approvals": ids,
 			"preapproved": body.Preapproved, "checks": change.GateChecks, "executor": by.ID}}}})

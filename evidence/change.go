@@ -382,6 +382,7 @@ type receiptPredicate struct {
 	Restored     *receiptState `json:"restored"`
 	RestoreError string        `json:"restore_error"`
 	Outcome      string        `json:"outcome"`
+	Detail       string        `json:"detail"`
 	RevertOf     string        `json:"revert_of"`
 	StartedAt    time.Time     `json:"started_at"`
 	FinishedAt   time.Time     `json:"finished_at"`
@@ -392,6 +393,8 @@ const (
 	outcomeExecuted      = "executed"
 	outcomeRolledBack    = "rolled_back"
 	outcomeRestoreFailed = "restore_failed"
+	outcomeDrifted       = "drifted"
+	outcomeInterrupted   = "interrupted"
 )
 
 // changeCheck carries what checkChange has established so far.
@@ -823,6 +826,10 @@ func (cc *changeCheck) checkReceipt(r SummaryReceipt, sum ChangeSummary, plan ch
 		check(!rp.Health.Passed && rp.Restored != nil, "outcome rolled_back needs a failed health check and a restored state")
 	case outcomeRestoreFailed:
 		check(!rp.Health.Passed && rp.RestoreError != "", "outcome restore_failed needs a failed health check and a restore error")
+	case outcomeDrifted:
+		check(!rp.Health.Passed && rp.ApplyError != "" && rp.Restored == nil, "outcome drifted needs a refused apply and nothing restored")
+	case outcomeInterrupted:
+		check(!rp.Health.Passed && rp.Detail != "", "outcome interrupted needs a failed health check and what the watchdog found")
 	default:
 		bad = append(bad, fmt.Sprintf("unknown outcome %q", rp.Outcome))
 	}
