@@ -332,6 +332,19 @@ Walk the bug loop (or run it all headlessly: signoff demo --walk bug):
 
   signoff ledger verify --db %[5]s
 
+Walk the change desk (or headlessly: signoff demo --walk change). ShopLite's checkout reads the
+flag checkout_v2_new_payment_flow (prod, off) from this server over OFREP; on, checkout answers 500.
+ 1. Ask for a change; the planner agent (builtin) drafts the plan and the policy reviews it:
+    SIGNOFF_URL=%[1]s SIGNOFF_TOKEN=%[6]s signoff change request --project %[9]s --builtin \
+      --reason "Enable checkout_v2_new_payment_flow in prod for the new payment provider"
+ 2. Sign it (the operator), then run it through the gate; the health check and the receipt follow:
+    SIGNOFF_URL=%[1]s SIGNOFF_TOKEN=%[7]s signoff approve --case CASE --key %[8]s
+    SIGNOFF_URL=%[1]s SIGNOFF_TOKEN=%[7]s signoff change execute --case CASE
+    (the builtin plan's health check is the first smoke check, /healthz: it passes and checkout breaks;
+     give a plan your own check with signoff change plan --file to see the automatic restore)
+ 3. Roll it back (pre-approved for flags by the demo's policy): signoff change rollback --case CASE --reason "..."
+    signoff change show --case CASE; signoff evidence export --case CASE --out DIR; signoff evidence verify DIR
+
 Triage crew on the sample game (%[10]s): POST reports to %[1]s/api/v1/projects/%[10]s/reports
 
 ("signoff" above is "go run ./cmd/signoff" from a checkout.) Press Ctrl-C to stop.
