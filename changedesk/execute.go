@@ -138,7 +138,7 @@ func (d *Desk) executeObserved(ctx context.Context, by signoff.Actor, caseID str
 	// was edited, the gate's digest check refuses it below anyway.
 	plan, err := change.DecodePlan(rec.Body)
 	if err != nil {
-		return Execution{}, d.refuse(ctx, c, by, &change.GateError{Check: change.CheckPlanDigest, Detail: "the stored plan no longer decodes: " + signoff.ErrorMessage(err)})
+		return Execution{}, d.refuse(ctx, c, by, "", "", &change.GateError{Check: change.CheckPlanDigest, Detail: "the stored plan no longer decodes: " + signoff.ErrorMessage(err)})
 	}
 	holder := signoff.NewID("lock")
 	locked, err := d.lockTarget(ctx, c.WorkspaceID, plan.Target, holder)
@@ -209,7 +209,7 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 	}
 	plan, err := change.DecodePlan(rec.Body)
 	if err != nil {
-		return Execution{}, d.refuse(ctx, c, by, &change.GateError{Check: change.CheckPlanDigest, Detail: "the stored plan no longer decodes: " + signoff.ErrorMessage(err)})
+		return Execution{}, d.refuse(ctx, c, by, "", "", &change.GateError{Check: change.CheckPlanDigest, Detail: "the stored plan no longer decodes: " + signoff.ErrorMessage(err)})
 	}
 	pol, _, err := d.Policy(ctx, c.WorkspaceID)
 	if err != nil {
@@ -256,13 +256,13 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 			}
 			return Execution{Case: c}, err
 		}
-		return Execution{Case: c}, d.refuse(ctx, c, by, err)
+		return Execution{Case: c}, d.refuse(ctx, c, by, plan.Target, before.Digest, err)
 	}
 	if terr != nil {
 		return Execution{Case: c}, terr
 	}
 	if ge := checkRunbookNetwork(plan, t, pol); ge != nil {
-		return Execution{Case: c}, d.refuse(ctx, c, by, ge)
+		return Execution{Case: c}, d.refuse(ctx, c, by, plan.Target, before.Digest, ge)
 	}
 	if c.State != workflow.ChangeApproved {
 		return Execution{Case: c}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s, not approved", c.ID, c.State)}
@@ -294,7 +294,7 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 	if err != nil {
 		var ge *change.GateError
 		if errors.As(err, &ge) {
-			return Execution{Case: c}, d.refuse(ctx, c, by, ge)
+			return Execution{Case: c}, d.refuse(ctx, c, by, plan.Target, before.Digest, ge)
 		}
 		return Execution{Case: c}, err
 	}
@@ -490,13 +490,13 @@ func refusalPayload(ge *change.GateError, by signoff.Actor, target, live string)
 }
 
 // refuse records a gate refusal on the case's ledger and returns it.
-func (d *Desk) refuse(ctx context.Context, c signoff.Case, by signoff.Actor, err error) error {
+func (d *Desk) refuse(ctx context.Context, c signoff.Case, by signoff.Actor, target, live string, err error) error {
 	var ge *change.GateError
 	if !errors.As(err, &ge) {
 		return err
 	}
 	if aerr := d.Store.AppendChangeEvents(context.WithoutCancel(ctx), sys(c.WorkspaceID), c.ID,
-		[]signoff.LoopEvent{{Type: "gate.refused", Payload: refusalPayload(ge, by, "", "")}}); aerr != nil {
+		[]signoff.LoopEvent{{Type: "gate.refused", Payload: refusalPayload(ge, by, target, live)}}); aerr != nil {
 		d.log().ErrorContext(ctx, "record gate refusal", "case_id", c.ID, "check", ge.Check, "err", aerr)
 	}
 	return err
