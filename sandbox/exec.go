@@ -461,14 +461,17 @@ func (o *outcome) result(backend string, l Limits, digest string, isolated bool)
 	case o.killed != "":
 		res.ExitCode = -1
 		res.Signal = signalName(syscall.SIGKILL)
-	case o.oomKilled || bytes.Contains(res.Stderr, []byte("out of memory")):
+	case o.oomKilled || helperOutOfMemory(res.Stderr):
 		// The helper itself was the victim when the run hit its memory
 		// limit (under memory pressure the kernel or the Go runtime may
 		// end it rather than the command): the run was stopped for
 		// memory, which is what the result must say.
 		res.ExitCode, res.Signal, res.Killed = -1, signalName(syscall.SIGKILL), KilledMemory
 	default:
-		return res, fmt.Errorf("backend ended without running the command (%v): %s", o.waitErr, strings.TrimSpace(tail(res.Stderr, 2000)))
+		// The head says what failed (a Go runtime's fatal error names it
+		// before its goroutine dump); the tail what happened last.
+		return res, fmt.Errorf("backend ended without running the command (%v): %s … %s", o.waitErr,
+			strings.TrimSpace(head(res.Stderr, 600)), strings.TrimSpace(tail(res.Stderr, 1400)))
 	}
 	if o.cgroupCPU > 0 {
 		res.CPUTime = o.cgroupCPU
@@ -581,4 +584,25 @@ func (c *capture) bytes() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.buf
+}
+
+// helperOutOfMemory reports whether the helper's own stderr says it ran out
+// of memory: the Go runtime's "out of memory", or a thread it could not
+// create for want of memory (ENOMEM, errno=12), which is how the helper
+// dies when the run fills the memory limit they share.
+func helperOutOfMemory(stderr []byte) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "errno=12"} {
+		if bytes.Contains(stderr, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// head returns at most n bytes from the start of b.
+func head(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
 }
