@@ -166,6 +166,16 @@ type BypassExpiryJob struct {
 
 func (BypassExpiryJob) Kind() string { return "change_bypass_expiry" }
 
+// PlanExpiryJob moves a case whose plan was never executed to expired
+// when the plan's expires_at passes.
+type PlanExpiryJob struct {
+	WorkspaceID string `json:"workspace_id"`
+	CaseID      string `json:"case_id"`
+	PlanID      string `json:"plan_id"`
+}
+
+func (PlanExpiryJob) Kind() string { return "change_plan_expiry" }
+
 // ExecutionWatchdogJob looks at an execution after its health window: if
 // the case is still executing, the process that ran it stopped (or could
 // not restore), and the desk settles it from the target's live state.

@@ -222,6 +222,7 @@ func (d *Desk) ExpireBypass(ctx context.Context, ws, caseID string) error {
 func (d *Desk) AddWorkers(w *river.Workers) {
 	river.AddWorker(w, &bypassWorker{d: d})
 	river.AddWorker(w, &watchdogWorker{d: d})
+	river.AddWorker(w, &expiryWorker{d: d})
 }
 
 type bypassWorker struct {

@@ -368,14 +368,17 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 	if err != nil || !res.OK {
 		return c, l, err
 	}
+	// The case expires with its plan unless it is executed or planned
+	// again first (the job then does nothing).
+	expiry := []signoff.JobRequest{{Args: signoff.PlanExpiryJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, PlanID: rec.ID}, At: plan.ExpiresAt}}
 	if pre {
 		st.Preapproved, st.ApprovedDigest, st.ApprovedPolicyDigest = true, rec.Digest, st.PolicyDigest
-		l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "preapprove",
+		l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "preapprove", Jobs: expiry,
 			Events: []signoff.LoopEvent{{Type: "change.preapproved", Payload: map[string]any{"plan_id": rec.ID, "plan_digest": rec.Digest,
 				"policy_digest": st.PolicyDigest, "revert_of": st.RevertOf, "rule": "preapproved_rollbacks includes " + plan.Kind}}}})
 		return c, l, err
 	}
-	l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "request_approval",
+	l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "request_approval", Jobs: expiry,
 		Events: []signoff.LoopEvent{{Type: "change.approval_requested", Payload: map[string]any{"plan_id": rec.ID, "subject_digest": rec.Digest,
 			"policy_digest": st.PolicyDigest, "required": pol.Approvals.Required, "group": pol.Approvals.Group}}}})
 	return c, l, err

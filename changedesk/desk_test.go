@@ -758,3 +758,35 @@ func TestSettleInterruptedExecution(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanExpiry: an approved plan not executed by its expiry makes the
+// case expired; it can be planned again. A case planned again meanwhile
+// is left alone, and an early job is retried.
+func TestPlanExpiry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	l, err := e.store.GetChangeLoop(e.ctx, e.owner, c.ID)
+	must(t, err)
+	ws := e.owner.WorkspaceID
+	if err := e.desk.ExpirePlan(e.ctx, ws, c.ID, l.State.PlanID); err == nil {
+		t.Fatal("expired early")
+	}
+	e.clock.Advance(24 * time.Hour)
+	must(t, e.desk.ExpirePlan(e.ctx, ws, c.ID, "plan_01h00000000000000000000000")) // another plan's job: nothing
+	if s := e.state(c.ID); s != workflow.ChangeApproved {
+		t.Fatalf("a stale job moved the case to %s", s)
+	}
+	must(t, e.desk.ExpirePlan(e.ctx, ws, c.ID, l.State.PlanID))
+	if s := e.state(c.ID); s != workflow.ChangeExpired {
+		t.Fatalf("case %s, want expired", s)
+	}
+	must(t, e.desk.ExpirePlan(e.ctx, ws, c.ID, l.State.PlanID)) // repeated: nothing
+	c2, _, err := e.desk.Propose(e.ctx, e.owner, c.ID, changedesk.Proposal{Target: "flag:prod/" + flagKey,
+		Params: json.RawMessage(`{"value":false}`), HealthCheck: e.health(), Via: "human"})
+	must(t, err)
+	if c2.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("planned again: %s", c2.State)
+	}
+}
