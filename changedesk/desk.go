@@ -381,7 +381,16 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 	l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "request_approval", Jobs: expiry,
 		Events: []signoff.LoopEvent{{Type: "change.approval_requested", Payload: map[string]any{"plan_id": rec.ID, "subject_digest": rec.Digest,
 			"policy_digest": st.PolicyDigest, "required": pol.Approvals.Required, "group": pol.Approvals.Group}}}})
-	return c, l, err
+	if err != nil {
+		return c, l, err
+	}
+	// An advisory note for the card, where a reviewer is configured; the
+	// case waits for people either way.
+	d.askReviewer(ctx, c, l, plan, rec)
+	if c2, l2, err := d.load(ctx, sys(c.WorkspaceID), c.ID); err == nil {
+		c, l = c2, l2
+	}
+	return c, l, nil
 }
 
 // exactCompensation reports whether plan applies, to the same target, the

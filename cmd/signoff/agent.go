@@ -35,7 +35,7 @@ func toolRegistry() *agent.Registry {
 func providers(e *env, fixtures string, st signoff.Store) (agent.Factory, error) {
 	b := agent.NewBuiltin()
 	crew.RegisterBuiltin(b, st)
-	b.Register(bugdesk.RoleReviewer, bugdesk.ReviewPolicy)
+	b.Register(bugdesk.RoleReviewer, reviewPolicy)
 	b.Register(changedesk.RolePlanner, changedesk.BuiltinPlanner)
 	f := agent.Factory{
 		Builtin: b,

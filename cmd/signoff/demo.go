@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"github.com/signoff-dev/signoff/changedesk"
 	"log/slog"
 	"maps"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
@@ -225,7 +227,7 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 	// build cache (warm after the first run) instead of a cold cache per
 	// project; a server keeps one cache per project.
 	st.desk.CacheDir = ""
-	if _, err := agent.SaveConfig(ctx, s, d.owner, []byte(bugdesk.Roles(agent.ProviderAuthored)), st.reg); err != nil {
+	if _, err := agent.SaveConfig(ctx, s, d.owner, []byte(demoRoles()), st.reg); err != nil {
 		return fail(err)
 	}
 	st.desk.Deployers = map[string]bugdesk.Deployer{d.shop.ID: &shopDeployer{srv: d.prod, hook: d.url + "/api/v1/hooks/deployments/" + d.shop.ID, secret: d.secret}}
@@ -356,4 +358,11 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// demoRoles is the demo workspace's role configuration: the bug loop's
+// roles with the reproducer and fixer on authored fixtures, the builtin
+// reviewer noting candidates and change plans alike.
+func demoRoles() string {
+	return strings.Replace(bugdesk.Roles(agent.ProviderAuthored), "tools: [record_review]", "tools: [record_review, "+changedesk.ToolRecordReview+"]", 1)
 }

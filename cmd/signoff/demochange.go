@@ -218,6 +218,20 @@ func (w *walker) walkChange() ([]string, error) {
 		return nil, err
 	}
 
+	// The advisory reviewer's note on the card (builtin, deterministic).
+	if _, err := w.call("GET", "/api/v1/cases/"+first+"/change", d.ownerToken, nil, &view); err != nil {
+		return nil, err
+	}
+	note := "no note"
+	if strings.Contains(view.Loop.State.ReviewNote, "shares no word") {
+		note = "it points out that the health check probes /healthz, which does not exercise checkout"
+	} else if view.Loop.State.ReviewNote != "" {
+		note = "noted, no caveat"
+	}
+	if err := w.stage(first, "advisory review", signoff.EvidenceLive, "the builtin reviewer's note on the card (advisory, not a verdict): "+note); err != nil {
+		return nil, err
+	}
+
 	// 2. A person signs the exact plan digest.
 	c, err := w.signChange(first)
 	if err != nil {

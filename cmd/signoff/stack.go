@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -126,5 +127,36 @@ func toolRegistryFor(d *bugdesk.Desk, cd *changedesk.Desk) *agent.Registry {
 	crew.Register(reg)
 	d.Register(reg, nil)
 	cd.Register(reg, nil)
+	reg.AddDefaultRoles(reviewerRole(agent.ProviderBuiltin))
 	return reg
+}
+
+// reviewerRole is the advisory reviewer of both desks: it notes bug fix
+// candidates (record_review) and change plans (record_change_review).
+func reviewerRole(provider string) agent.RoleConfig {
+	cfg, err := agent.ParseConfig([]byte(reviewerYAML(provider)), nil)
+	if err != nil {
+		panic(fmt.Sprintf("reviewer role: %v", err))
+	}
+	return cfg.Roles[string(signoff.RoleReviewer)]
+}
+
+func reviewerYAML(provider string) string {
+	return fmt.Sprintf(`roles:
+  reviewer:
+    actor: reviewer
+    provider: %s
+    tools: [record_review, %s]
+    handoffs: []
+    max_turns: 3
+`, provider, changedesk.ToolRecordReview)
+}
+
+// reviewPolicy is the builtin reviewer: the bug desk's for candidates, the
+// change desk's for plans.
+func reviewPolicy(ctx context.Context, req agent.Request) (agent.Response, error) {
+	if req.Task.Kind == changedesk.TaskKindReview {
+		return changedesk.BuiltinReviewer(ctx, req)
+	}
+	return bugdesk.ReviewPolicy(ctx, req)
 }
