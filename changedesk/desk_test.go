@@ -51,6 +51,7 @@ func (c *clock) Advance(d time.Duration) {
 // whose /checkout fails while the flag is on, two approvers with keys and
 // a desk over a real store.
 type env struct {
+	dbPath     string // the SQLite file, when the store is SQLite
 	t          testing.TB
 	ctx        context.Context
 	store      *sqlstore.DB
@@ -66,8 +67,15 @@ type env struct {
 
 type opener func(tb testing.TB, key ed25519.PrivateKey) *sqlstore.DB
 
+// sqlitePaths remembers each test's SQLite file, for tests that open it
+// a second time.
+var sqlitePaths sync.Map
+
 func openSQLite(tb testing.TB, key ed25519.PrivateKey) *sqlstore.DB {
-	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "signoff.db"), sqlstore.Options{Signer: key})
+	path := filepath.Join(tb.TempDir(), "signoff.db")
+	sqlitePaths.Store(tb, path)
+	tb.Cleanup(func() { sqlitePaths.Delete(tb) })
+	s, err := sqlite.Open(context.Background(), path, sqlstore.Options{Signer: key})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -101,6 +109,9 @@ func newEnv(tb testing.TB, open opener) *env {
 	tb.Helper()
 	_, serverKey, _ := ed25519.GenerateKey(rand.Reader)
 	e := &env{t: tb, ctx: context.Background(), store: open(tb, serverKey), keys: map[string]ed25519.PrivateKey{}, clock: &clock{}, serverKey: serverKey}
+	if p, ok := sqlitePaths.Load(tb); ok {
+		e.dbPath = p.(string)
+	}
 	var err error
 	_, e.owner, err = e.store.CreateWorkspace(e.ctx, "shop", "olga")
 	must(tb, err)
@@ -788,5 +799,51 @@ func TestPlanExpiry(t *testing.T) {
 	must(t, err)
 	if c2.State != workflow.ChangeAwaitingApproval {
 		t.Fatalf("planned again: %s", c2.State)
+	}
+}
+
+// TestExecuteRaceAcrossProcesses: two stores over one SQLite file stand
+// for two server processes, each with its own desk. 20 executions split
+// between them apply the plan once: the approval's consumption and the
+// per-target lock live in the database, not in a process.
+func TestExecuteRaceAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	// A second process: another store on e's database file.
+	other, err := sqlite.Open(e.ctx, e.dbPath, sqlstore.Options{Signer: e.serverKey})
+	must(t, err)
+	t.Cleanup(func() { other.Close() })
+	d2 := *e.desk
+	d2.Store, d2.Read = other, other.ReadOnly()
+	d2.Actuators = map[string]changedesk.Actuator{change.KindFlag: changedesk.FlagActuator{Flags: other}}
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	var ok, consumed atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := e.desk
+			if i%2 == 1 {
+				d = &d2
+			}
+			x, err := d.Execute(e.ctx, e.alice, c.ID)
+			switch {
+			case err == nil && x.Outcome == changedesk.OutcomeExecuted:
+				ok.Add(1)
+			case gateCheck(err) == change.CheckConsumed:
+				consumed.Add(1)
+			default:
+				t.Errorf("execution %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || consumed.Load() != 19 {
+		t.Fatalf("%d executed, %d consumed; want 1 and 19", ok.Load(), consumed.Load())
+	}
+	if f := e.flag(); f.Version != 2 {
+		t.Fatalf("flag at version %d", f.Version)
 	}
 }
