@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/evidence"
@@ -35,51 +33,11 @@ func (d *Desk) storeEvidence(ctx context.Context, c signoff.Case, candID string,
 	if err := evidence.WriteBundle(dir, rep, h.Spec, d.Key, false); err != nil {
 		return "", fmt.Errorf("write evidence bundle: %w", err)
 	}
-	archive, err := tarGz(dir)
+	archive, err := evidence.Pack(dir)
 	if err != nil {
 		return "", err
 	}
 	return d.Store.PutEvidence(ctx, sys(c.WorkspaceID), c.ID, candID, archive)
-}
-
-// tarGz packs dir's regular files, with fixed times and modes so the
-// same bundle packs to the same bytes.
-func tarGz(dir string) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("evidence: %s is not a regular file", p)
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), ModTime: time.Unix(0, 0).UTC(), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // verdictFile is where a bundle keeps its signed verdict statement.

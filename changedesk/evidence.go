@@ -1,15 +1,10 @@
 package changedesk
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/evidence"
@@ -108,46 +103,5 @@ func (d *Desk) ExportEvidence(ctx context.Context, by signoff.Actor, caseID stri
 	if err := evidence.WriteChangeBundle(dir, in, d.Key); err != nil {
 		return nil, fmt.Errorf("write the evidence of %s: %w", c.ID, err)
 	}
-	return tarGz(dir)
-}
-
-// tarGz packs dir's regular files in lexical order, with fixed times,
-// modes and owners, so the same bundle packs to the same bytes.
-func tarGz(dir string) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("evidence: %s is not a regular file", p)
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), ModTime: time.Unix(0, 0).UTC(),
-			Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return evidence.Pack(dir)
 }

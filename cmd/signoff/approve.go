@@ -101,6 +101,34 @@ func (s *serverFlags) client(e *env) (*apiClient, error) {
 	}, nil
 }
 
+// caseCommand parses the flags of a command about one case: --case, the
+// server flags and whatever more extra adds, each of required named by
+// its flag in need (in the order extra returned them). It returns the case
+// id and an API client.
+func caseCommand(e *env, name, synopsis, caseHelp string, args []string, extra func(*flag.FlagSet) []*string, need ...string) (string, *apiClient, error) {
+	var sf serverFlags
+	var caseID string
+	fs := newFlags(name, synopsis)
+	fs.StringVar(&caseID, "case", "", caseHelp)
+	var vals []*string
+	if extra != nil {
+		vals = extra(fs)
+	}
+	addServerFlags(fs, e, &sf)
+	if err := parse(fs, e, args); err != nil {
+		return "", nil, err
+	}
+	pairs := []string{"case", caseID}
+	for i, n := range need {
+		pairs = append(pairs, n, *vals[i])
+	}
+	if err := required(fs, e, pairs...); err != nil {
+		return "", nil, err
+	}
+	c, err := sf.client(e)
+	return caseID, c, err
+}
+
 // apiPath joins literal path parts and escaped identifiers: apiPath("cases",
 // id, "approval") is /api/v1/cases/{id}/approval.
 func apiPath(parts ...string) string {
@@ -655,18 +683,8 @@ func (d *display) show(s string, multiline bool) string {
 // --- merge, fix, repo ----------------------------------------------------
 
 func runMerge(ctx context.Context, e *env, args []string) error {
-	var sf serverFlags
-	var caseID string
-	fs := newFlags("merge", "signoff merge --case ID [--server URL]   (token from SIGNOFF_TOKEN)")
-	fs.StringVar(&caseID, "case", "", "the approved case to merge (required)")
-	addServerFlags(fs, e, &sf)
-	if err := parse(fs, e, args); err != nil {
-		return err
-	}
-	if err := required(fs, e, "case", caseID); err != nil {
-		return err
-	}
-	c, err := sf.client(e)
+	caseID, c, err := caseCommand(e, "merge", "signoff merge --case ID [--server URL]   (token from SIGNOFF_TOKEN)",
+		"the approved case to merge (required)", args, nil)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -190,20 +191,12 @@ type changeView struct {
 }
 
 func runChangeShow(ctx context.Context, e *env, args []string) error {
-	var sf serverFlags
-	var caseID string
 	var asJSON bool
-	fs := newFlags("change show", "signoff change show --case ID [--json]")
-	fs.StringVar(&caseID, "case", "", "the change case (required)")
-	fs.BoolVar(&asJSON, "json", false, "print the raw JSON")
-	addServerFlags(fs, e, &sf)
-	if err := parse(fs, e, args); err != nil {
-		return err
-	}
-	if err := required(fs, e, "case", caseID); err != nil {
-		return err
-	}
-	c, err := sf.client(e)
+	caseID, c, err := caseCommand(e, "change show", "signoff change show --case ID [--json]", "the change case (required)", args,
+		func(fs *flag.FlagSet) []*string {
+			fs.BoolVar(&asJSON, "json", false, "print the raw JSON")
+			return nil
+		})
 	if err != nil {
 		return err
 	}
@@ -293,18 +286,7 @@ func indentJSON(raw json.RawMessage) string {
 }
 
 func runChangeExecute(ctx context.Context, e *env, args []string) error {
-	var sf serverFlags
-	var caseID string
-	fs := newFlags("change execute", "signoff change execute --case ID")
-	fs.StringVar(&caseID, "case", "", "the approved change case (required)")
-	addServerFlags(fs, e, &sf)
-	if err := parse(fs, e, args); err != nil {
-		return err
-	}
-	if err := required(fs, e, "case", caseID); err != nil {
-		return err
-	}
-	c, err := sf.client(e)
+	caseID, c, err := caseCommand(e, "change execute", "signoff change execute --case ID", "the approved change case (required)", args, nil)
 	if err != nil {
 		return err
 	}
@@ -329,19 +311,12 @@ func printExecution(w io.Writer, d *display, x changedesk.Execution) {
 }
 
 func runChangeRollback(ctx context.Context, e *env, args []string) error {
-	var sf serverFlags
-	var caseID, reason string
-	fs := newFlags("change rollback", "signoff change rollback --case ID --reason TEXT")
-	fs.StringVar(&caseID, "case", "", "the executed change to compensate (required)")
-	fs.StringVar(&reason, "reason", "", "why (required; the policy sets a minimum length)")
-	addServerFlags(fs, e, &sf)
-	if err := parse(fs, e, args); err != nil {
-		return err
-	}
-	if err := required(fs, e, "case", caseID, "reason", reason); err != nil {
-		return err
-	}
-	c, err := sf.client(e)
+	var reason string
+	caseID, c, err := caseCommand(e, "change rollback", "signoff change rollback --case ID --reason TEXT", "the executed change to compensate (required)", args,
+		func(fs *flag.FlagSet) []*string {
+			fs.StringVar(&reason, "reason", "", "why (required; the policy sets a minimum length)")
+			return []*string{&reason}
+		}, "reason")
 	if err != nil {
 		return err
 	}

@@ -11,18 +11,8 @@ import (
 // runReverify asks the server to move an approved (or awaiting) candidate
 // onto the current main and verify it again, after main moved under it.
 func runReverify(ctx context.Context, e *env, args []string) error {
-	var sf serverFlags
-	var caseID string
-	fs := newFlags("reverify", "signoff reverify --case ID [--server URL]   (token from SIGNOFF_TOKEN)")
-	fs.StringVar(&caseID, "case", "", "the case whose candidate main has overtaken (required)")
-	addServerFlags(fs, e, &sf)
-	if err := parse(fs, e, args); err != nil {
-		return err
-	}
-	if err := required(fs, e, "case", caseID); err != nil {
-		return err
-	}
-	c, err := sf.client(e)
+	caseID, c, err := caseCommand(e, "reverify", "signoff reverify --case ID [--server URL]   (token from SIGNOFF_TOKEN)",
+		"the case whose candidate main has overtaken (required)", args, nil)
 	if err != nil {
 		return err
 	}
