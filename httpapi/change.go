@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -412,6 +413,12 @@ func (s *server) rollbackChange(w http.ResponseWriter, r *http.Request, by signo
 	}
 	extendWrite(w)
 	c, x, err := d.Rollback(r.Context(), by, r.PathValue("id"), in.Reason)
+	if err != nil && c.ID != "" && signoff.ErrorCode(err) != signoff.EINTERNAL {
+		// The compensating case exists (its pre-approved execution was
+		// refused): the answer names it, so the caller can follow it up.
+		return &stateError{err: err, state: &signoff.Error{Code: signoff.ErrorCode(err), State: c.State,
+			Message: fmt.Sprintf("compensating change %s was opened and is %s: %s", c.ID, c.State, signoff.ErrorMessage(err))}}
+	}
 	if err != nil {
 		return err
 	}

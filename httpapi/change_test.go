@@ -666,3 +666,25 @@ func TestChangeGateOutsideWindowHTTP(t *testing.T) {
 		t.Fatalf("execute: %+v, want 403 target_allowed", p)
 	}
 }
+
+// TestChangeRollbackRefusedNamesTheCase: a pre-approved compensation the
+// gate refuses still exists; the problem names it.
+func TestChangeRollbackRefusedNamesTheCase(t *testing.T) {
+	t.Parallel()
+	e := newChangeEnv(t)
+	e.putPolicy(t, changePolicyYAML(e.alice.ID)+"preapproved_rollbacks: [flag]\n")
+	c := e.approved(t)
+	if got := e.execute(t, e.aliceToken, c.ID); got.status != http.StatusOK {
+		t.Fatalf("execute: %d %s", got.status, got.body)
+	}
+	ok, err := e.store.LockTarget(context.Background(), signoff.SystemActor(e.ws.ID), changeTarget, "another-execution", time.Hour)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	e.desk.LockWait = 100 * time.Millisecond
+	p := e.do(t, request{method: "POST", path: "/api/v1/cases/" + c.ID + "/rollback", token: e.ownerToken,
+		body: `{"reason":"roll it back: checkout fails since this change"}`}).problem(t)
+	if p.Status != http.StatusConflict || p.Check != change.CheckLock || !strings.Contains(p.Detail, "compensating change case_") || p.CurrentState != workflow.ChangeApproved {
+		t.Fatalf("rollback: %+v", p)
+	}
+}
