@@ -1,5 +1,11 @@
 package signoff
 
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
 // Jobs are enqueued in the same transaction as the state change that
 // causes them (River, on both backends) and may run more than once: every
 // worker is idempotent.
@@ -26,3 +32,15 @@ type DecisionJob struct {
 
 // Kind implements river.JobArgs.
 func (DecisionJob) Kind() string { return "decision_made" }
+
+// LongJobTimeout bounds jobs that run agents, sandboxes or health windows.
+const LongJobTimeout = 10 * time.Minute
+
+// LongWorker is river.WorkerDefaults for such jobs. The job queue's
+// default timeout is short (it is tuned to the notification lease, so a
+// crashed worker's message is rescued within minutes); these jobs carry
+// their own, and the rescuer leaves them alone until it has passed.
+type LongWorker[T river.JobArgs] struct{ river.WorkerDefaults[T] }
+
+// Timeout implements river.Worker.
+func (LongWorker[T]) Timeout(*river.Job[T]) time.Duration { return LongJobTimeout }

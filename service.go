@@ -129,6 +129,13 @@ type LedgerService interface {
 	ListEvents(ctx context.Context, by Actor, caseID string, afterSeq int64, limit int) ([]Event, error)
 	// HeadSeq returns the sequence of the newest event of ws (0 if none).
 	HeadSeq(ctx context.Context, ws string) (int64, error)
+	// StreamEvents returns events of by's workspace with seq > afterSeq
+	// that by may see, oldest first, at most limit (0 or less means 100,
+	// more than 1000 means 1000). Staff see every event; a reporter only
+	// case.created, case.transitioned and reporter.* events of their own
+	// cases; an agent the events of cases it has (or had) a task on.
+	// EINVALID for a negative afterSeq, EFORBIDDEN for any other role.
+	StreamEvents(ctx context.Context, by Actor, afterSeq int64, limit int) ([]Event, error)
 }
 
 // IntakeService takes public reports and the reporter's later words. Every
@@ -169,6 +176,7 @@ type Store interface {
 	BugLoopService
 	FlagService
 	ChangeService
+	OutboxService
 	// Ready returns nil when the database answers and its migrations are
 	// current, else EUNAVAILABLE.
 	Ready(ctx context.Context) error

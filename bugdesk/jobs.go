@@ -30,7 +30,7 @@ func noRepo(err error) bool {
 }
 
 type reproduceWorker struct {
-	river.WorkerDefaults[signoff.ReproduceJob]
+	signoff.LongWorker[signoff.ReproduceJob]
 	d *Desk
 }
 
@@ -47,7 +47,7 @@ func (w *reproduceWorker) Work(ctx context.Context, job *river.Job[signoff.Repro
 }
 
 type fixWorker struct {
-	river.WorkerDefaults[signoff.FixJob]
+	signoff.LongWorker[signoff.FixJob]
 	d *Desk
 }
 
@@ -59,7 +59,7 @@ func (w *fixWorker) Work(ctx context.Context, job *river.Job[signoff.FixJob]) er
 }
 
 type verifyWorker struct {
-	river.WorkerDefaults[signoff.VerifyJob]
+	signoff.LongWorker[signoff.VerifyJob]
 	d *Desk
 }
 
@@ -68,7 +68,7 @@ func (w *verifyWorker) Work(ctx context.Context, job *river.Job[signoff.VerifyJo
 }
 
 type reconcileWorker struct {
-	river.WorkerDefaults[signoff.ReconcileJob]
+	signoff.LongWorker[signoff.ReconcileJob]
 	d *Desk
 }
 
@@ -84,7 +84,7 @@ func (w *reconcileWorker) Work(ctx context.Context, job *river.Job[signoff.Recon
 }
 
 type timeoutWorker struct {
-	river.WorkerDefaults[signoff.ConfirmTimeoutJob]
+	signoff.LongWorker[signoff.ConfirmTimeoutJob]
 	d *Desk
 }
 
@@ -100,7 +100,7 @@ func (w *timeoutWorker) Work(ctx context.Context, job *river.Job[signoff.Confirm
 }
 
 type duplicatesWorker struct {
-	river.WorkerDefaults[signoff.DuplicatesJob]
+	signoff.LongWorker[signoff.DuplicatesJob]
 	d *Desk
 }
 

@@ -226,7 +226,7 @@ func (d *Desk) AddWorkers(w *river.Workers) {
 }
 
 type bypassWorker struct {
-	river.WorkerDefaults[signoff.BypassExpiryJob]
+	signoff.LongWorker[signoff.BypassExpiryJob]
 	d *Desk
 }
 

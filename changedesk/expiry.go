@@ -41,7 +41,7 @@ func (d *Desk) ExpirePlan(ctx context.Context, ws, caseID, planID string) error 
 }
 
 type expiryWorker struct {
-	river.WorkerDefaults[signoff.PlanExpiryJob]
+	signoff.LongWorker[signoff.PlanExpiryJob]
 	d *Desk
 }
 

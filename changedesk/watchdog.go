@@ -105,7 +105,7 @@ func (d *Desk) Settle(ctx context.Context, ws, caseID string) error {
 }
 
 type watchdogWorker struct {
-	river.WorkerDefaults[signoff.ExecutionWatchdogJob]
+	signoff.LongWorker[signoff.ExecutionWatchdogJob]
 	d *Desk
 }
 

@@ -25,7 +25,7 @@ func (r *Runner) Workers(log *slog.Logger) *river.Workers {
 const waitAhead = time.Second
 
 type triageWorker struct {
-	river.WorkerDefaults[signoff.TriageJob]
+	signoff.LongWorker[signoff.TriageJob]
 	r   *Runner
 	log *slog.Logger
 }
@@ -93,7 +93,7 @@ func (w *triageWorker) start(ctx context.Context, ws, caseID string) error {
 }
 
 type decisionWorker struct {
-	river.WorkerDefaults[signoff.DecisionJob]
+	signoff.LongWorker[signoff.DecisionJob]
 	r   *Runner
 	log *slog.Logger
 }

@@ -55,3 +55,5 @@ func TestConformancePostgres(t *testing.T) {
 func BenchmarkAppend(b *testing.B) { storetest.BenchAppend(b, Backend) }
 
 func BenchmarkVerify1M(b *testing.B) { storetest.BenchVerify(b, Backend, 1_000_000) }
+
+func BenchmarkDeliver(b *testing.B) { storetest.BenchDeliver(b, Backend) }

@@ -54,3 +54,5 @@ func BenchmarkAppend(b *testing.B) { storetest.BenchAppend(b, Backend) }
 
 // BenchmarkVerify1M verifies a chain of one million events.
 func BenchmarkVerify1M(b *testing.B) { storetest.BenchVerify(b, Backend, 1_000_000) }
+
+func BenchmarkDeliver(b *testing.B) { storetest.BenchDeliver(b, Backend) }

@@ -80,6 +80,10 @@ type DB struct {
 	writeMu  sync.Mutex
 	// ro is a view over a pool that cannot write (AttachReadOnly).
 	ro *DB
+	// sealer seals channel secrets (SetSealer).
+	sealer Sealer
+	// group commits the outbox's small writes together (grouped).
+	group grouper
 }
 
 var _ signoff.Store = (*DB)(nil)

@@ -31,19 +31,56 @@ func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at t
 	return nil
 }
 
+// ShortJobTimeout is the timeout of jobs that set none (signoff.LongWorker
+// jobs set their own); RescueAfter is when the rescuer looks at a job
+// still running, never before its own timeout has passed.
+const (
+	ShortJobTimeout = 90 * time.Second
+	RescueAfter     = 2 * time.Minute
+)
+
 // StartJobs starts a River client that works the store's jobs with
 // workers, up to maxWorkers at once, until stop is called. Jobs run at
 // least once: workers must be idempotent.
 func (s *DB) StartJobs(ctx context.Context, workers *river.Workers, maxWorkers int) (stop func(context.Context) error, err error) {
+	return s.StartJobsWith(ctx, workers, JobsConfig{Workers: maxWorkers})
+}
+
+// JobsConfig sizes a job client.
+type JobsConfig struct {
+	// Workers works the default queue (agents, sandboxes), Notify the
+	// outbox (default 64: deliveries mostly wait on the network, and on
+	// SQLite fewer workers leave the database idle between fetches).
+	Workers, Notify int
+	// Poll is how often a client without change notifications (SQLite)
+	// looks for new jobs (default 50 ms).
+	Poll time.Duration
+}
+
+// StartJobsWith is StartJobs with both queues sized. Jobs without a
+// timeout of their own (signoff.LongWorker) get ShortJobTimeout; one whose
+// worker died is rescued once its timeout has passed and RescueAfter has
+// gone by, so a crashed delivery is taken up again within minutes.
+func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg JobsConfig) (stop func(context.Context) error, err error) {
 	if s.driver == nil {
 		return nil, fmt.Errorf("start jobs: this store has no job queue")
 	}
+	if cfg.Notify <= 0 {
+		cfg.Notify = 64
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 50 * time.Millisecond
+	}
 	c, err := river.NewClient(s.driver, &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
-		Workers:           workers,
-		FetchPollInterval: 100 * time.Millisecond,
-		FetchCooldown:     20 * time.Millisecond,
-		JobTimeout:        10 * time.Minute,
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: cfg.Workers},
+			NotifyQueue:        {MaxWorkers: cfg.Notify},
+		},
+		Workers:              workers,
+		FetchPollInterval:    cfg.Poll,
+		FetchCooldown:        min(cfg.Poll, 20*time.Millisecond),
+		JobTimeout:           ShortJobTimeout,
+		RescueStuckJobsAfter: RescueAfter,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start jobs: %w", err)

@@ -158,6 +158,11 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 			}
 		}
 	}
+	// Notifications and cards are enqueued with the events they tell of.
+	if err := s.notifyAppended(ctx, tx, ws, out); err != nil {
+		s.heads.forget(ws)
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -431,3 +436,11 @@ func (s *DB) LedgerWorkspaceIDs(ctx context.Context) ([]string, error) {
 }
 
 func scanString(sc scanner, v *string) error { return sc.Scan(v) }
+
+// AppendTx chains events onto ws's ledger inside the caller's
+// transaction, with the notifications and cards they cause: all of it
+// commits or rolls back with tx. For tools and tests composing their own
+// transaction; the store's own operations append as they change state.
+func (s *DB) AppendTx(ctx context.Context, tx *sql.Tx, ws string, in ...EventInput) ([]signoff.Event, error) {
+	return s.appendEvents(ctx, tx, ws, in)
+}

@@ -153,6 +153,11 @@ func Run(t *testing.T, b Backend) {
 		{"BugLoop", testBugLoop},
 		{"Flags", testFlags},
 		{"Change", testChange},
+		{"OutboxTransactional", testOutboxTransactional},
+		{"OutboxLease", testOutboxLease},
+		{"OutboxDelivery", testOutboxDelivery},
+		{"OutboxCrash", testOutboxCrash},
+		{"Cards", testCards},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,651 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/card"
+	"github.com/signoff-dev/signoff/outbox"
+)
+
+// Sealer seals channel secrets at rest (secretbox.Box). aad binds a sealed
+// value to its row.
+type Sealer interface {
+	Seal(plaintext []byte, aad string) string
+	Open(sealed, aad string) ([]byte, error)
+	KeyID() string
+}
+
+// SetSealer gives the store the key that seals channel secrets. Without
+// one, channels with secrets cannot be stored or delivered to.
+func (s *DB) SetSealer(b Sealer) { s.sealer = b }
+
+// notifyMaxAttempts is River's bound for a notification job. The outbox
+// parks a message as dead by its own count (outbox.Retry.Attempts) well
+// before it, and cancels the job; River's bound is only a backstop.
+const notifyMaxAttempts = 1000
+
+var channelNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+const channelColumns = `id, workspace_id, name, kind, events, settings, sealed, key_id, chat_approval, enabled, created_by, created_at, updated_at`
+
+type channelRow struct {
+	signoff.Channel
+	sealed string
+}
+
+func scanChannel(sc scanner, c *channelRow) error {
+	var events, settings, chat string
+	var enabled int64
+	var ca, ua int64
+	if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.Kind, &events, &settings, &c.sealed, &c.KeyID, &chat, &enabled, &c.CreatedBy, &ca, &ua); err != nil {
+		return err
+	}
+	c.Enabled, c.CreatedAt, c.UpdatedAt = enabled != 0, fromMicros(ca), fromMicros(ua)
+	if err := json.Unmarshal([]byte(events), &c.Events); err != nil {
+		return fmt.Errorf("channel %s events: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(settings), &c.Settings); err != nil {
+		return fmt.Errorf("channel %s settings: %w", c.ID, err)
+	}
+	return json.Unmarshal([]byte(chat), &c.ChatApproval)
+}
+
+// checkChannel validates a channel's input: what each kind needs, URLs
+// that are absolute http(s), and chat approval only for kinds chat may
+// ever answer.
+func checkChannel(in signoff.ChannelInput) error {
+	if !channelNameRE.MatchString(in.Name) {
+		return signoff.Errorf(signoff.EINVALID, "name must be 1 to 64 of a-z, 0-9, '_', '.', '-'")
+	}
+	if err := outbox.CheckPatterns(in.Events); err != nil {
+		return signoff.Errorf(signoff.EINVALID, "%v", err)
+	}
+	sec, set := in.Secrets, in.Settings
+	needURL := func() error {
+		u, err := url.Parse(sec.URL)
+		if sec.URL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return signoff.Errorf(signoff.EINVALID, "a %s channel needs secrets.url, an absolute http(s) URL", in.Kind)
+		}
+		return nil
+	}
+	switch in.Kind {
+	case signoff.ChannelWebhook:
+		if err := needURL(); err != nil {
+			return err
+		}
+		if sec.WebhookSecret == "" {
+			return signoff.Errorf(signoff.EINVALID, "a webhook channel needs secrets.webhook_secret (whsec_...)")
+		}
+	case signoff.ChannelSlack:
+		if sec.BotToken == "" || set.SlackChannel == "" {
+			if err := needURL(); err != nil {
+				return signoff.Errorf(signoff.EINVALID, "a slack channel needs secrets.url (incoming webhook) or secrets.bot_token with settings.slack_channel")
+			}
+		}
+	case signoff.ChannelMattermost:
+		if err := needURL(); err != nil {
+			return err
+		}
+	case signoff.ChannelEmail:
+		if set.SMTPHost == "" || set.SMTPPort <= 0 || set.SMTPPort > 65535 || set.From == "" {
+			return signoff.Errorf(signoff.EINVALID, "an email channel needs settings.smtp_host, smtp_port and from")
+		}
+		if set.StartTLS != "" && set.StartTLS != "required" && set.StartTLS != "none" {
+			return signoff.Errorf(signoff.EINVALID, `starttls must be "required" or "none"`)
+		}
+	default:
+		return signoff.Errorf(signoff.EINVALID, "kind must be webhook, slack, mattermost or email")
+	}
+	for _, k := range in.ChatApproval {
+		if in.Kind != signoff.ChannelSlack && in.Kind != signoff.ChannelMattermost {
+			return signoff.Errorf(signoff.EINVALID, "chat_approval is for slack and mattermost channels")
+		}
+		if !card.ChatApprovable(k) {
+			return signoff.Errorf(signoff.EINVALID, "chat cannot approve %s cards: they need a signed approval or the reporter's own answer", k)
+		}
+	}
+	if len(in.ChatApproval) > 0 && sec.SigningSecret == "" && sec.Token == "" {
+		return signoff.Errorf(signoff.EINVALID, "chat approval needs the platform's signing secret (slack) or token (mattermost) to verify answers")
+	}
+	return nil
+}
+
+// PutChannel implements signoff.OutboxService.
+func (s *DB) PutChannel(ctx context.Context, by signoff.Actor, in signoff.ChannelInput) (signoff.Channel, error) {
+	if by.Role != signoff.RoleOwner && !isServer(by) {
+		return signoff.Channel{}, signoff.Errorf(signoff.EFORBIDDEN, "only owners configure notification channels")
+	}
+	if len(in.Events) == 0 {
+		in.Events = outbox.DefaultEvents
+	}
+	if in.ChatApproval == nil {
+		in.ChatApproval = []string{}
+	}
+	if err := checkChannel(in); err != nil {
+		return signoff.Channel{}, err
+	}
+	if s.sealer == nil {
+		return signoff.Channel{}, signoff.Errorf(signoff.EUNAVAILABLE, "no secret key: set SIGNOFF_SECRET_KEY or give the server its key file")
+	}
+	if u, err := url.Parse(in.Secrets.URL); err == nil {
+		in.Settings.URLHost = u.Host
+	}
+	events, _ := json.Marshal(in.Events)
+	settings, _ := json.Marshal(in.Settings)
+	chat, _ := json.Marshal(in.ChatApproval)
+	secrets, _ := json.Marshal(in.Secrets)
+	enabled := in.Enabled == nil || *in.Enabled
+	var out signoff.Channel
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		now := s.clock()
+		var id string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM notify_channels WHERE workspace_id = $1 AND name = $2`, by.WorkspaceID, in.Name).Scan(&id)
+		fresh := errors.Is(err, sql.ErrNoRows)
+		if err != nil && !fresh {
+			return err
+		}
+		if fresh {
+			id = signoff.NewID(signoff.PrefixChannel)
+		}
+		sealed := s.sealer.Seal(secrets, id)
+		if fresh {
+			_, err = tx.ExecContext(ctx, `INSERT INTO notify_channels (`+channelColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+				id, by.WorkspaceID, in.Name, in.Kind, string(events), string(settings), sealed, s.sealer.KeyID(), string(chat), boolInt(enabled), by.ID, micros(now))
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE notify_channels SET kind = $1, events = $2, settings = $3, sealed = $4, key_id = $5, chat_approval = $6, enabled = $7, updated_at = $8
+				WHERE id = $9 AND workspace_id = $10`, in.Kind, string(events), string(settings), sealed, s.sealer.KeyID(), string(chat), boolInt(enabled), micros(now), id, by.WorkspaceID)
+		}
+		if err != nil {
+			return fmt.Errorf("put channel %s: %w", in.Name, err)
+		}
+		// The ledger records the configuration, never the secrets.
+		if _, err := s.appendEvent(ctx, tx, by.WorkspaceID, "", "channel.put", by.ID, map[string]any{
+			"channel_id": id, "name": in.Name, "kind": in.Kind, "events": in.Events, "chat_approval": in.ChatApproval,
+			"enabled": enabled, "secrets": in.Secrets.Names(), "key_id": s.sealer.KeyID(),
+		}); err != nil {
+			return err
+		}
+		row, err := s.getChannel(ctx, tx, by.WorkspaceID, id)
+		out = row.Channel
+		out.Secrets = in.Secrets.Names()
+		return err
+	})
+	return out, err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *DB) getChannel(ctx context.Context, q queryer, ws, id string) (channelRow, error) {
+	var c channelRow
+	err := scanChannel(q.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM notify_channels WHERE id = $1 AND workspace_id = $2`, id, ws), &c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, signoff.Errorf(signoff.ENOTFOUND, "channel not found")
+	}
+	return c, err
+}
+
+// ListChannels implements signoff.OutboxService: owners, operators and
+// viewers see channels, never their secrets.
+func (s *DB) ListChannels(ctx context.Context, by signoff.Actor) ([]signoff.Channel, error) {
+	if !isStaff(by) {
+		return nil, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not read channels", by.Role)
+	}
+	rows, err := queryAll(ctx, s.db, scanChannel, `SELECT `+channelColumns+` FROM notify_channels WHERE workspace_id = $1 ORDER BY name`, by.WorkspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("list channels: %w", err)
+	}
+	out := make([]signoff.Channel, len(rows))
+	for i, r := range rows {
+		out[i] = r.Channel
+		if sec, err := s.openSecrets(r); err == nil {
+			out[i].Secrets = sec.Names()
+		}
+	}
+	return out, nil
+}
+
+// ChannelWithSecrets returns channel id of ws with its secrets opened, for
+// the deliverer and the inbound chat endpoints. It is not on any API path.
+func (s *DB) ChannelWithSecrets(ctx context.Context, ws, id string) (signoff.Channel, signoff.ChannelSecrets, error) {
+	r, err := s.getChannel(ctx, s.db, ws, id)
+	if err != nil {
+		return signoff.Channel{}, signoff.ChannelSecrets{}, err
+	}
+	sec, err := s.openSecrets(r)
+	return r.Channel, sec, err
+}
+
+// ChannelByID finds a channel by id alone (inbound chat requests name
+// only the channel; its workspace follows from it).
+func (s *DB) ChannelByID(ctx context.Context, id string) (signoff.Channel, signoff.ChannelSecrets, error) {
+	if err := signoff.CheckID("channel", signoff.PrefixChannel, id); err != nil {
+		return signoff.Channel{}, signoff.ChannelSecrets{}, err
+	}
+	var ws string
+	err := s.db.QueryRowContext(ctx, `SELECT workspace_id FROM notify_channels WHERE id = $1`, id).Scan(&ws)
+	if errors.Is(err, sql.ErrNoRows) {
+		return signoff.Channel{}, signoff.ChannelSecrets{}, signoff.Errorf(signoff.ENOTFOUND, "channel not found")
+	} else if err != nil {
+		return signoff.Channel{}, signoff.ChannelSecrets{}, err
+	}
+	return s.ChannelWithSecrets(ctx, ws, id)
+}
+
+func (s *DB) openSecrets(r channelRow) (signoff.ChannelSecrets, error) {
+	var sec signoff.ChannelSecrets
+	if s.sealer == nil {
+		return sec, signoff.Errorf(signoff.EUNAVAILABLE, "no secret key to open channel %s", r.ID)
+	}
+	pt, err := s.sealer.Open(r.sealed, r.ID)
+	if err != nil {
+		return sec, signoff.Errorf(signoff.EUNAVAILABLE, "channel %s: secrets do not open with this server's key (sealed with key %s, this is %s)", r.ID, r.KeyID, s.sealer.KeyID())
+	}
+	if err := json.Unmarshal(pt, &sec); err != nil {
+		return sec, fmt.Errorf("channel %s secrets: %w", r.ID, err)
+	}
+	return sec, nil
+}
+
+// subscriber is what the enqueue hook needs of a channel.
+type subscriber struct {
+	id, kind string
+	events   []string
+}
+
+// notifyAppended runs in every ledger append's transaction, after the
+// events are written: it enqueues one notification job (and outbox row)
+// per event and subscribed channel, opens card jobs for decisions that
+// became pending, and closes cards whose case or decision moved on. The
+// messages therefore exist exactly when the events do. Without a job
+// queue (a store opened without River) nothing is enqueued.
+func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, ws string, evs []signoff.Event) error {
+	if s.river == nil {
+		return nil
+	}
+	subs, err := queryAll(ctx, tx, func(sc scanner, c *subscriber) error {
+		var events string
+		if err := sc.Scan(&c.id, &c.kind, &events); err != nil {
+			return err
+		}
+		return json.Unmarshal([]byte(events), &c.events)
+	}, `SELECT id, kind, events FROM notify_channels WHERE workspace_id = $1 AND enabled = 1 ORDER BY id`, ws)
+	if err != nil {
+		return fmt.Errorf("notify: channels: %w", err)
+	}
+	for _, e := range evs {
+		if err := s.cardsOnEvent(ctx, tx, e); err != nil {
+			return err
+		}
+		for _, c := range subs {
+			if !wants(c, e) {
+				continue
+			}
+			if err := s.enqueueMessage(ctx, tx, e, c.id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// reporterStates are the moves an e-mail channel tells reporters about.
+var reporterStates = []string{"needs_info", "awaiting_reporter_repro", "awaiting_reporter_confirmation", "verified", "reopened", "closed", "dropped", "duplicate"}
+
+// wants reports whether channel c is told about e. An e-mail channel
+// writes to reporters, so it only carries their case's moves that concern
+// them, whatever its event patterns say.
+func wants(c subscriber, e signoff.Event) bool {
+	if c.kind != signoff.ChannelEmail {
+		return outbox.Match(c.events, e.Type)
+	}
+	if e.Type != "case.transitioned" || e.CaseID == "" {
+		return false
+	}
+	var p struct {
+		To string `json:"to"`
+	}
+	return json.Unmarshal(e.Payload, &p) == nil && slices.Contains(reporterStates, p.To)
+}
+
+// enqueueMessage inserts the job and the outbox row of event e for
+// channel ch. A card event's message carries the card.
+func (s *DB) enqueueMessage(ctx context.Context, tx *sql.Tx, e signoff.Event, ch string) error {
+	args := signoff.NotifyJob{WorkspaceID: e.WorkspaceID, ChannelID: ch, Seq: e.Seq}
+	res, err := s.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: notifyMaxAttempts, Queue: NotifyQueue})
+	if err != nil {
+		return fmt.Errorf("enqueue notification %d for %s: %w", e.Seq, ch, err)
+	}
+	id := outbox.MessageID(res.Job.ID, res.Job.CreatedAt)
+	cardID := ""
+	if strings.HasPrefix(e.Type, "card.") {
+		var p struct {
+			CardID string `json:"card_id"`
+		}
+		if json.Unmarshal(e.Payload, &p) == nil {
+			cardID = p.CardID
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, job_id, workspace_id, channel_id, case_id, seq, event_type, card_id, state,
+		attempts, budget_from, last_error, lease_token, lease_holder, lease_until, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, 0, '', '', '', 0, $9)`,
+		id, res.Job.ID, e.WorkspaceID, ch, e.CaseID, e.Seq, e.Type, cardID, micros(s.clock()))
+	if err != nil {
+		return fmt.Errorf("enqueue notification %d for %s: %w", e.Seq, ch, err)
+	}
+	return nil
+}
+
+// NotifyQueue is the River queue notifications are delivered from, so
+// that slow agent jobs never hold them up.
+const NotifyQueue = "notify"
+
+// Claim is a message leased to one deliverer.
+type Claim struct {
+	Message signoff.OutboxMessage
+	// Token acknowledges the delivery; only the lease holder has it.
+	Token   string
+	Attempt int
+	// Budget is how many attempts this message has had since it was last
+	// re-driven (this one included).
+	Budget int
+}
+
+// Outbox claim errors. A claim refused with ErrLeased or ErrWaiting says
+// when to look again.
+var (
+	// ErrSettled: the message is delivered, dead or skipped.
+	ErrSettled = errors.New("outbox: message settled")
+)
+
+// WaitError says a message cannot be delivered yet: another worker holds
+// its lease, or an earlier message of its case is still pending.
+type WaitError struct {
+	Until  time.Time
+	Reason string
+}
+
+func (e *WaitError) Error() string { return "outbox: " + e.Reason }
+
+const outboxColumns = `message_id, job_id, workspace_id, channel_id, case_id, seq, event_type, card_id, state, attempts, budget_from, last_error, lease_holder, lease_until, created_at, delivered_at`
+
+func scanOutbox(sc scanner, m *signoff.OutboxMessage) error {
+	var lease, ca int64
+	var budget int
+	var da sql.NullInt64
+	if err := sc.Scan(&m.MessageID, &m.JobID, &m.WorkspaceID, &m.ChannelID, &m.CaseID, &m.Seq, &m.EventType, &m.CardID, &m.State,
+		&m.Attempts, &budget, &m.LastError, &m.LeaseHolder, &lease, &ca, &da); err != nil {
+		return err
+	}
+	m.CreatedAt = fromMicros(ca)
+	if lease != 0 {
+		t := fromMicros(lease)
+		m.LeaseUntil = &t
+	}
+	if da.Valid {
+		t := fromMicros(da.Int64)
+		m.DeliveredAt = &t
+	}
+	return nil
+}
+
+// MessageFor returns the outbox message of a notification job.
+func (s *DB) MessageFor(ctx context.Context, j signoff.NotifyJob) (signoff.OutboxMessage, error) {
+	var m signoff.OutboxMessage
+	err := scanOutbox(s.db.QueryRowContext(ctx, `SELECT `+outboxColumns+` FROM outbox WHERE workspace_id = $1 AND channel_id = $2 AND seq = $3`,
+		j.WorkspaceID, j.ChannelID, j.Seq), &m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, signoff.Errorf(signoff.ENOTFOUND, "no outbox message for event %d on %s", j.Seq, j.ChannelID)
+	}
+	return m, err
+}
+
+// ClaimMessage leases message id to holder for lease and records the
+// attempt's start. It refuses (WaitError) while another holder's lease
+// runs, or while an earlier message of the same case to the same channel
+// is still pending: a case's messages go out in ledger order. A message
+// parked as dead does not hold back the ones after it.
+func (s *DB) ClaimMessage(ctx context.Context, id, holder string, lease time.Duration) (Claim, error) {
+	var c Claim
+	ctx = context.WithoutCancel(ctx)
+	err := s.grouped(ctx, func(tx *sql.Tx) error {
+		now := s.clock()
+		var m signoff.OutboxMessage
+		var token string
+		var budget int
+		var lu, ca int64
+		var da sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT message_id, job_id, workspace_id, channel_id, case_id, seq, event_type, card_id, state, attempts, budget_from,
+			last_error, lease_holder, lease_until, created_at, delivered_at, lease_token FROM outbox WHERE message_id = $1`+s.d.ForUpdate, id).Scan(
+			&m.MessageID, &m.JobID, &m.WorkspaceID, &m.ChannelID, &m.CaseID, &m.Seq, &m.EventType, &m.CardID, &m.State, &m.Attempts, &budget,
+			&m.LastError, &m.LeaseHolder, &lu, &ca, &da, &token)
+		if errors.Is(err, sql.ErrNoRows) {
+			return signoff.Errorf(signoff.ENOTFOUND, "outbox message %s not found", id)
+		} else if err != nil {
+			return err
+		}
+		m.CreatedAt = fromMicros(ca)
+		if m.State != signoff.OutboxPending {
+			return ErrSettled
+		}
+		if token != "" && lu > micros(now) {
+			return &WaitError{Until: fromMicros(lu), Reason: fmt.Sprintf("message %s is leased to %s", id, m.LeaseHolder)}
+		}
+		if m.CaseID != "" {
+			var earlier int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE channel_id = $1 AND case_id = $2 AND seq < $3 AND state = 'pending'`,
+				m.ChannelID, m.CaseID, m.Seq).Scan(&earlier); err != nil {
+				return err
+			}
+			if earlier > 0 {
+				return &WaitError{Until: now.Add(200 * time.Millisecond), Reason: fmt.Sprintf("%d earlier message(s) of case %s are pending", earlier, m.CaseID)}
+			}
+		}
+		var b [16]byte
+		rand.Read(b[:])
+		token = hex.EncodeToString(b[:])
+		until := now.Add(lease)
+		m.Attempts++
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET attempts = $1, lease_token = $2, lease_holder = $3, lease_until = $4 WHERE message_id = $5`,
+			m.Attempts, token, holder, micros(until), id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_attempts (message_id, attempt, holder, started_at, status, error) VALUES ($1, $2, $3, $4, 0, '')`,
+			id, m.Attempts, holder, micros(now)); err != nil {
+			return err
+		}
+		m.LeaseHolder, m.LeaseUntil = holder, &until
+		c = Claim{Message: m, Token: token, Attempt: m.Attempts, Budget: m.Attempts - budget}
+		return nil
+	})
+	return c, err
+}
+
+// ErrLeaseLost: the acknowledgement came after the lease ran out and
+// another worker took the message; the attempt is recorded, the message's
+// state is the new holder's to set.
+var ErrLeaseLost = errors.New("outbox: lease lost")
+
+// Result is how a delivery attempt ended.
+type Result struct {
+	// Status is the receiver's HTTP status, 0 when none came back.
+	Status int
+	// Err is nil for a delivered message.
+	Err error
+	// Dead parks the message: no more attempts until re-driven.
+	Dead bool
+	// Skipped: nothing to deliver (no recipient).
+	Skipped bool
+}
+
+// FinishMessage records how the attempt of claim c ended and, if c's
+// lease is still the message's, settles or releases it. Only the lease
+// holder's token acknowledges.
+func (s *DB) FinishMessage(ctx context.Context, c Claim, r Result) error {
+	lost := false
+	ctx = context.WithoutCancel(ctx)
+	err := s.grouped(ctx, func(tx *sql.Tx) error {
+		lost = false
+		now := s.clock()
+		errText := ""
+		if r.Err != nil {
+			errText = truncate(r.Err.Error(), 2000)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox_attempts SET finished_at = $1, status = $2, error = $3 WHERE message_id = $4 AND attempt = $5`,
+			micros(now), r.Status, errText, c.Message.MessageID, c.Attempt); err != nil {
+			return err
+		}
+		state := signoff.OutboxPending
+		var delivered any
+		switch {
+		case r.Skipped:
+			state = signoff.OutboxSkipped
+		case r.Err == nil:
+			state, delivered = signoff.OutboxDelivered, micros(now)
+		case r.Dead:
+			state = signoff.OutboxDead
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE outbox SET state = $1, last_error = $2, delivered_at = $3, lease_token = '', lease_holder = '', lease_until = 0
+			WHERE message_id = $4 AND lease_token = $5`, state, errText, delivered, c.Message.MessageID, c.Token)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			// The attempt stays on record; the message is the new holder's.
+			lost = true
+		}
+		return nil
+	})
+	if err == nil && lost {
+		return ErrLeaseLost
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// ListOutbox implements signoff.OutboxService.
+func (s *DB) ListOutbox(ctx context.Context, by signoff.Actor, f signoff.OutboxFilter) ([]signoff.OutboxMessage, error) {
+	if !isStaff(by) {
+		return nil, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not read the outbox", by.Role)
+	}
+	q := `SELECT ` + outboxColumns + ` FROM outbox WHERE workspace_id = $1`
+	args := []any{by.WorkspaceID}
+	if f.State != "" {
+		if !slices.Contains([]string{signoff.OutboxPending, signoff.OutboxDelivered, signoff.OutboxDead, signoff.OutboxSkipped}, f.State) {
+			return nil, signoff.Errorf(signoff.EINVALID, "state must be pending, delivered, dead or skipped")
+		}
+		args = append(args, f.State)
+		q += fmt.Sprintf(` AND state = $%d`, len(args))
+	}
+	if f.ChannelID != "" {
+		args = append(args, f.ChannelID)
+		q += fmt.Sprintf(` AND channel_id = $%d`, len(args))
+	}
+	if f.CaseID != "" {
+		args = append(args, f.CaseID)
+		q += fmt.Sprintf(` AND case_id = $%d`, len(args))
+	}
+	args = append(args, clampLimit(f.Limit))
+	q += fmt.Sprintf(` ORDER BY created_at DESC, seq DESC LIMIT $%d`, len(args))
+	out, err := queryAll(ctx, s.db, scanOutbox, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list outbox: %w", err)
+	}
+	return out, nil
+}
+
+// GetOutbox implements signoff.OutboxService.
+func (s *DB) GetOutbox(ctx context.Context, by signoff.Actor, id string) (signoff.OutboxMessage, []signoff.DeliveryAttempt, error) {
+	if !isStaff(by) {
+		return signoff.OutboxMessage{}, nil, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not read the outbox", by.Role)
+	}
+	var m signoff.OutboxMessage
+	err := scanOutbox(s.db.QueryRowContext(ctx, `SELECT `+outboxColumns+` FROM outbox WHERE message_id = $1 AND workspace_id = $2`, id, by.WorkspaceID), &m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, nil, signoff.Errorf(signoff.ENOTFOUND, "outbox message not found")
+	} else if err != nil {
+		return m, nil, err
+	}
+	atts, err := s.attempts(ctx, id)
+	return m, atts, err
+}
+
+func (s *DB) attempts(ctx context.Context, id string) ([]signoff.DeliveryAttempt, error) {
+	return queryAll(ctx, s.db, func(sc scanner, a *signoff.DeliveryAttempt) error {
+		var st int64
+		var fin sql.NullInt64
+		if err := sc.Scan(&a.Attempt, &a.Holder, &st, &fin, &a.Status, &a.Error); err != nil {
+			return err
+		}
+		a.StartedAt = fromMicros(st)
+		if fin.Valid {
+			t := fromMicros(fin.Int64)
+			a.FinishedAt = &t
+		}
+		return nil
+	}, `SELECT attempt, holder, started_at, finished_at, status, error FROM outbox_attempts WHERE message_id = $1 ORDER BY attempt`, id)
+}
+
+// RetryOutbox implements signoff.OutboxService: a dead message gets a
+// fresh retry schedule and its job is made available again, in one
+// transaction. Operators and owners re-drive.
+func (s *DB) RetryOutbox(ctx context.Context, by signoff.Actor, id string) (signoff.OutboxMessage, error) {
+	if !canIssue(by) && by.ID != cliActorID {
+		return signoff.OutboxMessage{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not re-drive messages", by.Role)
+	}
+	if s.river == nil {
+		return signoff.OutboxMessage{}, signoff.Errorf(signoff.EUNAVAILABLE, "this store has no job queue")
+	}
+	var m signoff.OutboxMessage
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		err := scanOutbox(tx.QueryRowContext(ctx, `SELECT `+outboxColumns+` FROM outbox WHERE message_id = $1 AND workspace_id = $2`+s.d.ForUpdate, id, by.WorkspaceID), &m)
+		if errors.Is(err, sql.ErrNoRows) {
+			return signoff.Errorf(signoff.ENOTFOUND, "outbox message not found")
+		} else if err != nil {
+			return err
+		}
+		if m.State != signoff.OutboxDead {
+			return &signoff.Error{Code: signoff.ECONFLICT, State: m.State, Message: fmt.Sprintf("message %s is %s: only dead messages are re-driven", id, m.State)}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = 'pending', budget_from = attempts WHERE message_id = $1`, id); err != nil {
+			return err
+		}
+		if _, err := s.river.JobRetryTx(ctx, tx, m.JobID); err != nil {
+			return fmt.Errorf("re-drive job %d: %w", m.JobID, err)
+		}
+		if _, err := s.appendEvent(ctx, tx, by.WorkspaceID, m.CaseID, "outbox.redriven", by.ID, map[string]any{
+			"message_id": id, "channel_id": m.ChannelID, "seq": m.Seq, "attempts": m.Attempts, "last_error": m.LastError,
+		}); err != nil {
+			return err
+		}
+		m.State = signoff.OutboxPending
+		return nil
+	})
+	return m, err
+}
