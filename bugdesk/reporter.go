@@ -230,3 +230,18 @@ func (d *Desk) ConfirmTimeout(ctx context.Context, ws, caseID string, round int)
 	}
 	return 0, nil
 }
+
+// QuestionDigest returns the digest of the question a case now asks its
+// reporter (the subject of their confirmation card), and false when it
+// asks none.
+func (d *Desk) QuestionDigest(ctx context.Context, ws, caseID string) (string, bool, error) {
+	c, l, err := d.loop(ctx, sys(ws), caseID)
+	if err != nil {
+		return "", false, err
+	}
+	q, ok := repair.Ask(c, l.State)
+	if !ok {
+		return "", false, nil
+	}
+	return q.Digest(), true, nil
+}

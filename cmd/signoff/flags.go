@@ -15,6 +15,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/postgres"
+	"github.com/signoff-dev/signoff/secretbox"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
@@ -147,6 +148,13 @@ func (d *dbFlags) attachKey(ctx context.Context, e *env, s *sqlstore.DB) error {
 		}
 	}
 	s.SetSigner(k)
+	// Channel secrets are sealed with SIGNOFF_SECRET_KEY, or a key derived
+	// from the server's signing key.
+	box, err := secretbox.FromEnvOrSeed(e.getenv("SIGNOFF_SECRET_KEY"), k.Seed())
+	if err != nil {
+		return fmt.Errorf("SIGNOFF_SECRET_KEY: %w", err)
+	}
+	s.SetSealer(box)
 	return nil
 }
 

@@ -8,15 +8,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/crew"
+	"github.com/signoff-dev/signoff/notify"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
@@ -31,6 +34,7 @@ type stack struct {
 	crew    *crew.Runner
 	desk    *bugdesk.Desk
 	change  *changedesk.Desk
+	notify  *notify.Desk
 }
 
 // newStack wires the stack over s. authored, when set, serves the roles
@@ -77,7 +81,8 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 			return err
 		}
 	}
-	return &stack{reg: reg, fac: fac, runtime: rt, desk: desk, change: cd,
+	nd := &notify.Desk{Store: s, Log: log, Subjects: cardSubjects(desk, cd)}
+	return &stack{reg: reg, fac: fac, runtime: rt, desk: desk, change: cd, notify: nd,
 		crew: &crew.Runner{Store: s, Runtime: rt, Tools: reg}}, nil
 }
 
@@ -117,7 +122,32 @@ func (st *stack) workers(log *slog.Logger) *river.Workers {
 	w := st.crew.Workers(log)
 	st.desk.AddWorkers(w)
 	st.change.AddWorkers(w)
+	st.notify.AddWorkers(w)
 	return w
+}
+
+// cardSubjects resolves the subject of a state card from the desk that
+// owns it: the candidate's or the plan's approval card, or the question
+// on the reporter's page.
+func cardSubjects(desk *bugdesk.Desk, cd *changedesk.Desk) notify.Subjects {
+	return func(ctx context.Context, c signoff.Case, spec card.Spec) (string, time.Time, error) {
+		sys := signoff.SystemActor(c.WorkspaceID)
+		switch spec.Kind {
+		case card.CandidateApproval:
+			v, err := desk.Card(ctx, sys, c.ID)
+			return v.SubjectDigest, time.Time{}, err
+		case card.ChangeApproval:
+			v, err := cd.Card(ctx, sys, c.ID)
+			return v.SubjectDigest, time.Time{}, err
+		case card.ReproConfirmation, card.FixConfirmation:
+			d, ok, err := desk.QuestionDigest(ctx, c.WorkspaceID, c.ID)
+			if err == nil && !ok {
+				err = signoff.Errorf(signoff.ECONFLICT, "case %s asks its reporter nothing now", c.ID)
+			}
+			return d, time.Time{}, err
+		}
+		return "", time.Time{}, fmt.Errorf("no subject for %s cards", spec.Kind)
+	}
 }
 
 // toolRegistryFor is every agent tool: the base tools, the triage crew's,
