@@ -12,6 +12,7 @@ import (
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/notify"
 	"github.com/signoff-dev/signoff/webhook"
 )
 
@@ -94,6 +95,9 @@ var matrix = []struct {
 	{"GET /api/v1/cases/{id}/events", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/events"}
 	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	// The ledger's event stream, each caller's own view of it; once=1
+	// answers the first batch and ends.
+	{"GET /api/v1/events", get("/api/v1/events?after=0&once=1"), statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 200}},
 	{"GET /api/v1/cases/{id}/reports", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/reports"}
 	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
@@ -385,6 +389,43 @@ var matrix = []struct {
 		return request{method: "GET", path: "/api/v1/cases/" + f.changeCase.ID + "/receipts"}
 	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
 
+	// Notifications (outbox.go). The staff read channels, the outbox and
+	// cards; the owner configures channels and maps chat users; the desk
+	// re-drives a dead message (a new one for every cell).
+	{"GET /api/v1/channels", get("/api/v1/channels"), statuses{403, 200, 200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+	{"PUT /api/v1/channels/{name}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PUT", path: "/api/v1/channels/hook-" + who, body: `{"kind":"webhook","secrets":{"url":"https://hooks.example.com/` + who + `","webhook_secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}`}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+	{"GET /api/v1/outbox", get("/api/v1/outbox?state=pending&limit=10"), statuses{403, 200, 200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
+	{"GET /api/v1/outbox/{id}", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/outbox/" + f.message}
+	}, statuses{403, 200, 200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/outbox/{id}/retry", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/outbox/" + f.deadMessage(t) + "/retry"}
+	}, statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"GET /api/v1/cases/{id}/cards", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/cards"}
+	}, statuses{403, 200, 200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	// The foreign owner names a person of workspace A: not found in theirs.
+	{"PUT /api/v1/chat-users", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "PUT", path: "/api/v1/chat-users", body: `{"platform":"slack","team_id":"T0MATRIX","user_id":"U` + strings.ToUpper(who) + `","actor_id":"` + f.actors["operator"].ID + `"}`}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	// The chat platforms' endpoints ignore API tokens: the platform's
+	// signature (Slack) or token (Mattermost) is the credential, and no
+	// request here has one.
+	{"POST /api/v1/chat/{channel}/slack/commands", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/chat/" + f.slack.ID + "/slack/commands", contentType: "application/x-www-form-urlencoded", body: "command=%2Fsignoff&user_id=U1&team_id=T1&text=approve"}
+	}, statuses{401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}},
+	{"POST /api/v1/chat/{channel}/slack/actions", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/chat/" + f.slack.ID + "/slack/actions", contentType: "application/x-www-form-urlencoded", body: "payload=%7B%7D"}
+	}, statuses{401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}},
+	{"POST /api/v1/chat/{channel}/mattermost/commands", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/chat/" + f.mattermost.ID + "/mattermost/commands", contentType: "application/x-www-form-urlencoded", body: "command=%2Fsignoff&user_id=u1&token=guess&text=approve"}
+	}, statuses{401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}},
+	{"POST /api/v1/chat/{channel}/mattermost/actions", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/chat/" + f.mattermost.ID + "/mattermost/actions", body: `{"user_id":"u1","context":{"token":"guess"}}`}
+	}, statuses{401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}},
+
 	// OFREP ignores API tokens: the environment's flag key, sent here in
 	// X-API-Key beside the caller's token, is the credential, so every
 	// principal evaluates alike (ofrep_test.go covers the keys).
@@ -422,6 +463,7 @@ type matrixFixture struct {
 	changeDesk    *changedesk.Desk
 	changePolicy  string       // workspace A's change policy
 	changeCase    signoff.Case // a change request of the matrix project, not planned
+	notifyFixture              // channels and an outbox message of workspace A (outbox_test.go)
 }
 
 // newChange opens a change request on the matrix project as the owner.
@@ -514,6 +556,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	}
 	f.changeDesk = newChangeDesk(f.store)
 	f.changeCase = f.newChange(t, "the fixture")
+	f.notifyFixture = f.withChannels(t)
 	return f
 }
 
@@ -558,7 +601,7 @@ func TestRoleMatrix(t *testing.T) {
 		t.Fatalf("%d assignable roles, the matrix has 11 columns for them", n)
 	}
 	f := newMatrixFixture(t)
-	srv := serveDesk(t, f.store, httpapi.WithChangeDesk(f.changeDesk))
+	srv := serveDesk(t, f.store, httpapi.WithChangeDesk(f.changeDesk), httpapi.WithNotify(&notify.Desk{Store: f.store}))
 	cells := 0
 	for _, row := range matrix {
 		for col, who := range principals {
@@ -603,7 +646,7 @@ func checkShape(t *testing.T, got response) {
 	}
 	if got.status >= 400 {
 		got.problem(t)
-	} else if ct := got.header.Get("Content-Type"); ct != "application/json" {
+	} else if ct := got.header.Get("Content-Type"); ct != "application/json" && ct != "text/event-stream" { // GET /api/v1/events
 		t.Fatalf("Content-Type = %q, want application/json", ct)
 	}
 	if got.status == http.StatusUnauthorized && got.header.Get("WWW-Authenticate") != "Bearer" {

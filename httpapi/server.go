@@ -86,6 +86,8 @@ type options struct {
 	tools                         *agent.Registry
 	desk                          *bugdesk.Desk
 	change                        *changedesk.Desk
+	events                        eventOptions  // the event stream (events.go)
+	notify                        notifyOptions // chat answers to approval cards (outbox.go)
 }
 
 // Option configures the handler.
@@ -165,6 +167,7 @@ func (s *server) register() {
 	s.api("GET /api/v1/cases/{id}", identity.OpCaseRead, s.getCase)
 	s.api("POST /api/v1/cases/{id}/transitions", identity.OpCaseTransition, s.transitionCase)
 	s.api("GET /api/v1/cases/{id}/events", identity.OpLedgerRead, s.listEvents)
+	s.api("GET /api/v1/events", identity.OpLedgerRead, s.streamEvents)
 	s.api("GET /api/v1/cases/{id}/reports", identity.OpCaseRead, s.listReports)
 	s.api("GET /api/v1/cases/{id}/triage", identity.OpDecisionRead, s.getTriage)
 
@@ -280,6 +283,11 @@ func (s *server) register() {
 	s.api("GET /api/v1/cases/{id}/change/evidence", identity.OpChangeRead, s.getChangeEvidence)
 	// The one flag write outside the gate, where the policy allows it.
 	s.api("POST /api/v1/projects/{id}/flags/{env}/{key}/emergency", identity.OpFlagBypass, s.flagBypass)
+
+	// Notifications (outbox.go): channels, the outbox and its re-drive,
+	// a case's approval cards, chat user mapping, and the chat platforms'
+	// public endpoints, whose signature or token is the credential.
+	s.registerNotify()
 }
 
 // apiFunc is an authenticated, authorized handler. A returned error is
@@ -415,7 +423,12 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 		h.Set("X-Request-Id", info.id)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-store")
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), infoKey{}, info), requestTimeout)
+		// The event stream outlives any request timeout: it bounds its
+		// own database calls and its duration (events.go).
+		ctx, cancel := context.WithValue(r.Context(), infoKey{}, info), context.CancelFunc(func() {})
+		if !isEventStream(r) {
+			ctx, cancel = context.WithTimeout(ctx, requestTimeout)
+		}
 		defer cancel()
 		defer func() {
 			level := slog.LevelInfo

@@ -140,6 +140,13 @@ func TestPolicy(t *testing.T) {
 		identity.OpPolicyRead:    "owner operator viewer " + agents,
 		identity.OpPolicyWrite:   "owner",
 		identity.OpFlagBypass:    "owner operator",
+
+		identity.OpChannelRead:   "owner operator viewer",
+		identity.OpChannelWrite:  "owner",
+		identity.OpOutboxRead:    "owner operator viewer",
+		identity.OpOutboxRetry:   "owner operator",
+		identity.OpCardRead:      "owner operator viewer",
+		identity.OpChatUserWrite: "owner",
 	}
 	for _, op := range identity.Operations() {
 		if _, ok := want[op]; !ok {

@@ -81,6 +81,15 @@ const (
 	// may allow; the policy names the roles, this admits the people who
 	// run the desk to ask.
 	OpFlagBypass Operation = "flag.bypass"
+
+	// Notifications: the channels they go to, the outbox of messages and
+	// their delivery attempts, approval cards and who a chat user is.
+	OpChannelRead   Operation = "channel.read"
+	OpChannelWrite  Operation = "channel.write"
+	OpOutboxRead    Operation = "outbox.read"
+	OpOutboxRetry   Operation = "outbox.retry"
+	OpCardRead      Operation = "card.read"
+	OpChatUserWrite Operation = "chatuser.write"
 )
 
 var (
@@ -183,6 +192,19 @@ var policy = map[Operation][]signoff.Role{
 	OpPolicyRead:    allButRep,
 	OpPolicyWrite:   owner,
 	OpFlagBypass:    desk,
+
+	// The people who run and watch the desk see where notifications go,
+	// what was sent and the approval cards; no agent and no reporter does.
+	// Only the owner configures channels (their secrets are sealed and
+	// never shown) and says which chat user is which person: a mapping is
+	// what lets a chat answer count as that person's. Re-driving a dead
+	// message is for the people who run the desk.
+	OpChannelRead:   staff,
+	OpChannelWrite:  owner,
+	OpOutboxRead:    staff,
+	OpOutboxRetry:   desk,
+	OpCardRead:      staff,
+	OpChatUserWrite: owner,
 }
 
 // Operations lists every operation the policy knows, sorted.

@@ -53,6 +53,9 @@ var commands = map[string]command{
 	"repo":      {"show or set a project's repository settings (show|set)", runRepo},
 	"change":    {"request, plan, show, approve, execute or roll back a change; show or set the change policy (request|plan|show|approve|execute|rollback|policy)", runChange},
 	"flags":     {"list or show a project's feature flags; read-only: flags change through change requests (list|get)", runFlags},
+	"outbox":    {"list or show notification messages and their delivery attempts, re-drive a dead one (list|show|retry)", runOutbox},
+	"channel":   {"configure or list notification channels: webhook, Slack, Mattermost, e-mail (put|list)", runChannel},
+	"chat":      {"map a Slack or Mattermost user to a person, so their chat answers count as theirs (map)", runChat},
 }
 
 // env is what commands read and write, so tests can run them in-process.

@@ -53,7 +53,8 @@ func handler(s *sqlstore.DB, log *slog.Logger, st *stack) http.Handler {
 	mcpHandler := mcp.Handler(s, mcp.Options{Tools: st.reg, Log: log, ChangeDesk: st.change})
 	mux.Handle("/mcp", mcpHandler)
 	mux.Handle("/mcp/", mcpHandler)
-	mux.Handle("/", httpapi.New(s, log, httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk), httpapi.WithChangeDesk(st.change)))
+	mux.Handle("/", httpapi.New(s, log, httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk), httpapi.WithChangeDesk(st.change),
+		httpapi.WithNotify(st.notify)))
 	return mux
 }
 
