@@ -13,7 +13,7 @@ SHELL := bash
 # the log shows every conformance test passing on SQLite and on PostgreSQL.
 STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
-RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/...
+RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/...
 
 .PHONY: build test vet race bench fuzz demo clean
 
@@ -31,6 +31,10 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 50000x ./webhook/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./approval/
 	$(GO) test -run '^$$' -fuzz FuzzParsePolicy -fuzztime 20000x ./change/
+	$(GO) test -run '^$$' -fuzz FuzzParseCommandText -fuzztime 20000x ./chat/
+	$(GO) test -run '^$$' -fuzz FuzzParseSlackInteraction -fuzztime 20000x ./chat/
+	$(GO) test -run '^$$' -fuzz FuzzParseMattermostAction -fuzztime 20000x ./chat/
+	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./secretbox/
 	$(GO) run ./cmd/signoff triage eval --dataset samples/orbit_run --min 15
 
 vet:
@@ -49,6 +53,7 @@ bench:
 	$(GO) test -run '^$$' -bench . ./triage/ ./crew/
 	$(GO) test -run '^$$' -bench . ./sandbox/
 	$(GO) test -run '^$$' -bench VerifyShopLite -benchtime 5x ./verify/
+	$(GO) test -run '^$$' -bench Deliver -benchtime 3000x ./sqlite/ ./postgres/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/
@@ -58,6 +63,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseJUnitXML -fuzztime 60s ./verify/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 60s ./webhook/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 60s ./approval/
+	$(GO) test -run '^$$' -fuzz FuzzParseCommandText -fuzztime 60s ./chat/
+	$(GO) test -run '^$$' -fuzz FuzzParseSlackInteraction -fuzztime 60s ./chat/
+	$(GO) test -run '^$$' -fuzz FuzzParseMattermostAction -fuzztime 60s ./chat/
+	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 60s ./secretbox/
 
 demo:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo

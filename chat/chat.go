@@ -377,8 +377,5 @@ func quote(s string) string {
 
 // needs introduces the hint of a card chat may not answer.
 func (c *card) needs() string {
-	if c.hasOption(Approve) {
-		return "Approval needs a signature: "
-	}
-	return "Answer outside chat: "
+	return "Answer outside this chat: "
 }

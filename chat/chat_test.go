@@ -387,7 +387,7 @@ func TestCardContent(t *testing.T) {
 			name: "no chat approval shows the hint and no buttons",
 			m:    with(func(m *chat.Message) { m.Card.Kind = "change_approval"; m.Card.ChatApproval = false }),
 			want: []string{"change_approval", "Change approval", digest[:12], "sha256:" + digest,
-				"Approval needs a signature: run `signoff approve " + caseID + "`"},
+				"Answer outside this chat: run `signoff approve " + caseID + "`"},
 			notWant: []string{"/signoff approve", "/signoff reject"},
 		},
 		{

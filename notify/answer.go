@@ -170,16 +170,30 @@ func (d *Desk) findCard(ctx context.Context, ws string, a chat.Answer) (signoff.
 		}
 		return c, nil
 	}
-	cards, err := d.Store.OpenCardsOfCase(ctx, ws, a.CaseID)
-	if err != nil || len(cards) == 0 {
-		return signoff.Card{}, fmt.Errorf("case %s has no open card", a.CaseID)
+	open, err := d.Store.OpenCardsOfCase(ctx, ws, a.CaseID)
+	if err != nil {
+		return signoff.Card{}, err
 	}
-	for _, c := range cards {
+	for _, c := range open {
 		if card.QuotesDigest(c.SubjectDigest, a.DigestPrefix) {
 			return c, nil
 		}
 	}
-	return cards[0], nil
+	// No open card quotes it: an answer to a card the case has left
+	// behind is still recorded, as stale.
+	all, err := d.Store.CardsOfCase(ctx, ws, a.CaseID)
+	if err != nil {
+		return signoff.Card{}, err
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if card.QuotesDigest(all[i].SubjectDigest, a.DigestPrefix) {
+			return all[i], nil
+		}
+	}
+	if len(open) > 0 {
+		return open[0], nil
+	}
+	return signoff.Card{}, fmt.Errorf("case %s has no card to answer", a.CaseID)
 }
 
 // verifyAndParse checks the request's credential, then parses it.

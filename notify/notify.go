@@ -458,9 +458,20 @@ func chatMessage(ev outbox.Event, ch signoff.Channel) chat.Message {
 	if c := ev.Data.Card; c != nil && (ev.Type == "card.opened" || ev.Type == "card.reasked") {
 		m.Card = &chat.Card{ID: c.ID, Kind: c.Kind, CaseID: ev.Data.CaseID, SubjectDigest: c.SubjectDigest, Options: c.Options,
 			Addressee: c.Addressee, ExpiresAt: c.ExpiresAt, ChatApproval: c.ChatApproval,
-			ApproveHint: "approval needs a signature: run `signoff approve " + ev.Data.CaseID + "`"}
+			ApproveHint: approveHint(c.Kind, ev.Data.CaseID)}
 	}
 	return m
+}
+
+// approveHint says where a card that chat may not answer is answered.
+func approveHint(kind, caseID string) string {
+	switch kind {
+	case card.CandidateApproval, card.ChangeApproval:
+		return "signoff approve " + caseID + " (a signed approval)"
+	case card.ReproConfirmation, card.FixConfirmation:
+		return "the reporter, on their tracking page"
+	}
+	return "POST /api/v1/decisions/{id}/decide (the decision's id is on the case)"
 }
 
 func shortHash(h string) string {

@@ -35,8 +35,8 @@ func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at t
 // jobs set their own); RescueAfter is when the rescuer looks at a job
 // still running, never before its own timeout has passed.
 const (
-	ShortJobTimeout = 90 * time.Second
-	RescueAfter     = 2 * time.Minute
+	ShortJobTimeout = 60 * time.Second
+	RescueAfter     = 70 * time.Second
 )
 
 // StartJobs starts a River client that works the store's jobs with
