@@ -62,6 +62,7 @@ func TestDemoWalkBug(t *testing.T) {
 		"reporter: it is my bug [simulated]", "false fix              [authored]", "genuine fix            [authored]",
 		"signed approval        [simulated]", "merge                  [simulated]", "release                [live]",
 		"live smoke             [live]", "reporter: fix works    [simulated]", "chain verified", "final: verified",
+		"0 dead, 0 pending", "every signature verified",
 	} {
 		if !strings.Contains(text, line) {
 			t.Errorf("output lacks %q", line)
