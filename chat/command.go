@@ -41,7 +41,7 @@ const (
 )
 
 // Usage is the one-line help shown when a command cannot be read.
-const Usage = "usage: /signoff approve <case> <digest prefix> [reason] | /signoff reject <case> <digest prefix> [reason]"
+const Usage = "usage: /signoff approve <case> <digest prefix> [reason] | /signoff reject <case> <digest prefix> <reason>"
 
 // ParseCommandText reads the text of a /signoff command:
 //

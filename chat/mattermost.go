@@ -210,7 +210,7 @@ func (c *card) mmHowTo() string {
 		parts = append(parts, "To approve from chat: `"+c.command(Approve)+"`")
 	}
 	if c.hasOption(Reject) {
-		parts = append(parts, "To reject: `"+c.command(Reject)+" [reason]`")
+		parts = append(parts, "To reject: `"+c.command(Reject)+" <reason>`")
 	}
 	if len(parts) == 0 {
 		return "Answer with the buttons below."

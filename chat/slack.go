@@ -238,7 +238,7 @@ func (c *card) slackHowTo() string {
 		lines = append(lines, "To approve from chat: `"+c.command(Approve)+"`")
 	}
 	if c.hasOption(Reject) {
-		lines = append(lines, "To reject: `"+c.command(Reject)+" [reason]`")
+		lines = append(lines, "To reject: `"+c.command(Reject)+" <reason>`")
 	}
 	if len(lines) == 0 {
 		return "Answer with the buttons below."

@@ -128,6 +128,13 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 		}
 	}
 	o := s.opts.events.withDefaults()
+	if !once {
+		// Each open stream polls the database; one actor holds a few.
+		if !s.streams.acquire(by.ID) {
+			return signoff.Errorf(signoff.ERATELIMIT, "at most %d live event streams per actor", maxStreamsPerActor)
+		}
+		defer s.streams.release(by.ID)
+	}
 	// The request has no deadline (withRequest): every database call gets
 	// its own.
 	ctx := r.Context()
@@ -337,4 +344,35 @@ func serverShutdown(ctx context.Context) <-chan struct{} {
 		})
 	}
 	return v.(chan struct{})
+}
+
+// maxStreamsPerActor bounds one actor's open event streams (in this
+// process).
+const maxStreamsPerActor = 8
+
+// streamCount counts open event streams per actor.
+type streamCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *streamCount) acquire(actor string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[actor] >= maxStreamsPerActor {
+		return false
+	}
+	c.n[actor]++
+	return true
+}
+
+func (c *streamCount) release(actor string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[actor]--; c.n[actor] <= 0 {
+		delete(c.n, actor)
+	}
 }

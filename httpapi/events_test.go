@@ -625,3 +625,43 @@ func reporterView(t *testing.T, p json.RawMessage) json.RawMessage {
 	}
 	return b
 }
+
+// TestEventStreamCap: one actor holds at most a few live streams; a
+// batch (once) does not count, and a closed stream frees its place.
+func TestEventStreamCap(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	tok := w.token(t, w.owner)
+	srv := serve(t, store, nil, unlimited(), fastEvents())
+	var streams []*eventStream
+	for range 8 {
+		streams = append(streams, openEvents(t, srv, tok, "", nil))
+	}
+	got := do(t, srv, request{method: "GET", path: "/api/v1/events", token: tok})
+	if got.status != http.StatusTooManyRequests {
+		t.Fatalf("ninth stream: status %d (%s)", got.status, got.body)
+	}
+	onceEvents(t, srv, tok, "?after=0&once=1")
+	streams[0].close()
+	// status opens a live stream and reports its status, then lets go.
+	status := func() int {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/v1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for status() != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("a closed stream did not free its place")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

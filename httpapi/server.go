@@ -38,6 +38,8 @@ type server struct {
 	// tools are the agent tools role configurations are checked against.
 	tools  *agent.Registry
 	routes []Route
+	// streams counts open live event streams per actor.
+	streams streamCount
 }
 
 // Route is one route the API serves and what guards it.

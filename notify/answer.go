@@ -2,12 +2,15 @@ package notify
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +65,28 @@ func (d *Desk) Answer(ctx context.Context, in Inbound) (Reply, error) {
 	if err != nil {
 		return Reply{Status: http.StatusUnauthorized, Text: "request refused"}, err
 	}
+	// A verified request is taken once, in any process: the same request
+	// again is a replay.
+	key, err := replayKey(in)
+	if err != nil {
+		return Reply{Status: http.StatusUnauthorized, Text: "request refused"}, err
+	}
+	if first, err := d.Store.FirstChatRequest(ctx, key); err != nil {
+		return Reply{}, err
+	} else if !first {
+		return Reply{Status: http.StatusUnauthorized, Text: "request refused"}, errors.New("replayed request")
+	}
+	if !d.limits.allow(ch.ID+":"+a.TeamID+"/"+a.UserID, d.now()) {
+		return Reply{Status: http.StatusOK, Text: "too many answers from you in the last minute; wait a moment"}, nil
+	}
+	// A Slack request was made when Slack signed it: a card opened after
+	// that moment was not the one its sender saw.
+	var sentAt time.Time
+	if in.Platform == signoff.ChannelSlack {
+		if ts, err := strconv.ParseInt(in.Header.Get("X-Slack-Request-Timestamp"), 10, 64); err == nil {
+			sentAt = time.Unix(ts, 0)
+		}
+	}
 	resp, err := d.Store.ChatResponder(ctx, ch.WorkspaceID, a.Platform, a.TeamID, a.UserID)
 	if err != nil {
 		return Reply{}, err
@@ -76,11 +101,15 @@ func (d *Desk) Answer(ctx context.Context, in Inbound) (Reply, error) {
 	case !allowed:
 		why = fmt.Sprintf("this channel does not take chat answers for %s cards: run `signoff approve %s`", c.Kind, c.CaseID)
 	case a.Option == "approve" && a.DigestPrefix == "":
-		allowed, why = false, fmt.Sprintf("an approval must quote the digest: /signoff approve %s %s", c.CaseID, c.SubjectDigest[:min(12, len(c.SubjectDigest))])
+		allowed, why = false, fmt.Sprintf("an approval must quote the digest: /signoff approve %s %s", c.CaseID, shortDigest(c.SubjectDigest))
+	case a.Option == "reject" && strings.TrimSpace(a.Reason) == "":
+		allowed, why = false, fmt.Sprintf("a rejection needs a reason: /signoff reject %s %s <reason>", c.CaseID, shortDigest(c.SubjectDigest))
+	case len(a.Reason) > maxChatReason:
+		allowed, why = false, fmt.Sprintf("the reason is longer than %d bytes", maxChatReason)
 	}
 	channel := a.Platform + ":" + ch.ID
 	c, outcome, err := d.Store.AnswerCard(ctx, sqlstore.CardAnswerInput{WorkspaceID: ch.WorkspaceID, CardID: c.ID, Channel: channel,
-		PlatformUser: a.TeamID + "/" + a.UserID, Responder: resp, Option: a.Option, DigestPrefix: a.DigestPrefix, Allowed: allowed})
+		PlatformUser: a.TeamID + "/" + a.UserID, Responder: resp, Option: a.Option, DigestPrefix: a.DigestPrefix, Allowed: allowed, SentAt: sentAt})
 	if err != nil {
 		return Reply{}, err
 	}
@@ -155,8 +184,22 @@ func (d *Desk) act(ctx context.Context, c signoff.Card, r card.Responder, a chat
 	if _, err := d.Store.DecideAmended(ctx, by, c.DecisionID, c.SubjectDigest, a.Option == "approve", reason, nil); err != nil {
 		return err
 	}
-	return d.Store.SettleCard(ctx, c.WorkspaceID, c.ID, signoff.CardAnswer{CardID: c.ID, Channel: channel, PlatformUser: a.TeamID + "/" + a.UserID,
-		ActorID: by.ID, Option: a.Option, Outcome: string(card.Accepted), At: d.now().UTC()})
+	// The decision stands, whatever becomes of the card's own record: the
+	// decision already closed the card, and its reason names the channel.
+	if err := d.Store.SettleCard(ctx, c.WorkspaceID, c.ID, signoff.CardAnswer{CardID: c.ID, Channel: channel, PlatformUser: a.TeamID + "/" + a.UserID,
+		ActorID: by.ID, Option: a.Option, Outcome: string(card.Accepted), At: d.now().UTC()}); err != nil {
+		d.log().ErrorContext(ctx, "settle card after its decision", "card_id", c.ID, "err", err)
+	}
+	return nil
+}
+
+// maxChatReason bounds a chat reason so that, with the channel and user
+// the decision's reason also names, it fits the store's limit.
+const maxChatReason = 1500
+
+func shortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	return d[:min(12, len(d))]
 }
 
 // findCard finds the card an answer is for: the button's card, or for a
@@ -174,10 +217,18 @@ func (d *Desk) findCard(ctx context.Context, ws string, a chat.Answer) (signoff.
 	if err != nil {
 		return signoff.Card{}, err
 	}
+	var match []signoff.Card
 	for _, c := range open {
 		if card.QuotesDigest(c.SubjectDigest, a.DigestPrefix) {
-			return c, nil
+			match = append(match, c)
 		}
+	}
+	switch len(match) {
+	case 1:
+		return match[0], nil
+	case 0:
+	default:
+		return signoff.Card{}, fmt.Errorf("%d open cards of case %s match that digest; quote more of it", len(match), a.CaseID)
 	}
 	// No open card quotes it: an answer to a card the case has left
 	// behind is still recorded, as stale.
@@ -206,11 +257,6 @@ func (d *Desk) verifyAndParse(in Inbound, sec signoff.ChannelSecrets) (chat.Answ
 		if err := chat.VerifySlack(sec.SigningSecret, in.Header, in.Body, d.now(), 0); err != nil {
 			return chat.Answer{}, err
 		}
-		// A signature verifies for five minutes: the same request twice is
-		// a replay.
-		if !d.replays.first(in.ChannelID+" "+in.Header.Get("X-Slack-Signature"), d.now()) {
-			return chat.Answer{}, errors.New("replayed request")
-		}
 		if in.Shape == "action" {
 			return chat.ParseSlackInteraction(in.Body)
 		}
@@ -236,31 +282,56 @@ func (d *Desk) verifyAndParse(in Inbound, sec signoff.ChannelSecrets) (chat.Answ
 	return chat.Answer{}, fmt.Errorf("unknown platform %q", in.Platform)
 }
 
-// replayGuard remembers request signatures for as long as they verify.
-type replayGuard struct {
+// answerLimits bounds how many answers one chat user gives a minute, in
+// this process: the route's own limit is per address, and a platform
+// sends everyone's answers from a few of its own.
+type answerLimits struct {
 	mu   sync.Mutex
-	seen map[string]time.Time
+	seen map[string][]time.Time
 }
 
-const replayWindow = 10 * time.Minute
+const answersPerMinute = 20
 
-// first reports whether key is new, and remembers it.
-func (g *replayGuard) first(key string, now time.Time) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.seen == nil {
-		g.seen = map[string]time.Time{}
+// allow reports whether key may answer now, and counts it.
+func (l *answerLimits) allow(key string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen == nil {
+		l.seen = map[string][]time.Time{}
 	}
-	if len(g.seen) > 10000 {
-		for k, t := range g.seen {
-			if now.Sub(t) > replayWindow {
-				delete(g.seen, k)
+	if len(l.seen) > 10000 {
+		for k, ts := range l.seen {
+			if len(ts) == 0 || now.Sub(ts[len(ts)-1]) > time.Minute {
+				delete(l.seen, k)
 			}
 		}
 	}
-	if t, ok := g.seen[key]; ok && now.Sub(t) <= replayWindow {
+	recent := l.seen[key][:0]
+	for _, t := range l.seen[key] {
+		if now.Sub(t) < time.Minute {
+			recent = append(recent, t)
+		}
+	}
+	if len(recent) >= answersPerMinute {
+		l.seen[key] = recent
 		return false
 	}
-	g.seen[key] = now
+	l.seen[key] = append(recent, now)
 	return true
+}
+
+// replayKey names a request so that the same request twice is seen: a
+// Slack request by its signature (decoded, so letter case does not make a
+// new one), a Mattermost request, which carries no time, by its body.
+func replayKey(in Inbound) (string, error) {
+	if in.Platform == signoff.ChannelSlack {
+		sig := strings.TrimPrefix(in.Header.Get("X-Slack-Signature"), "v0=")
+		mac, err := hex.DecodeString(sig)
+		if err != nil {
+			return "", errors.New("malformed signature")
+		}
+		return "slack:" + in.ChannelID + ":" + hex.EncodeToString(mac), nil
+	}
+	sum := sha256.Sum256(in.Body)
+	return "mattermost:" + in.ChannelID + ":" + hex.EncodeToString(sum[:]), nil
 }

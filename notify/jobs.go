@@ -30,11 +30,6 @@ type notifyWorker struct {
 // Timeout is the lease: a worker past it has lost the message anyway.
 func (w *notifyWorker) Timeout(*river.Job[signoff.NotifyJob]) time.Duration { return w.d.lease() }
 
-// NextRetry is the outbox's schedule: exponential with jitter, capped.
-func (w *notifyWorker) NextRetry(job *river.Job[signoff.NotifyJob]) time.Time {
-	return time.Now().Add(w.d.retry().Delay(job.Attempt, nil))
-}
-
 func (w *notifyWorker) Work(ctx context.Context, job *river.Job[signoff.NotifyJob]) error {
 	m, err := w.d.Store.MessageFor(ctx, job.Args)
 	if err != nil {
@@ -54,7 +49,10 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[signoff.NotifyJo
 	case res.Dead:
 		return river.JobCancel(fmt.Errorf("parked as dead after %d attempts: %w", res.Attempt, res.Err))
 	case res.Err != nil:
-		return res.Err
+		// The outbox keeps the attempt and its error; River only waits.
+		// Snoozing (not failing) keeps the schedule the outbox's own, so
+		// a re-driven message starts it afresh.
+		return river.JobSnooze(res.RetryIn)
 	}
 	return nil
 }
@@ -100,6 +98,12 @@ func (d *Desk) OpenCard(ctx context.Context, jobID int64, createdAt time.Time, j
 		}
 		if err := decode(cause.Event.Payload, &p); err != nil {
 			return signoff.Card{}, false, err
+		}
+		// A decision settled before its card's job ran needs no card.
+		if dec, err := d.Store.GetDecision(ctx, signoff.SystemActor(j.WorkspaceID), p.DecisionID); err != nil {
+			return signoff.Card{}, false, err
+		} else if dec.Status != signoff.DecisionPending {
+			return signoff.Card{}, false, nil
 		}
 		spec := card.ForDecision(p.Kind)
 		c.Kind, c.Options, c.Addressee, c.DecisionID, c.SubjectDigest, c.ExpiresAt = spec.Kind, spec.Options, spec.Addressee, p.DecisionID, p.SubjectDigest, p.ExpiresAt

@@ -72,10 +72,11 @@ type Desk struct {
 	// response_urls may name (tests; a Slack-compatible server).
 	ResponseHosts []string
 
-	replays  replayGuard
-	once     sync.Once
-	mu       sync.Mutex
-	channels map[string]cachedChannel
+	limits     answerLimits
+	holderOnce sync.Once
+	once       sync.Once
+	mu         sync.Mutex
+	channels   map[string]cachedChannel
 }
 
 func (d *Desk) log() *slog.Logger {
@@ -115,12 +116,14 @@ func (d *Desk) attemptTimeout() time.Duration {
 }
 
 func (d *Desk) holder() string {
-	if d.Holder == "" {
-		host, _ := os.Hostname()
-		var b [4]byte
-		rand.Read(b[:])
-		d.Holder = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
-	}
+	d.holderOnce.Do(func() {
+		if d.Holder == "" {
+			host, _ := os.Hostname()
+			var b [4]byte
+			rand.Read(b[:])
+			d.Holder = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+		}
+	})
 	return d.Holder
 }
 
@@ -183,8 +186,11 @@ type Delivery struct {
 	Err error
 	// Dead: the attempts ran out and the message is parked.
 	Dead bool
-	// Skipped: nothing to deliver.
+	// Skipped: nothing to deliver (no recipient, the channel disabled).
 	Skipped bool
+	// RetryIn is the schedule's wait before the next attempt of a
+	// failed, not dead, message.
+	RetryIn time.Duration
 }
 
 // ErrNoAck: the delivery was cut short (the worker's context ended) and
@@ -207,12 +213,23 @@ func (d *Desk) Deliver(ctx context.Context, id string) (Delivery, error) {
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("%w: %v", ErrNoAck, ctx.Err())
 	}
-	out.Status, out.Err, out.Skipped = status, serr, skipped
-	out.Dead = serr != nil && claim.Budget >= d.retry().Attempts
-	if err := d.Store.FinishMessage(ctx, claim, sqlstore.Result{Status: status, Err: serr, Dead: out.Dead, Skipped: skipped}); err != nil {
+	out.Status, out.Skipped = status, skipped
+	res := sqlstore.Result{Status: status, Err: serr, Skipped: skipped}
+	if serr != nil && !skipped {
+		out.Err = serr
+		out.Dead = claim.Budget >= d.retry().Attempts
+		res.Dead = out.Dead
+		if !out.Dead {
+			// The schedule counts this message's attempts since it was last
+			// re-driven, so a re-drive starts it from the beginning.
+			out.RetryIn = d.retry().Delay(claim.Budget, nil)
+			res.NextAt = d.now().Add(out.RetryIn)
+		}
+	}
+	if err := d.Store.FinishMessage(ctx, claim, res); err != nil {
 		return out, fmt.Errorf("acknowledge %s: %w", id, err)
 	}
-	if serr != nil {
+	if out.Err != nil {
 		d.log().WarnContext(ctx, "notification not delivered", "message_id", id, "attempt", claim.Attempt, "status", status, "dead", out.Dead, "err", serr)
 	}
 	return out, nil
@@ -224,6 +241,10 @@ func (d *Desk) send(ctx context.Context, m signoff.OutboxMessage) (int, bool, er
 	ch, sec, err := d.channel(ctx, m.WorkspaceID, m.ChannelID)
 	if err != nil {
 		return 0, false, err
+	}
+	if !ch.Enabled {
+		// Disabling a channel stops what is queued for it too.
+		return 0, true, errors.New("channel disabled")
 	}
 	ev, err := d.event(ctx, m, ch)
 	if err != nil {

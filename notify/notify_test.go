@@ -36,6 +36,7 @@ type kit struct {
 	owner signoff.Actor
 	proj  signoff.Project
 	d     *notify.Desk
+	jobs  int64
 }
 
 func newKit(t *testing.T) *kit {
@@ -116,7 +117,8 @@ func (k *kit) decisionCard(c signoff.Case) (signoff.Card, signoff.Decision) {
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	cd, _, err := k.d.OpenCard(k.ctx, 4242, time.Now(), signoff.CardJob{WorkspaceID: k.ws.ID, CaseID: c.ID, Seq: k.seqOf("decision.requested", c.ID)})
+	k.jobs++
+	cd, _, err := k.d.OpenCard(k.ctx, 4242+k.jobs, time.Now(), signoff.CardJob{WorkspaceID: k.ws.ID, CaseID: c.ID, Seq: k.seqOf("decision.requested", c.ID)})
 	if err != nil || cd.ID == "" {
 		k.t.Fatalf("OpenCard: %+v %v", cd, err)
 	}
@@ -235,6 +237,25 @@ func TestSlackAndMattermostDelivery(t *testing.T) {
 	if r, err := k.d.Answer(k.ctx, notify.Inbound{ChannelID: slack.ID, Platform: "slack", Shape: "command", Header: h, Body: body}); err == nil || r.Status != http.StatusUnauthorized {
 		t.Fatalf("replay = %+v, %v", r, err)
 	}
+	// Upper-case hex is the same signature, so the same request.
+	upper := http.Header{"X-Slack-Request-Timestamp": h["X-Slack-Request-Timestamp"], "X-Slack-Signature": {"v0=" + strings.ToUpper(strings.TrimPrefix(h.Get("X-Slack-Signature"), "v0="))}}
+	if r, err := k.d.Answer(k.ctx, notify.Inbound{ChannelID: slack.ID, Platform: "slack", Shape: "command", Header: upper, Body: body}); err == nil || r.Status != http.StatusUnauthorized {
+		t.Fatalf("replay in upper case = %+v, %v", r, err)
+	}
+	// A new decision over the same subject opens a new card; a request
+	// signed before that card existed cannot answer it, and a rejection
+	// needs a reason.
+	old := time.Now().Add(-time.Minute)
+	cd2, _ := k.decisionCard(c)
+	form2 := url.Values{"command": {"/signoff"}, "text": {"approve " + c.ID + " " + cd2.SubjectDigest[:12]}, "user_id": {"U1"}, "team_id": {"T1"}}
+	body2 := []byte(form2.Encode())
+	h2 := http.Header{"X-Slack-Request-Timestamp": {strconv.FormatInt(old.Unix(), 10)}, "X-Slack-Signature": {chat.SignSlack("8f742231b10e8888abcd99yyyzzz85a5", old, body2)}}
+	if r, err := k.d.Answer(k.ctx, notify.Inbound{ChannelID: slack.ID, Platform: "slack", Shape: "command", Header: h2, Body: body2}); err != nil || r.Outcome != card.Stale {
+		t.Fatalf("an answer sent before its card opened = %+v, %v", r, err)
+	}
+	if r := command("reject " + c.ID + " " + cd2.SubjectDigest[:12]); r.Outcome != card.Refused || !strings.Contains(r.Text, "reason") {
+		t.Fatalf("a rejection without a reason = %+v", r)
+	}
 	// The bot channel does not allow chat approval, and an unsigned or
 	// replayed request is refused before anything is read.
 	form := url.Values{"command": {"/signoff"}, "text": {"approve " + c.ID + " " + cd.SubjectDigest[:12]}, "user_id": {"U1"}, "team_id": {"T1"}}
@@ -338,5 +359,33 @@ func TestDeadAfterAttempts(t *testing.T) {
 	m, atts, err := k.s.GetOutbox(k.ctx, k.owner, last.Message.MessageID)
 	if err != nil || m.State != signoff.OutboxDead || len(atts) != 3 || !strings.Contains(m.LastError, "502") {
 		t.Fatalf("dead message = %+v, %d attempts, %v", m, len(atts), err)
+	}
+}
+
+// TestDisabledChannel: disabling a channel stops what is already queued
+// for it: the message is skipped with the reason, and cannot be re-driven.
+func TestDisabledChannel(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
+	t.Cleanup(srv.Close)
+	in := signoff.ChannelInput{Name: "hook", Kind: signoff.ChannelWebhook, Events: []string{"case.created"},
+		Secrets: signoff.ChannelSecrets{URL: srv.URL, WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}
+	ch := k.channel(in)
+	if _, err := k.s.CreateCase(k.ctx, k.owner, signoff.CaseInput{ProjectID: k.proj.ID, Kind: signoff.KindBug, Title: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	in.Enabled = &off
+	k.channel(in)
+	k.d = &notify.Desk{Store: k.s} // a fresh desk: no cached channel
+	ds := k.deliverAll(ch)
+	if len(ds) != 1 || !ds[0].Skipped || hits != 0 {
+		t.Fatalf("deliveries to a disabled channel = %+v, receiver hit %d times", ds, hits)
+	}
+	m, _, err := k.s.GetOutbox(k.ctx, k.owner, ds[0].Message.MessageID)
+	if err != nil || m.State != signoff.OutboxSkipped || m.LastError != "channel disabled" {
+		t.Fatalf("message = %+v, %v", m, err)
 	}
 }

@@ -132,7 +132,7 @@ func (s *DB) OpenCard(ctx context.Context, c signoff.Card) (signoff.Card, bool, 
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		opts, _ := json.Marshal(c.Options)
 		addr, _ := json.Marshal(c.Addressee)
-		res, err := tx.ExecContext(ctx, `INSERT INTO cards (`+cardColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'open', 1, $12, $13, NULL, '')
+		res, err := tx.ExecContext(ctx, `INSERT INTO cards (`+cardColumns+`, reasked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'open', 1, $12, $13, NULL, '', 0)
 			ON CONFLICT DO NOTHING`,
 			c.ID, c.WorkspaceID, c.CaseID, c.Kind, c.CauseSeq, c.CaseState, c.CaseVersion, c.DecisionID, c.SubjectDigest, string(opts), string(addr),
 			micros(c.OpenedAt), micros(c.ExpiresAt))
@@ -219,6 +219,9 @@ func (s *DB) ExpireCard(ctx context.Context, ws, id string) error {
 	})
 }
 
+// ReaskEvery is the shortest time between two re-asks of one card.
+const ReaskEvery = 5 * time.Minute
+
 // CardAnswerInput is an answer to a card as the server established it:
 // the responder is resolved (a mapped chat user, a person, the reporter's
 // capability) before the card is looked at.
@@ -234,7 +237,13 @@ type CardAnswerInput struct {
 	// of this kind, the digest quoted). An answer that would be accepted
 	// but is not allowed is recorded as refused and changes nothing.
 	Allowed bool
+	// SentAt, when known, is when the answer was sent: a card opened
+	// after it (allowing SentSkew) was not the card its sender saw.
+	SentAt time.Time
 }
+
+// SentSkew is how far the sender's clock may be behind the server's.
+const SentSkew = 5 * time.Second
 
 // AnswerCard records an answer to a card and decides what becomes of it
 // (card.Evaluate) against where the case is now. The answer is kept
@@ -267,6 +276,12 @@ func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, 
 			cur.DecisionPending = effective(d, now).Status == signoff.DecisionPending
 		}
 		outcome = card.Evaluate(c, in.Responder, in.Option, in.DigestPrefix, cur, now)
+		// An answer sent before the card opened is dropped as stale, but
+		// the card stays open: it is the answer that is old, not the card.
+		sentEarlier := !in.SentAt.IsZero() && c.OpenedAt.After(in.SentAt.Add(SentSkew)) && outcome != card.ExpiredCard && outcome != card.Stale
+		if sentEarlier {
+			outcome = card.Stale
+		}
 		if outcome == card.Accepted && !in.Allowed {
 			outcome = card.Refused
 		}
@@ -278,15 +293,25 @@ func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, 
 		}
 		switch outcome {
 		case card.WrongResponder:
-			c.Asked++
-			if _, err := tx.ExecContext(ctx, `UPDATE cards SET asked = asked + 1 WHERE id = $1`, c.ID); err != nil {
+			// Asked again, but at most once per ReaskEvery: anyone in a chat
+			// workspace can answer, and each re-ask goes to every channel.
+			res, err := tx.ExecContext(ctx, `UPDATE cards SET asked = asked + 1, reasked_at = $1 WHERE id = $2 AND reasked_at <= $3`,
+				micros(now), c.ID, micros(now.Add(-ReaskEvery)))
+			if err != nil {
 				return err
 			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return err
+			}
+			c.Asked++
 			_, err = s.appendEvent(ctx, tx, in.WorkspaceID, c.CaseID, "card.reasked", systemActorID, map[string]any{
 				"card_id": c.ID, "kind": c.Kind, "asked": c.Asked, "reason": "an answer came from someone the card does not ask", "channel": in.Channel,
 			})
 			return err
 		case card.Stale:
+			if sentEarlier {
+				return nil
+			}
 			_, err := tx.ExecContext(ctx, `UPDATE cards SET status = 'closed', closed_at = $1 WHERE id = $2 AND status = 'open'`, micros(now), c.ID)
 			return err
 		case card.ExpiredCard:

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -15,10 +16,12 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/outbox"
+	"github.com/signoff-dev/signoff/webhook"
 )
 
 // Sealer seals channel secrets at rest (secretbox.Box). aad binds a sealed
@@ -87,8 +90,8 @@ func checkChannel(in signoff.ChannelInput) error {
 		if err := needURL(); err != nil {
 			return err
 		}
-		if sec.WebhookSecret == "" {
-			return signoff.Errorf(signoff.EINVALID, "a webhook channel needs secrets.webhook_secret (whsec_...)")
+		if _, err := webhook.ParseSecret(sec.WebhookSecret); err != nil {
+			return signoff.Errorf(signoff.EINVALID, "a webhook channel needs secrets.webhook_secret: whsec_ and the base64 of 24 to 64 random bytes")
 		}
 	case signoff.ChannelSlack:
 		if sec.BotToken == "" || set.SlackChannel == "" {
@@ -118,8 +121,15 @@ func checkChannel(in signoff.ChannelInput) error {
 			return signoff.Errorf(signoff.EINVALID, "chat cannot approve %s cards: they need a signed approval or the reporter's own answer", k)
 		}
 	}
-	if len(in.ChatApproval) > 0 && sec.SigningSecret == "" && sec.Token == "" {
-		return signoff.Errorf(signoff.EINVALID, "chat approval needs the platform's signing secret (slack) or token (mattermost) to verify answers")
+	switch {
+	case len(in.ChatApproval) > 0 && in.Kind == signoff.ChannelSlack && sec.SigningSecret == "":
+		return signoff.Errorf(signoff.EINVALID, "chat approval on slack needs secrets.signing_secret to verify answers")
+	case len(in.ChatApproval) > 0 && in.Kind == signoff.ChannelMattermost && sec.Token == "":
+		return signoff.Errorf(signoff.EINVALID, "chat approval on mattermost needs secrets.token to verify answers")
+	case in.Kind == signoff.ChannelSlack && set.SlackAPI != "":
+		if u, err := url.Parse(set.SlackAPI); err != nil || u.Scheme != "https" && !loopbackHost(u.Hostname()) || u.Host == "" {
+			return signoff.Errorf(signoff.EINVALID, "settings.slack_api must be an https URL (it receives the bot token)")
+		}
 	}
 	return nil
 }
@@ -345,8 +355,8 @@ func (s *DB) enqueueMessage(ctx context.Context, tx *sql.Tx, e signoff.Event, ch
 		}
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, job_id, workspace_id, channel_id, case_id, seq, event_type, card_id, state,
-		attempts, budget_from, last_error, lease_token, lease_holder, lease_until, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, 0, '', '', '', 0, $9)`,
+		attempts, budget_from, last_error, lease_token, lease_holder, lease_until, next_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, 0, '', '', '', 0, 0, $9)`,
 		id, res.Job.ID, e.WorkspaceID, ch, e.CaseID, e.Seq, e.Type, cardID, micros(s.clock()))
 	if err != nil {
 		return fmt.Errorf("enqueue notification %d for %s: %w", e.Seq, ch, err)
@@ -450,13 +460,21 @@ func (s *DB) ClaimMessage(ctx context.Context, id, holder string, lease time.Dur
 			return &WaitError{Until: fromMicros(lu), Reason: fmt.Sprintf("message %s is leased to %s", id, m.LeaseHolder)}
 		}
 		if m.CaseID != "" {
+			// Wait for the earlier messages: at least a moment, and as long
+			// as the latest retry time among them, so a case stuck behind a
+			// failing receiver waits with it instead of polling.
 			var earlier int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE channel_id = $1 AND case_id = $2 AND seq < $3 AND state = 'pending'`,
-				m.ChannelID, m.CaseID, m.Seq).Scan(&earlier); err != nil {
+			var next sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MAX(next_at) FROM outbox WHERE channel_id = $1 AND case_id = $2 AND seq < $3 AND state = 'pending'`,
+				m.ChannelID, m.CaseID, m.Seq).Scan(&earlier, &next); err != nil {
 				return err
 			}
 			if earlier > 0 {
-				return &WaitError{Until: now.Add(200 * time.Millisecond), Reason: fmt.Sprintf("%d earlier message(s) of case %s are pending", earlier, m.CaseID)}
+				until := now.Add(200 * time.Millisecond)
+				if next.Valid && next.Int64 > micros(until) {
+					until = fromMicros(next.Int64)
+				}
+				return &WaitError{Until: until, Reason: fmt.Sprintf("%d earlier message(s) of case %s are pending", earlier, m.CaseID)}
 			}
 		}
 		var b [16]byte
@@ -492,8 +510,10 @@ type Result struct {
 	Err error
 	// Dead parks the message: no more attempts until re-driven.
 	Dead bool
-	// Skipped: nothing to deliver (no recipient).
+	// Skipped: nothing to deliver (no recipient, the channel disabled).
 	Skipped bool
+	// NextAt is when a failed message is tried again.
+	NextAt time.Time
 }
 
 // FinishMessage records how the attempt of claim c ended and, if c's
@@ -523,8 +543,12 @@ func (s *DB) FinishMessage(ctx context.Context, c Claim, r Result) error {
 		case r.Dead:
 			state = signoff.OutboxDead
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE outbox SET state = $1, last_error = $2, delivered_at = $3, lease_token = '', lease_holder = '', lease_until = 0
-			WHERE message_id = $4 AND lease_token = $5`, state, errText, delivered, c.Message.MessageID, c.Token)
+		var next int64
+		if state == signoff.OutboxPending && !r.NextAt.IsZero() {
+			next = micros(r.NextAt)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE outbox SET state = $1, last_error = $2, delivered_at = $3, lease_token = '', lease_holder = '', lease_until = 0, next_at = $4
+			WHERE message_id = $5 AND lease_token = $6`, state, errText, delivered, next, c.Message.MessageID, c.Token)
 		if err != nil {
 			return err
 		}
@@ -633,14 +657,29 @@ func (s *DB) RetryOutbox(ctx context.Context, by signoff.Actor, id string) (sign
 		if m.State != signoff.OutboxDead {
 			return &signoff.Error{Code: signoff.ECONFLICT, State: m.State, Message: fmt.Sprintf("message %s is %s: only dead messages are re-driven", id, m.State)}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = 'pending', budget_from = attempts WHERE message_id = $1`, id); err != nil {
+		var enabled int64
+		if err := tx.QueryRowContext(ctx, `SELECT enabled FROM notify_channels WHERE id = $1`, m.ChannelID).Scan(&enabled); err != nil {
 			return err
 		}
-		if _, err := s.river.JobRetryTx(ctx, tx, m.JobID); err != nil {
+		if enabled == 0 {
+			return &signoff.Error{Code: signoff.ECONFLICT, State: m.State, Message: fmt.Sprintf("channel %s is disabled: enable it before re-driving its messages", m.ChannelID)}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = 'pending', budget_from = attempts, next_at = 0 WHERE message_id = $1`, id); err != nil {
+			return err
+		}
+		job, err := s.river.JobRetryTx(ctx, tx, m.JobID)
+		if err != nil {
 			return fmt.Errorf("re-drive job %d: %w", m.JobID, err)
 		}
+		// River leaves a running job alone: the worker that parked the
+		// message has not let go of it yet.
+		if job.State != rivertype.JobStateAvailable && job.State != rivertype.JobStateScheduled {
+			return &signoff.Error{Code: signoff.ECONFLICT, State: m.State, Message: fmt.Sprintf("message %s's job is still %s; try again in a moment", id, job.State)}
+		}
+		// The receiver's own words (last_error) stay in the outbox: they
+		// do not belong on the signed ledger.
 		if _, err := s.appendEvent(ctx, tx, by.WorkspaceID, m.CaseID, "outbox.redriven", by.ID, map[string]any{
-			"message_id": id, "channel_id": m.ChannelID, "seq": m.Seq, "attempts": m.Attempts, "last_error": m.LastError,
+			"message_id": id, "channel_id": m.ChannelID, "seq": m.Seq, "attempts": m.Attempts,
 		}); err != nil {
 			return err
 		}
@@ -648,4 +687,40 @@ func (s *DB) RetryOutbox(ctx context.Context, by signoff.Actor, id string) (sign
 		return nil
 	})
 	return m, err
+}
+
+// loopbackHost reports whether h names this machine (tests and local
+// Slack-compatible servers may speak plain http there).
+func loopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// replayKeep is how long a taken chat request is remembered: Slack's
+// signatures expire after five minutes; Mattermost's requests carry no
+// time, so theirs are kept for a month.
+const replayKeep = 31 * 24 * time.Hour
+
+// FirstChatRequest records key (a request's signature or body digest) and
+// reports whether it had not been taken before, in any process sharing
+// the database. Old keys are pruned as new ones come.
+func (s *DB) FirstChatRequest(ctx context.Context, key string) (bool, error) {
+	first := false
+	err := s.InTx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		now := s.clock()
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chat_replays WHERE seen_at < $1`, micros(now.Add(-replayKeep))); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO chat_replays (key, seen_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, key, micros(now))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		first = n == 1
+		return err
+	})
+	return first, err
 }

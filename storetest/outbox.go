@@ -198,9 +198,29 @@ func testOutboxLease(t *testing.T, b Backend) {
 	if err != nil || m.State != signoff.OutboxDelivered || len(atts) != 2 || atts[0].FinishedAt == nil || atts[0].Holder != "w1" || atts[1].Status != 200 {
 		t.Fatalf("delivered message = %+v, attempts %+v, %v", m, atts, err)
 	}
-	// The second may go now; it fails for good and is parked.
+	// The second may go now. It fails and waits for its next attempt; a
+	// later message of the case waits as long, not in a busy loop.
 	c2, err := k.store.ClaimMessage(k.ctx, second.MessageID, "w1", time.Minute)
 	if err != nil {
+		t.Fatal(err)
+	}
+	next := k.clock.Now().Add(10 * time.Minute)
+	if err := k.store.FinishMessage(k.ctx, c2, sqlstore.Result{Status: 503, Err: errors.New("receiver answered 503"), NextAt: next}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := k.store.TransitionCase(k.ctx, k.owner, c.ID, signoff.TransitionInput{Command: "request_info"}); err != nil {
+		t.Fatal(err)
+	}
+	var third signoff.OutboxMessage
+	for _, m := range k.messages(t, signoff.OutboxPending) {
+		if m.Seq > second.Seq {
+			third = m
+		}
+	}
+	if _, err := k.store.ClaimMessage(k.ctx, third.MessageID, "w1", time.Minute); !errors.As(err, &wait) || !wait.Until.Equal(next) {
+		t.Fatalf("a message behind a failing one = %v, want a wait until its retry at %s", err, next)
+	}
+	if c2, err = k.store.ClaimMessage(k.ctx, second.MessageID, "w1", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.store.FinishMessage(k.ctx, c2, sqlstore.Result{Status: 410, Err: errors.New("receiver answered 410 Gone"), Dead: true}); err != nil {
@@ -217,12 +237,26 @@ func testOutboxLease(t *testing.T, b Backend) {
 	if _, err := k.store.RetryOutbox(k.ctx, viewer, second.MessageID); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
 		t.Fatalf("viewer re-drive = %v, want forbidden", err)
 	}
+	// While the worker that parked it still holds its job, River would
+	// not make it available: the re-drive is refused, not lost.
+	if _, err := k.store.SQL().ExecContext(k.ctx, `UPDATE river_job SET state = 'running' WHERE id = $1`, second.JobID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.store.RetryOutbox(k.ctx, k.owner, second.MessageID); signoff.ErrorCode(err) != signoff.ECONFLICT {
+		t.Fatalf("re-drive while the job runs = %v, want conflict", err)
+	}
+	if m, _, _ := k.store.GetOutbox(k.ctx, k.owner, second.MessageID); m.State != signoff.OutboxDead {
+		t.Fatalf("a refused re-drive left the message %s", m.State)
+	}
+	if _, err := k.store.SQL().ExecContext(k.ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = created_at WHERE id = $1`, second.JobID); err != nil {
+		t.Fatal(err)
+	}
 	r, err := k.store.RetryOutbox(k.ctx, k.owner, second.MessageID)
 	if err != nil || r.State != signoff.OutboxPending {
 		t.Fatalf("re-drive = %+v, %v", r, err)
 	}
 	c3, err := k.store.ClaimMessage(k.ctx, second.MessageID, "w1", time.Minute)
-	if err != nil || c3.Message.MessageID != second.MessageID || c3.Budget != 1 || c3.Attempt != 2 {
+	if err != nil || c3.Message.MessageID != second.MessageID || c3.Budget != 1 || c3.Attempt != 3 {
 		t.Fatalf("claim after re-drive = %+v, %v (want a fresh budget under the same id)", c3, err)
 	}
 }
@@ -289,12 +323,21 @@ func testCards(t *testing.T, b Backend) {
 	if o := answer(card.Responder{ActorID: viewer.ID, Role: viewer.Role}, "approve", dec.SubjectDigest[:12]); o != card.WrongResponder {
 		t.Fatalf("viewer's answer = %s", o)
 	}
+	// Re-asking is throttled: another wrong answer at once is recorded but
+	// asks nobody again; after sqlstore.ReaskEvery it does.
+	if o := answer(card.Responder{}, "approve", dec.SubjectDigest[:12]); o != card.WrongResponder {
+		t.Fatalf("unmapped answer = %s", o)
+	}
+	if got, _ := k.store.CardByID(k.ctx, k.ws.ID, cd.ID); got.Asked != 2 || len(k.eventsOf(t, "card.reasked")) != 1 {
+		t.Fatalf("a second wrong answer at once re-asked: asked %d", got.Asked)
+	}
+	k.clock.Advance(sqlstore.ReaskEvery)
 	if o := answer(card.Responder{}, "approve", dec.SubjectDigest[:12]); o != card.WrongResponder {
 		t.Fatalf("unmapped answer = %s", o)
 	}
 	got, err := k.store.CardByID(k.ctx, k.ws.ID, cd.ID)
 	if err != nil || got.Status != signoff.CardOpen || got.Asked != 3 || len(k.eventsOf(t, "card.reasked")) != 2 {
-		t.Fatalf("after two wrong responders: %+v, %v", got, err)
+		t.Fatalf("after three wrong answers: %+v, %v", got, err)
 	}
 	// The re-ask notifies the channel again, carrying the card.
 	reasks := 0
@@ -349,7 +392,7 @@ func testCards(t *testing.T, b Backend) {
 	}
 	// Every answer is on record with its outcome.
 	_, answers, err := k.store.ListCards(k.ctx, k.owner, c.ID)
-	if err != nil || len(answers) != 4 || answers[0].Outcome != string(card.WrongResponder) || answers[2].Outcome != string(card.Accepted) || answers[3].Outcome != string(card.Stale) {
+	if err != nil || len(answers) != 5 || answers[0].Outcome != string(card.WrongResponder) || answers[3].Outcome != string(card.Accepted) || answers[4].Outcome != string(card.Stale) {
 		t.Fatalf("answers = %+v, %v", answers, err)
 	}
 	k.verify(t)

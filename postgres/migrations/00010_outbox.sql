@@ -43,6 +43,9 @@ CREATE TABLE outbox (
     lease_token  TEXT NOT NULL,
     lease_holder TEXT NOT NULL,
     lease_until  BIGINT NOT NULL,
+    -- next_at is when a failed message is tried again (0: now), so the
+    -- messages of its case behind it wait that long, not in a busy loop.
+    next_at      BIGINT NOT NULL,
     created_at   BIGINT NOT NULL,
     delivered_at BIGINT
 );
@@ -80,6 +83,7 @@ CREATE TABLE cards (
     addressee      TEXT NOT NULL,
     status         TEXT NOT NULL,
     asked          BIGINT NOT NULL,
+    reasked_at     BIGINT NOT NULL,
     opened_at      BIGINT NOT NULL,
     expires_at     BIGINT NOT NULL,
     closed_at      BIGINT,
@@ -117,7 +121,17 @@ CREATE TABLE chat_users (
     PRIMARY KEY (workspace_id, platform, team_id, user_id)
 );
 
+-- Chat requests already taken, so a replayed one is refused in every
+-- process: Slack's by their signature, Mattermost's (which carry no
+-- timestamp) by their whole body.
+CREATE TABLE chat_replays (
+    key     TEXT PRIMARY KEY,
+    seen_at BIGINT NOT NULL
+);
+CREATE INDEX chat_replays_seen ON chat_replays (seen_at);
+
 -- +goose Down
+DROP TABLE chat_replays;
 DROP TABLE chat_users;
 DROP TABLE card_answers;
 DROP TABLE cards;
