@@ -70,10 +70,22 @@ func (w *workspace) withChannels(t testing.TB) notifyFixture {
 	return f
 }
 
-// messageOf is the one outbox message of case caseID.
+// messageOf is the one outbox message of case caseID to the "hook" channel.
 func (w *workspace) messageOf(t testing.TB, caseID string) string {
 	t.Helper()
-	msgs, err := w.store.ListOutbox(context.Background(), w.owner, signoff.OutboxFilter{CaseID: caseID})
+	// Other tests (the matrix's PUT cells) may add channels meanwhile:
+	// the message is the fixture's webhook's.
+	chs, err := w.store.ListChannels(context.Background(), w.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := ""
+	for _, c := range chs {
+		if c.Name == "hook" {
+			hook = c.ID
+		}
+	}
+	msgs, err := w.store.ListOutbox(context.Background(), w.owner, signoff.OutboxFilter{CaseID: caseID, ChannelID: hook})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("outbox of %s: %v %+v", caseID, err, msgs)
 	}
