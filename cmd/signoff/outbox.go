@@ -65,6 +65,22 @@ func parseArgs(fs *flag.FlagSet, e *env, args []string, names ...string) ([]stri
 	return pos, nil
 }
 
+// callAPI sends a request and decodes the answer into out or, with
+// asJSON, prints it as it came and reports that it did.
+func callAPI(ctx context.Context, e *env, c *apiClient, method, path string, in, out any, asJSON bool) (printed bool, err error) {
+	var raw []byte
+	if err := c.do(ctx, method, path, in, &raw); err != nil {
+		return false, err
+	}
+	if asJSON {
+		return true, printRaw(e, raw)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return false, unexpected(err)
+	}
+	return false, nil
+}
+
 // printRaw prints an API answer as indented JSON.
 func printRaw(e *env, raw []byte) error {
 	var v any
@@ -141,18 +157,11 @@ func runOutboxList(ctx context.Context, e *env, args []string) error {
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var raw []byte
-	if err := c.do(ctx, http.MethodGet, path, nil, &raw); err != nil {
-		return err
-	}
-	if asJSON {
-		return printRaw(e, raw)
-	}
 	var page struct {
 		Messages []signoff.OutboxMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(raw, &page); err != nil {
-		return unexpected(err)
+	if printed, err := callAPI(ctx, e, c, http.MethodGet, path, nil, &page, asJSON); printed || err != nil {
+		return err
 	}
 	if len(page.Messages) == 0 {
 		fmt.Fprintln(e.stdout, "no messages")
@@ -182,19 +191,12 @@ func runOutboxShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw []byte
-	if err := c.do(ctx, http.MethodGet, apiPath("outbox", pos[0]), nil, &raw); err != nil {
-		return err
-	}
-	if asJSON {
-		return printRaw(e, raw)
-	}
 	var v struct {
 		Message  signoff.OutboxMessage     `json:"message"`
 		Attempts []signoff.DeliveryAttempt `json:"attempts"`
 	}
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return unexpected(err)
+	if printed, err := callAPI(ctx, e, c, http.MethodGet, apiPath("outbox", pos[0]), nil, &v, asJSON); printed || err != nil {
+		return err
 	}
 	d, m, w := &display{}, v.Message, e.stdout
 	fmt.Fprintf(w, "message:     %s\n", d.line(m.MessageID))
@@ -255,16 +257,9 @@ func runOutboxRetry(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw []byte
-	if err := c.do(ctx, http.MethodPost, apiPath("outbox", pos[0], "retry"), nil, &raw); err != nil {
-		return err
-	}
-	if asJSON {
-		return printRaw(e, raw)
-	}
 	var m signoff.OutboxMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return unexpected(err)
+	if printed, err := callAPI(ctx, e, c, http.MethodPost, apiPath("outbox", pos[0], "retry"), nil, &m, asJSON); printed || err != nil {
+		return err
 	}
 	d := &display{}
 	fmt.Fprintf(e.stdout, "message %s re-driven: %s (after %d attempts)\n", d.line(m.MessageID), d.line(m.State), m.Attempts)
@@ -357,16 +352,9 @@ func runChannelPut(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw []byte
-	if err := c.do(ctx, http.MethodPut, apiPath("channels", pos[0]), in, &raw); err != nil {
-		return err
-	}
-	if asJSON {
-		return printRaw(e, raw)
-	}
 	var ch signoff.Channel
-	if err := json.Unmarshal(raw, &ch); err != nil {
-		return unexpected(err)
+	if printed, err := callAPI(ctx, e, c, http.MethodPut, apiPath("channels", pos[0]), in, &ch, asJSON); printed || err != nil {
+		return err
 	}
 	d := &display{}
 	fmt.Fprintf(e.stdout, "channel %s (%s) saved: %s, %s\n", d.line(ch.Name), d.line(ch.ID), d.line(ch.Kind), enabledWord(ch.Enabled))
@@ -409,18 +397,11 @@ func runChannelList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw []byte
-	if err := c.do(ctx, http.MethodGet, apiPath("channels"), nil, &raw); err != nil {
-		return err
-	}
-	if asJSON {
-		return printRaw(e, raw)
-	}
 	var page struct {
 		Channels []signoff.Channel `json:"channels"`
 	}
-	if err := json.Unmarshal(raw, &page); err != nil {
-		return unexpected(err)
+	if printed, err := callAPI(ctx, e, c, http.MethodGet, apiPath("channels"), nil, &page, asJSON); printed || err != nil {
+		return err
 	}
 	if len(page.Channels) == 0 {
 		fmt.Fprintln(e.stdout, "no channels")
@@ -469,16 +450,9 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw []byte
-	if err := c.do(ctx, http.MethodPut, apiPath("chat-users"), u, &raw); err != nil {
-		return err
-	}
-	if asJSON {
-		return printRaw(e, raw)
-	}
 	var got signoff.ChatUser
-	if err := json.Unmarshal(raw, &got); err != nil {
-		return unexpected(err)
+	if printed, err := callAPI(ctx, e, c, http.MethodPut, apiPath("chat-users"), u, &got, asJSON); printed || err != nil {
+		return err
 	}
 	d := &display{}
 	who := got.UserID
