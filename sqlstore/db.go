@@ -84,6 +84,10 @@ type DB struct {
 	sealer Sealer
 	// group commits the outbox's small writes together (grouped).
 	group grouper
+	// subsStmt reads a workspace's channels in every append (subscribers).
+	subsOnce sync.Once
+	subsStmt *sql.Stmt
+	subsErr  error
 }
 
 var _ signoff.Store = (*DB)(nil)

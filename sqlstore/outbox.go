@@ -291,13 +291,7 @@ func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, ws string, evs []si
 	if s.river == nil {
 		return nil
 	}
-	subs, err := queryAll(ctx, tx, func(sc scanner, c *subscriber) error {
-		var events string
-		if err := sc.Scan(&c.id, &c.kind, &events); err != nil {
-			return err
-		}
-		return json.Unmarshal([]byte(events), &c.events)
-	}, `SELECT id, kind, events FROM notify_channels WHERE workspace_id = $1 AND enabled = 1 ORDER BY id`, ws)
+	subs, err := s.subscribers(ctx, tx, ws)
 	if err != nil {
 		return fmt.Errorf("notify: channels: %w", err)
 	}
@@ -315,6 +309,41 @@ func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, ws string, evs []si
 		}
 	}
 	return nil
+}
+
+const subscribersQuery = `SELECT id, kind, events FROM notify_channels WHERE workspace_id = $1 AND enabled = 1 ORDER BY id`
+
+// subscribers reads ws's enabled channels in tx. It runs in every append,
+// so the statement is prepared once per connection rather than parsed
+// each time.
+func (s *DB) subscribers(ctx context.Context, tx *sql.Tx, ws string) ([]subscriber, error) {
+	s.subsOnce.Do(func() {
+		s.subsStmt, s.subsErr = s.db.PrepareContext(context.WithoutCancel(ctx), subscribersQuery)
+		if s.subsErr == nil {
+			s.closer = append(s.closer, s.subsStmt.Close)
+		}
+	})
+	if s.subsErr != nil {
+		return nil, s.subsErr
+	}
+	rows, err := tx.StmtContext(ctx, s.subsStmt).QueryContext(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []subscriber
+	for rows.Next() {
+		var c subscriber
+		var events string
+		if err := rows.Scan(&c.id, &c.kind, &events); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(events), &c.events); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // reporterStates are the moves an e-mail channel tells reporters about.
