@@ -390,6 +390,35 @@ func testCards(t *testing.T, b Backend) {
 	if got, _ := k.store.CardByID(k.ctx, k.ws.ID, cd2.ID); got.Status != signoff.CardExpired || len(k.eventsOf(t, "card.expired")) != 1 {
 		t.Fatalf("expired card = %+v", got)
 	}
+	// The expiry job: nothing before the card's time, expired after it.
+	c3 := k.bug(t, "")
+	if _, err := k.store.RequestDecision(k.ctx, k.owner, c3.ID, "merge", json.RawMessage(`{"y":1}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	var job3 *rivertype.JobRow
+	for _, j := range k.jobs(t, "card_open") {
+		var a signoff.CardJob
+		if json.Unmarshal(j.EncodedArgs, &a) == nil && a.CaseID == c3.ID {
+			job3, args = j, a
+		}
+	}
+	cd3, _, err := d.OpenCard(k.ctx, job3.ID, job3.CreatedAt, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.store.ExpireCard(k.ctx, k.ws.ID, cd3.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := k.store.CardByID(k.ctx, k.ws.ID, cd3.ID); got.Status != signoff.CardOpen {
+		t.Fatalf("card expired early: %s", got.Status)
+	}
+	k.clock.Advance(time.Hour)
+	if err := k.store.ExpireCard(k.ctx, k.ws.ID, cd3.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := k.store.CardByID(k.ctx, k.ws.ID, cd3.ID); got.Status != signoff.CardExpired || got.ClosedAt == nil || len(k.eventsOf(t, "card.expired")) != 2 {
+		t.Fatalf("card after its expiry job = %+v", got)
+	}
 	// Every answer is on record with its outcome.
 	_, answers, err := k.store.ListCards(k.ctx, k.owner, c.ID)
 	if err != nil || len(answers) != 5 || answers[0].Outcome != string(card.WrongResponder) || answers[3].Outcome != string(card.Accepted) || answers[4].Outcome != string(card.Stale) {
