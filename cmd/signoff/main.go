@@ -56,6 +56,8 @@ var commands = map[string]command{
 	"outbox":    {"list or show notification messages and their delivery attempts, re-drive a dead one (list|show|retry)", runOutbox},
 	"channel":   {"configure or list notification channels: webhook, Slack, Mattermost, e-mail (put|list)", runChannel},
 	"chat":      {"map a Slack or Mattermost user to a person, so their chat answers count as theirs (map)", runChat},
+
+	"login-link": {"print a one-time sign-in link to the web UI for a person (15 minutes, single use)", runLoginLink},
 }
 
 // env is what commands read and write, so tests can run them in-process.

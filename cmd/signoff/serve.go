@@ -13,6 +13,7 @@ import (
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/mcp"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/web"
 )
 
 func newLogger(w io.Writer, format string) *slog.Logger {
@@ -47,12 +48,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 }
 
 // handler is the API plus the MCP endpoint for agents (streamable HTTP,
-// stateless, so any instance can answer any request).
+// stateless, so any instance can answer any request) and the web UI.
 func handler(s *sqlstore.DB, log *slog.Logger, st *stack) http.Handler {
 	mux := http.NewServeMux()
 	mcpHandler := mcp.Handler(s, mcp.Options{Tools: st.reg, Log: log, ChangeDesk: st.change})
 	mux.Handle("/mcp", mcpHandler)
 	mux.Handle("/mcp/", mcpHandler)
+	// The web UI: server-rendered pages on their own paths; everything
+	// else is the API's, as before.
+	webUI := web.New(web.Options{Store: s, BugDesk: st.desk, ChangeDesk: st.change, Log: log})
+	for _, p := range web.Paths() {
+		mux.Handle(p, webUI)
+	}
 	mux.Handle("/", httpapi.New(s, log, httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk), httpapi.WithChangeDesk(st.change),
 		httpapi.WithNotify(st.notify)))
 	return mux

@@ -1,0 +1,242 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/ledger"
+	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// maxTimeline bounds the events a case page lists; a longer history says
+// so and the API pages through the rest.
+const maxTimeline = 2000
+
+// Evidence types (SPEC principle 7). The page shows an event's own type
+// and never upgrades one.
+var evidenceTypes = map[string]bool{
+	signoff.EvidenceLive: true, signoff.EvidenceReplayed: true, signoff.EvidenceAuthored: true, signoff.EvidenceSimulated: true,
+}
+
+// evidenceOf is the evidence type an event's payload names in its
+// "evidence" field, or live: every other event was executed and signed by
+// this server.
+func evidenceOf(payload []byte) string {
+	var p struct {
+		Evidence json.RawMessage `json:"evidence"`
+	}
+	if json.Unmarshal(payload, &p) != nil || len(p.Evidence) == 0 {
+		return signoff.EvidenceLive
+	}
+	var s string
+	if json.Unmarshal(p.Evidence, &s) != nil {
+		return signoff.EvidenceLive // an evidence map (triage's numbers), not a type
+	}
+	if evidenceTypes[s] {
+		return s
+	}
+	return signoff.EvidenceLive
+}
+
+// eventView is one entry of a case's timeline.
+type eventView struct {
+	Seq      int64
+	Type     string
+	ActorID  string
+	Time     time.Time
+	Evidence string
+	Summary  string
+	Payload  string
+}
+
+// summary says in a line what an event did, where that is easy to tell.
+func summary(e signoff.Event) string {
+	var p map[string]any
+	if json.Unmarshal(e.Payload, &p) != nil {
+		return ""
+	}
+	str := func(k string) string { v, _ := p[k].(string); return v }
+	switch e.Type {
+	case "case.created":
+		return fmt.Sprintf("opened as %s: %s", str("state"), str("title"))
+	case "case.transitioned":
+		out := fmt.Sprintf("%s → %s (%s)", str("from"), str("to"), str("command"))
+		if n := str("note"); n != "" {
+			out += ": " + n
+		}
+		return out
+	case "report.received", "reporter.answered":
+		return "reporter text through the airlock (dossier below)"
+	case "reporter.decided":
+		return fmt.Sprintf("reporter answered %q to %s", str("answer"), str("question"))
+	}
+	return ""
+}
+
+// textView is one piece of reporter text.
+type textView struct {
+	Kind       string
+	Dossier    string
+	Original   string
+	Contact    string
+	Metadata   []metaView
+	Created    time.Time
+	Redactions int
+	Suspected  bool
+	Signals    []string
+	Invisible  int
+}
+
+type metaView struct{ Key, Value string }
+
+// ledgerStatus is the verification of the case's workspace chain.
+type ledgerStatus struct {
+	OK      bool
+	Text    string
+	Checked time.Time
+	HeadSeq int64
+}
+
+// caseView is the case page.
+type caseView struct {
+	Case         signoff.Case
+	Age          string
+	Timeline     []eventView
+	TimelineCut  bool
+	Reports      []textView
+	Owner        bool
+	Ledger       ledgerStatus
+	Approval     bool
+	ChangeReason string
+}
+
+// awaitingApproval reports whether c waits for a person's signed approval.
+func awaitingApproval(c signoff.Case) bool {
+	switch c.Kind {
+	case signoff.KindBug:
+		return c.State == workflow.BugAwaitingApproval
+	case signoff.KindChange:
+		return c.State == workflow.ChangeAwaitingApproval
+	}
+	return false
+}
+
+func (s *server) casePage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+	ctx, by := r.Context(), sess.Actor
+	c, err := s.store.GetCase(ctx, by, r.PathValue("id"))
+	if err != nil {
+		return notFoundCase(err)
+	}
+	v := caseView{Case: c, Age: age(s.o.Now(), c.CreatedAt), Owner: by.Role == signoff.RoleOwner, Approval: awaitingApproval(c)}
+	var after int64
+	for len(v.Timeline) < maxTimeline {
+		evs, err := s.store.ListEvents(ctx, by, c.ID, after, 500)
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			v.Timeline = append(v.Timeline, eventView{Seq: e.Seq, Type: e.Type, ActorID: e.ActorID, Time: e.Time,
+				Evidence: evidenceOf(e.Payload), Summary: summary(e), Payload: indentJSON(e.Payload)})
+		}
+		if len(evs) < 500 {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	if len(v.Timeline) >= maxTimeline {
+		v.Timeline, v.TimelineCut = v.Timeline[:maxTimeline], true
+	}
+	reps, err := s.store.ListReports(ctx, by, c.ID)
+	if err != nil {
+		return err
+	}
+	for _, rep := range reps {
+		rv := textView{Kind: rep.Kind, Dossier: rep.Dossier.Text, Created: rep.CreatedAt, Redactions: len(rep.Dossier.Redactions),
+			Suspected: rep.Dossier.InstructionSuspected, Signals: rep.Dossier.Signals, Invisible: rep.Dossier.RemovedInvisible}
+		if by.Role == signoff.RoleOwner {
+			rv.Original, rv.Contact = rep.Original, rep.Contact
+		}
+		for k, val := range rep.Metadata {
+			rv.Metadata = append(rv.Metadata, metaView{k, val})
+		}
+		sort.Slice(rv.Metadata, func(i, j int) bool { return rv.Metadata[i].Key < rv.Metadata[j].Key })
+		v.Reports = append(v.Reports, rv)
+	}
+	if c.Kind == signoff.KindChange {
+		if l, err := s.store.GetChangeLoop(ctx, by, c.ID); err == nil {
+			v.ChangeReason = l.State.Reason
+		}
+	}
+	v.Ledger = s.ledgerStatus(ctx, c.WorkspaceID)
+	me := by
+	s.render(w, r, http.StatusOK, "case", page{Title: c.Title, Me: &me, CSRF: sess.CSRF, Body: v})
+	return nil
+}
+
+// notFoundCase words a missing case (or another workspace's) for people.
+func notFoundCase(err error) error {
+	if signoff.ErrorCode(err) == signoff.ENOTFOUND || signoff.ErrorCode(err) == signoff.EINVALID {
+		return signoff.Errorf(signoff.ENOTFOUND, "There is no such case in your workspace.")
+	}
+	return err
+}
+
+// verifyCache remembers each workspace's last verification. A chain is
+// verified again when its head has moved, at most once per verifyEvery,
+// so that a busy desk does not re-read the whole ledger on every page.
+type verifyCache struct {
+	mu sync.Mutex
+	m  map[string]ledgerStatus
+}
+
+const verifyEvery = 5 * time.Second
+
+func (s *server) ledgerStatus(ctx context.Context, ws string) ledgerStatus {
+	head, err := s.store.HeadSeq(ctx, ws)
+	if err != nil {
+		s.log.ErrorContext(ctx, "ledger head", "err", err)
+		return ledgerStatus{Text: "The ledger could not be read, so it is not verified."}
+	}
+	s.verify.mu.Lock()
+	prev, ok := s.verify.m[ws]
+	s.verify.mu.Unlock()
+	now := s.o.Now()
+	if ok && (prev.HeadSeq == head || now.Sub(prev.Checked) < verifyEvery) {
+		return prev
+	}
+	st := ledgerStatus{Checked: now, HeadSeq: head}
+	switch {
+	case s.trusted == nil:
+		st.Text = "Not verified: this server has no ledger key to check signatures with."
+	default:
+		res, err := s.store.VerifyLedger(ctx, ws, s.trusted)
+		var f *ledger.Failure
+		switch {
+		case err == nil:
+			st.OK = true
+			st.HeadSeq = res.HeadSeq
+			st.Text = fmt.Sprintf("The workspace ledger verifies: %d events, hash chain and signed head intact (head seq %d).", res.Events, res.HeadSeq)
+		case errors.As(err, &f):
+			st.Text = fmt.Sprintf("The workspace ledger does NOT verify: broken at seq %d: %s.", f.Seq, f.Reason)
+		default:
+			s.log.ErrorContext(ctx, "verify ledger", "err", err)
+			st.Text = "The ledger could not be verified just now."
+			return st // not cached: try again next time
+		}
+	}
+	s.verify.mu.Lock()
+	if s.verify.m == nil {
+		s.verify.m = map[string]ledgerStatus{}
+	}
+	s.verify.m[ws] = st
+	s.verify.mu.Unlock()
+	return st
+}
