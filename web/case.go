@@ -116,6 +116,11 @@ type caseView struct {
 	Ledger       ledgerStatus
 	Approval     bool
 	ChangeReason string
+	// Bug and Change are the kind's own sections; nil for other kinds.
+	Bug    *bugView
+	Change *changeView
+	// Decisions are the case's decisions, newest first.
+	Decisions []decisionView
 }
 
 // awaitingApproval reports whether c waits for a person's signed approval.
@@ -170,10 +175,21 @@ func (s *server) casePage(w http.ResponseWriter, r *http.Request, sess sqlstore.
 		sort.Slice(rv.Metadata, func(i, j int) bool { return rv.Metadata[i].Key < rv.Metadata[j].Key })
 		v.Reports = append(v.Reports, rv)
 	}
-	if c.Kind == signoff.KindChange {
+	switch c.Kind {
+	case signoff.KindChange:
 		if l, err := s.store.GetChangeLoop(ctx, by, c.ID); err == nil {
 			v.ChangeReason = l.State.Reason
 		}
+		if v.Change, err = s.changeSection(ctx, by, c); err != nil {
+			return fmt.Errorf("change section of %s: %w", c.ID, err)
+		}
+	case signoff.KindBug:
+		if v.Bug, err = s.bugSection(ctx, by, c); err != nil {
+			return fmt.Errorf("bug section of %s: %w", c.ID, err)
+		}
+	}
+	if v.Decisions, err = s.decisions(ctx, by, c); err != nil {
+		return fmt.Errorf("decisions of %s: %w", c.ID, err)
 	}
 	v.Ledger = s.ledgerStatus(ctx, c.WorkspaceID)
 	me := by

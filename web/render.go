@@ -31,7 +31,7 @@ type page struct {
 
 // pageNames are the page templates; each is parsed with the layout and
 // the shared partials.
-var pageNames = []string{"login", "desk", "case", "approval", "report", "reported", "track", "error", "continue"}
+var pageNames = []string{"login", "desk", "case", "approval", "report", "reported", "track", "error", "continue", "charts"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -41,7 +41,13 @@ func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
 		t := template.New(name).Funcs(funcs)
-		out[name] = template.Must(t.ParseFS(templateFS, "templates/base.html", "templates/partials.html", "templates/"+name+".html"))
+		files := []string{"templates/base.html", "templates/partials.html", "templates/" + name + ".html"}
+		// A page's sections live in files named after it (case_bug.html).
+		more, err := fs.Glob(templateFS, "templates/"+name+"_*.html")
+		if err != nil {
+			panic(err)
+		}
+		out[name] = template.Must(t.ParseFS(templateFS, append(files, more...)...))
 	}
 	return out
 }

@@ -91,6 +91,30 @@ func (s *server) signedInAPI(fn sessionFunc) http.HandlerFunc {
 	}
 }
 
+// signedInPost serves a state-changing form post of a signed-in person:
+// the session is required (401 otherwise, never a redirect that drops the
+// post) and the form must carry the session's CSRF token (403).
+func (s *server) signedInPost(fn sessionFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := parseForm(w, r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		sess, _, ok := s.session(r)
+		if !ok {
+			s.fail(w, r, errNotSignedIn)
+			return
+		}
+		if err := checkCSRF(r, sess); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := fn(w, r, sess); err != nil {
+			s.fail(w, r, err)
+		}
+	}
+}
+
 // newToken returns 256 random bits in URL-safe base64.
 func newToken() string {
 	b := make([]byte, 32)
