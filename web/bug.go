@@ -2,24 +2,259 @@ package web
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/crew"
+	"github.com/signoff-dev/signoff/identity"
+	"github.com/signoff-dev/signoff/repair"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/triage"
+	"github.com/signoff-dev/signoff/verify"
 )
 
-type bugView struct{}
+// The bug section of a case page: what triage found (the search hits it
+// actually saw, with scores; the crash aggregates and their version
+// share), the reproductions, the candidates with side-by-side diffs and
+// their verdict tables, and the merge and release records. Every piece is
+// read from the store as the signed-in person, and shown with the
+// evidence type it was recorded with.
+
+// bugView is the bug section.
+type bugView struct {
+	Triage     *triageView
+	Harnesses  []harnessView
+	Candidates []candidateView
+	Merge      *signoff.MergeRecord
+	Release    *signoff.ReleaseRecord
+	Round      int
+	Primary    string
+}
+
+// triageView is what the triage crew recorded.
+type triageView struct {
+	Status, Outcome, TicketID, Resolves string
+	Query                               string
+	Hits                                []hitView
+	Crashes                             []crashView
+	Investigation                       *triage.Investigation
+	Assessment                          *triage.Assessment
+	Evidence                            []metaView
+	Gate                                *crew.Gate
+	Action                              *triage.Action
+	Notes                               []string
+}
+
+type hitView struct {
+	ID, Title, Status, Component, FixedIn, Resolves string
+	Score                                           string
+	Strong                                          bool
+	Why                                             string
+}
+
+type crashView struct {
+	Signature, StackTop string
+	Events, Users       int
+	Score               string
+	Matched             bool
+	FirstSeen, LastSeen time.Time
+	Versions, Platforms []shareView
+	Why                 string
+}
+
+// shareView is one value's share of a crash signature's events.
+type shareView struct {
+	Key     string
+	Count   int
+	Percent string
+}
+
+type harnessView struct {
+	signoff.HarnessRecord
+	Spec string
+}
+
+type candidateView struct {
+	signoff.Candidate
+	Rows  []repair.Row
+	Files []diffFile
+	// Runs and Environment come from the verification report.
+	Runs        int
+	RunnerImage string
+}
+
+// shares orders a count map by count (then key) with percentages.
+func shares(m map[string]int) []shareView {
+	total := 0
+	for _, n := range m {
+		total += n
+	}
+	out := make([]shareView, 0, len(m))
+	for k, n := range m {
+		pct := ""
+		if total > 0 {
+			pct = fmt.Sprintf("%.0f%%", 100*float64(n)/float64(total))
+		}
+		out = append(out, shareView{Key: k, Count: n, Percent: pct})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
 
 func (s *server) bugSection(ctx context.Context, by signoff.Actor, c signoff.Case) (*bugView, error) {
-	return nil, nil
+	v := &bugView{}
+	tr, err := s.store.GetTriage(ctx, by, c.ID)
+	switch {
+	case err == nil:
+		v.Triage = triageOf(tr)
+	case signoff.ErrorCode(err) == signoff.ENOTFOUND:
+	default:
+		return nil, fmt.Errorf("triage: %w", err)
+	}
+	l, err := s.store.GetLoop(ctx, by, c.ID)
+	switch {
+	case err == nil:
+	case signoff.ErrorCode(err) == signoff.ENOTFOUND:
+		return v, nil
+	default:
+		return nil, fmt.Errorf("loop: %w", err)
+	}
+	st := l.State
+	v.Round, v.Primary, v.Merge, v.Release = st.Round, st.Primary, st.Merge, st.Release
+	// Newest first: the current reproduction and candidate lead.
+	for i := len(st.Harnesses) - 1; i >= 0; i-- {
+		h := st.Harnesses[i]
+		v.Harnesses = append(v.Harnesses, harnessView{HarnessRecord: h, Spec: indentJSON(h.Spec)})
+	}
+	for i := len(st.Candidates) - 1; i >= 0; i-- {
+		cand := st.Candidates[i]
+		cv := candidateView{Candidate: cand, Files: sideBySide(cand.Diff)}
+		if len(cand.Report) > 0 {
+			var rep verify.Report
+			if err := json.Unmarshal(cand.Report, &rep); err == nil {
+				cv.Rows, cv.Runs = repair.Table(rep), rep.Runs
+			}
+		}
+		v.Candidates = append(v.Candidates, cv)
+	}
+	return v, nil
 }
 
-type decisionView struct{}
+// triageOf decodes a triage run for the page. A state this version cannot
+// read shows the run's columns only.
+func triageOf(tr signoff.TriageRun) *triageView {
+	tv := &triageView{Status: tr.Status, Outcome: tr.Outcome, TicketID: tr.TicketID, Resolves: tr.Resolves}
+	var st crew.State
+	if json.Unmarshal(tr.State, &st) != nil {
+		return tv
+	}
+	tv.Query = st.Query.Text
+	for _, h := range st.Hits {
+		tv.Hits = append(tv.Hits, hitView{ID: h.ID, Title: h.Title, Status: h.Status, Component: h.Component, FixedIn: h.FixedIn,
+			Resolves: h.Resolves, Score: fmt.Sprintf("%.3f", h.Score), Strong: h.Strong, Why: strings.Join(h.Why, "; ")})
+	}
+	sort.SliceStable(tv.Hits, func(i, j int) bool { return tv.Hits[i].Score > tv.Hits[j].Score })
+	for _, a := range st.Crashes {
+		tv.Crashes = append(tv.Crashes, crashView{Signature: a.Signature, StackTop: a.StackTop, Events: a.Events, Users: a.Users,
+			Score: fmt.Sprintf("%.3f", a.Score), Matched: a.Matched, FirstSeen: a.FirstSeen, LastSeen: a.LastSeen,
+			Versions: shares(a.Versions), Platforms: shares(a.Platforms), Why: strings.Join(a.Why, "; ")})
+	}
+	tv.Investigation, tv.Assessment, tv.Gate, tv.Action, tv.Notes = st.Investigation, st.Assessment, st.Gate, st.Action, st.Notes
+	if st.Assessment != nil {
+		for k, val := range st.Assessment.Evidence {
+			b, err := json.Marshal(val)
+			if err != nil {
+				continue
+			}
+			tv.Evidence = append(tv.Evidence, metaView{Key: k, Value: string(b)})
+		}
+		sort.Slice(tv.Evidence, func(i, j int) bool { return tv.Evidence[i].Key < tv.Evidence[j].Key })
+	}
+	return tv
+}
+
+// decisionView is one human decision requested on the case.
+type decisionView struct {
+	signoff.Decision
+	Subject string
+	// CanDecide: the decision is pending and unexpired and the signed-in
+	// role decides (owner, operator). Only then does the page offer its
+	// form; the store checks all of it again.
+	CanDecide bool
+}
 
 func (s *server) decisions(ctx context.Context, by signoff.Actor, c signoff.Case) ([]decisionView, error) {
-	return nil, nil
+	ds, err := s.store.ListDecisions(ctx, by, c.ID)
+	if err != nil {
+		if signoff.ErrorCode(err) == signoff.EFORBIDDEN {
+			return nil, nil
+		}
+		return nil, err
+	}
+	now := s.o.Now()
+	out := make([]decisionView, 0, len(ds))
+	for _, d := range ds {
+		if d.Status == signoff.DecisionPending && !now.Before(d.ExpiresAt) {
+			d.Status = signoff.DecisionExpired
+		}
+		out = append(out, decisionView{Decision: d, Subject: indentJSON(d.Subject),
+			CanDecide: d.Status == signoff.DecisionPending && identity.Can(by.Role, identity.OpDecisionDecide)})
+	}
+	return out, nil
 }
 
+// maxWebReason bounds a decision's reason typed on the page.
+const maxWebReason = 2000
+
+// decide answers a pending decision from its form on the case page. The
+// form carries the digest of the subject the page showed: a decision
+// superseded since (another subject) is refused by the store as a
+// conflict, never applied to what the person did not see.
 func (s *server) decide(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+	ctx, by := r.Context(), sess.Actor
+	caseID, id := r.PathValue("id"), r.PathValue("decision")
+	if !identity.Can(by.Role, identity.OpDecisionDecide) {
+		return signoff.Errorf(signoff.EFORBIDDEN, "Your role (%s) does not decide.", by.Role)
+	}
+	d, err := s.store.GetDecision(ctx, by, id)
+	if err != nil || d.CaseID != caseID {
+		return signoff.Errorf(signoff.ENOTFOUND, "There is no such decision on this case.")
+	}
+	var approve bool
+	switch r.PostFormValue("answer") {
+	case "approve":
+		approve = true
+	case "reject":
+	default:
+		return signoff.Errorf(signoff.EINVALID, "Choose Approve or Reject.")
+	}
+	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	if !approve && reason == "" {
+		return signoff.Errorf(signoff.EINVALID, "Say why you reject it: the reason goes to whoever asked.")
+	}
+	if len(reason) > maxWebReason {
+		return signoff.Errorf(signoff.EINVALID, "The reason is too long (at most %d characters).", maxWebReason)
+	}
+	digest := r.PostFormValue("subject_digest")
+	if digest == "" {
+		return signoff.Errorf(signoff.EINVALID, "The form carries no subject digest: reload the page and decide on what it shows.")
+	}
+	if reason == "" {
+		reason = "approved on the web desk"
+	}
+	if _, err := s.store.DecideAmended(ctx, by, id, digest, approve, reason, nil); err != nil {
+		return fmt.Errorf("decide %s: %w", id, err)
+	}
+	http.Redirect(w, r, "/cases/"+caseID+"#decision-"+id, http.StatusSeeOther)
 	return nil
 }
