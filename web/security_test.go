@@ -51,7 +51,9 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 		{anon, "GET", "/static/site.css", http.StatusOK},
 		{anon, "GET", "/static/desk.js", http.StatusOK},
 		{anon, "GET", "/static/nothing.js", http.StatusNotFound},
-		{anon, "GET", "/login/sol_unknown", http.StatusForbidden},
+		{anon, "GET", "/login/sol_unknown", http.StatusOK},
+		{anon, "GET", "/login/unknown", http.StatusForbidden},
+		{anon, "POST", "/login/sol_unknown", http.StatusForbidden},
 		{anon, "GET", "/cases/" + c.ID, http.StatusSeeOther},
 		{anon, "POST", "/login", http.StatusForbidden},
 		{anon, "PUT", "/desk", http.StatusMethodNotAllowed},
@@ -254,7 +256,11 @@ func TestLoginLinkSingleUseAndExpiry(t *testing.T) {
 		t.Fatalf("expires %v", link.ExpiresAt)
 	}
 	b := r.visitor(t)
-	got := b.get("/login/" + code)
+	// Opening the link (a chat client's preview does) uses nothing up.
+	if got := r.visitor(t).get("/login/" + code); got.status != http.StatusOK || !strings.Contains(got.body, `id="link-form"`) {
+		t.Fatalf("opening the link: %d", got.status)
+	}
+	got := b.useLink(code)
 	if got.status != http.StatusSeeOther || got.header.Get("Location") != "/desk" || b.cookie(web.SessionCookie) == "" {
 		t.Fatalf("first use: %d %v", got.status, got.header)
 	}
@@ -263,7 +269,7 @@ func TestLoginLinkSingleUseAndExpiry(t *testing.T) {
 	}
 	// Used: the second use, from anywhere, is refused.
 	other := r.visitor(t)
-	if got := other.get("/login/" + code); got.status != http.StatusForbidden || other.cookie(web.SessionCookie) != "" {
+	if got := other.useLink(code); got.status != http.StatusForbidden || other.cookie(web.SessionCookie) != "" {
 		t.Fatalf("second use: %d", got.status)
 	}
 	// Expired: 15 minutes and one second later.
@@ -273,7 +279,7 @@ func TestLoginLinkSingleUseAndExpiry(t *testing.T) {
 	}
 	r.clock.Advance(15*time.Minute + time.Second)
 	late := r.visitor(t)
-	if got := late.get("/login/" + code2); got.status != http.StatusForbidden || late.cookie(web.SessionCookie) != "" {
+	if got := late.useLink(code2); got.status != http.StatusForbidden || late.cookie(web.SessionCookie) != "" {
 		t.Fatalf("expired link: %d", got.status)
 	}
 	// Only the hash is stored; the ledger records the link without it.
@@ -299,7 +305,7 @@ func TestLoginLinkSingleUseAndExpiry(t *testing.T) {
 	}
 	// Garbage in the path is the same refusal.
 	for _, c := range []string{"x", "sol_" + strings.Repeat("a", 43), code + "a"} {
-		if got := r.visitor(t).get("/login/" + c); got.status != http.StatusForbidden {
+		if got := r.visitor(t).useLink(c); got.status != http.StatusForbidden {
 			t.Errorf("link %q: %d", c, got.status)
 		}
 	}
@@ -419,4 +425,14 @@ func TestOriginChecks(t *testing.T) {
 			t.Errorf("sign in with %v: %d, want %d", tc.header, got.status, tc.status)
 		}
 	}
+}
+
+// useLink opens a sign-in link's page and presses its button.
+func (b *visitor) useLink(code string) served {
+	b.t.Helper()
+	csrf := ""
+	if m := csrfFieldRE.FindStringSubmatch(b.get("/login/" + code).body); m != nil {
+		csrf = m[1]
+	}
+	return b.post("/login/"+code, url.Values{"csrf": {csrf}})
 }

@@ -222,6 +222,9 @@ func checkAnonCSRF(r *http.Request) error {
 type loginView struct {
 	CSRF  string
 	Error string
+	// Link is the one-time sign-in link's path, when the page confirms
+	// one.
+	Link string
 }
 
 func (s *server) loginForm(w http.ResponseWriter, r *http.Request) {
@@ -266,17 +269,43 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) error {
 
 var errForPeople = signoff.Errorf(signoff.EFORBIDDEN, "The web UI is for people: owners, operators and viewers sign in here. Agents work through the API and MCP; reporters follow their tracking link.")
 
+// loginLinkForm answers a one-time sign-in link with a button. Opening the
+// link uses nothing up: chat and mail clients fetch links to preview them,
+// and a GET that signed in would spend the link on the preview bot (and
+// hand it the session). The person's click posts the form.
+func (s *server) loginLinkForm(w http.ResponseWriter, r *http.Request) error {
+	if !tokenShapedCode(r.PathValue("code")) {
+		return errBadLink
+	}
+	s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Link: "/login/" + r.PathValue("code")}})
+	return nil
+}
+
+var errBadLink = signoff.Errorf(signoff.EFORBIDDEN, "This sign-in link is unknown, has expired or was already used. Ask for a new one (signoff login-link), or sign in with your API token.")
+
+// tokenShapedCode reports whether a link's code could be one: the rest is
+// the store's to judge, on the post.
+func tokenShapedCode(code string) bool {
+	return strings.HasPrefix(code, sqlstore.LoginLinkPrefix) && len(code) <= 64
+}
+
 // loginLink signs a person in with a one-time link from signoff
-// login-link.
+// login-link, on the post of the link's page.
 func (s *server) loginLink(w http.ResponseWriter, r *http.Request) error {
 	if err := admit(w, limitKey{s.loginIP, clientIP(r)}); err != nil {
+		return err
+	}
+	if err := parseForm(w, r); err != nil {
+		return err
+	}
+	if err := checkAnonCSRF(r); err != nil {
 		return err
 	}
 	secret, sess, err := s.store.SignInWithLink(r.Context(), r.PathValue("code"), s.o.SessionTTL)
 	switch signoff.ErrorCode(err) {
 	case "":
 	case signoff.EUNAUTHORIZED:
-		return signoff.Errorf(signoff.EFORBIDDEN, "This sign-in link is unknown, has expired or was already used. Ask for a new one (signoff login-link), or sign in with your API token.")
+		return errBadLink
 	case signoff.EFORBIDDEN:
 		return errForPeople
 	default:

@@ -227,9 +227,52 @@ func TestBrowser(t *testing.T) {
 		t.Fatal("the desk reloaded to show the new case")
 	}
 	desk.shot("desk")
-	desk.run("case page", chromedp.Navigate(base+"/cases/"+newCase), chromedp.WaitVisible(chromedp.ID("timeline")))
+	desk.run("new case page", chromedp.Navigate(base+"/cases/"+newCase), chromedp.WaitVisible(chromedp.ID("timeline")))
+	desk.checkPage("new case")
+
+	// The reported bug, once its verified candidate waits for approval:
+	// triage evidence, the reproduction, the candidates side by side with
+	// their verdict tables.
+	reported := waitForState(t, d, d.shop.ID, "Coupon SAVE10", workflow.BugAwaitingApproval)
+	desk.run("case page", chromedp.Navigate(base+"/cases/"+reported), chromedp.WaitVisible(chromedp.ID("candidates")))
+	for _, sel := range []string{"#triage-hits", "#reproduction .failing-output", "#candidates table.diff tr.row-change", "#candidates .verdict-table", "#candidates .fingerprint"} {
+		if n := value(desk, "case page: "+sel, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`)); n == 0 {
+			t.Errorf("case page: nothing matches %s", sel)
+		}
+	}
 	desk.checkPage("case")
 	desk.shot("case")
+
+	// A decision the page may answer: the operator approves it on the
+	// digest the page shows.
+	pending := requestDecision(t, d, newCase)
+	desk.run("decide", chromedp.Navigate(base+"/cases/"+newCase+"#decision-"+pending),
+		chromedp.WaitVisible(chromedp.ID("reason-"+pending)),
+		chromedp.SendKeys(chromedp.ID("reason-"+pending), "release window agreed"),
+		chromedp.Click(chromedp.CSS(`#decision-`+pending+` button.approve`)),
+		chromedp.WaitVisible(chromedp.ID("decision-"+pending)))
+	if st := value(desk, "decision status", chromedp.Text(chromedp.CSS(`#decision-`+pending+` .decision-status`))); st != signoff.DecisionApproved {
+		t.Fatalf("decision after approving on the page: %q", st)
+	}
+	desk.shot("decision")
+
+	// A viewer, signed in with a one-time link (opening it spends nothing;
+	// the button does), sees the same pending decision with nothing to
+	// click, and the charts.
+	viewerLink := loginLinkFor(t, d, signoff.RoleViewer)
+	view := newBrowser(t, exe, 375, 800)
+	view.run("viewer link", chromedp.Navigate(base+viewerLink), chromedp.WaitVisible(chromedp.ID("link-submit")),
+		chromedp.Click(chromedp.ID("link-submit")), chromedp.WaitVisible(chromedp.ID("cases")))
+	view.checkPage("desk (viewer)")
+	other := requestDecision(t, d, newCase)
+	view.run("viewer case page", chromedp.Navigate(base+"/cases/"+newCase), chromedp.WaitVisible(chromedp.ID("decision-"+other)))
+	if n := value(view, "viewer buttons", chromedp.Evaluate[int](`document.querySelectorAll('main button, main form').length`)); n != 0 {
+		t.Fatalf("a viewer is offered %d buttons or forms", n)
+	}
+	view.checkPage("case (viewer)")
+	view.run("charts", chromedp.Navigate(base+"/charts"), chromedp.WaitVisible(chromedp.CSS("main svg")))
+	view.checkPage("charts")
+	view.shot("charts")
 
 	// A change plan waiting for approval: the approval page shows the
 	// whole plan and the command to sign it, and nothing to click.
@@ -242,6 +285,9 @@ func TestBrowser(t *testing.T) {
 	}
 	desk.checkPage("approval")
 	desk.shot("approval")
+	desk.run("change page", chromedp.Navigate(base+"/cases/"+changeCase), chromedp.WaitVisible(chromedp.ID("timeline")))
+	desk.checkPage("change")
+	desk.shot("change")
 
 	// An expired card offers nothing to click.
 	expiredCard(t, d, newCase)
@@ -324,4 +370,58 @@ func expiredCard(t *testing.T, d *demo, caseID string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// waitForState waits for the project's bug case whose title starts with
+// title to reach state, and returns its id.
+func waitForState(t *testing.T, d *demo, project, title, state string) string {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		page, err := d.s.ListCases(ctx, d.ws.ID, signoff.CaseFilter{ProjectID: project, Kind: signoff.KindBug, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := ""
+		for _, c := range page.Cases {
+			if strings.HasPrefix(c.Title, title) {
+				if c.State == state {
+					return c.ID
+				}
+				last = c.State
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no case %q reached %s (last state %q)", title, state, last)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// requestDecision opens a pending decision on a case, as an agent asking
+// a person would.
+func requestDecision(t *testing.T, d *demo, caseID string) string {
+	t.Helper()
+	dec, err := d.s.RequestDecision(context.Background(), d.owner, caseID, "release_window", json.RawMessage(`{"window":"Thursday 10:00 UTC"}`), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dec.ID
+}
+
+// loginLinkFor makes a person of role in the demo workspace and returns a
+// one-time sign-in link's path for them.
+func loginLinkFor(t *testing.T, d *demo, role signoff.Role) string {
+	t.Helper()
+	ctx := context.Background()
+	a, err := d.s.CreateActor(ctx, d.owner, "demo-"+string(role), role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, err := d.s.CreateLoginLink(ctx, a.ID, loginLinkTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/login/" + code
 }

@@ -302,9 +302,17 @@ func shopFixtures(base string) ([]agent.Fixture, error) {
 }
 
 func (d *demo) printIntro(e *env) {
+	// A one-time sign-in link for the operator: the web desk without
+	// copying a token. If it cannot be made, the token still signs in.
+	signIn := d.url + "/login (paste the operator token)"
+	if code, _, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
+		signIn = d.url + "/login/" + code + "   (operator, one use; or paste a token at /login)"
+	}
 	fmt.Fprintf(e.stdout, `Signoff demo (SQLite, builtin and authored agents)
 
   server      %[1]s   (the desk: API, MCP, reporter pages)
+  web desk    %[11]s
+  report form %[1]s/p/%[9]s/report   (public, no account; the reporter's tracking link follows)
   ShopLite    %[2]s   (production, built from main %[3]s; GET /version)
   repository  %[4]s
   database    %[5]s
@@ -316,8 +324,10 @@ verification, git, deploy, smoke); AUTHORED = written by people for the demo
 (ShopLite's reproduction test and the two candidate fixes, the sample triage
 data); SIMULATED = the demo standing in for a person (the report text).
 
-Walk the bug loop (or run it all headlessly: signoff demo --walk bug):
- 1. Report the coupon bug (public intake, airlock, then the triage crew):
+Walk the bug loop (or run it all headlessly: signoff demo --walk bug). Every step shows on the
+web desk as it happens: the case page has the timeline, triage evidence, reproduction, candidates
+side by side with their verdict tables, and the approval page shows the exact digest to sign.
+ 1. Report the coupon bug through the report form above, or the API (public intake, airlock, then the triage crew):
     curl -s -H 'Content-Type: application/json' -d '{"text":"SAVE10 takes 19%% off: my 100.00 lamp cost 81.00 at checkout","device":"Firefox 133","os":"Linux","app_version":"1.0.0","steps":"add the lamp, apply SAVE10, check out"}' %[1]s/api/v1/projects/%[9]s/reports
     Keep the tracking token. The reproducer's test (authored) runs on main in the sandbox (live).
  2. As the reporter: curl -s %[1]s/api/v1/track/TOKEN      (shows the failing output and question_digest)
@@ -350,7 +360,7 @@ flag checkout_v2_new_payment_flow (prod, off) from this server over OFREP; on, c
 Triage crew on the sample game (%[10]s): POST reports to %[1]s/api/v1/projects/%[10]s/reports
 
 ("signoff" above is "go run ./cmd/signoff" from a checkout.) Press Ctrl-C to stop.
-`, d.url, d.live.URL, short(d.sample.Base), d.sample.Dir, filepath.Join(d.dir, "signoff.db"), d.ownerToken, d.operatorToken, d.opKeyPath, d.shop.ID, d.game.ID)
+`, d.url, d.live.URL, short(d.sample.Base), d.sample.Dir, filepath.Join(d.dir, "signoff.db"), d.ownerToken, d.operatorToken, d.opKeyPath, d.shop.ID, d.game.ID, signIn)
 }
 
 func short(id string) string {
