@@ -60,6 +60,8 @@ type Store interface {
 	DeskCases(ctx context.Context, by signoff.Actor, f sqlstore.DeskFilter) ([]sqlstore.DeskCase, error)
 	// IntakeProject names a project for its public report form.
 	IntakeProject(ctx context.Context, id string) (string, error)
+	// CaseStateChanges reads the case states now and their changes since a time, for the charts.
+	CaseStateChanges(ctx context.Context, by signoff.Actor, since time.Time, limit int) (sqlstore.CaseStates, error)
 }
 
 var _ Store = (*sqlstore.DB)(nil)
@@ -187,7 +189,8 @@ func (s *server) routes() {
 	s.mux.HandleFunc("GET /{$}", s.root)
 	s.mux.HandleFunc("GET /login", s.loginForm)
 	s.mux.HandleFunc("POST /login", s.handle(s.login))
-	s.mux.HandleFunc("GET /login/{code}", s.handle(s.loginLink))
+	s.mux.HandleFunc("GET /login/{code}", s.handle(s.loginLinkForm))
+	s.mux.HandleFunc("POST /login/{code}", s.handle(s.loginLink))
 	s.mux.HandleFunc("POST /logout", s.handle(s.logout))
 
 	s.mux.HandleFunc("GET /desk", s.signedIn(s.desk))
