@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/workflow"
@@ -106,6 +107,17 @@ func clipText(s string, n int) string {
 func (b *browser) shot(name string) {
 	b.t.Helper()
 	buf := value(b, "screenshot "+name, chromedp.FullScreenshot(100))
+	p := filepath.Join(b.dir, name+".png")
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", p)
+}
+
+// shotOf saves a screenshot of the first element matching sel.
+func (b *browser) shotOf(name, sel string) {
+	b.t.Helper()
+	buf := value(b, "screenshot "+name, chromedp.Screenshot(chromedp.CSS(sel)))
 	p := filepath.Join(b.dir, name+".png")
 	if err := os.WriteFile(p, buf, 0o644); err != nil {
 		b.t.Fatal(err)
@@ -235,13 +247,15 @@ func TestBrowser(t *testing.T) {
 	// their verdict tables.
 	reported := waitForState(t, d, d.shop.ID, "Coupon SAVE10", workflow.BugAwaitingApproval)
 	desk.run("case page", chromedp.Navigate(base+"/cases/"+reported), chromedp.WaitVisible(chromedp.ID("candidates")))
-	for _, sel := range []string{"#triage-hits", "#reproduction .failing-output", "#candidates table.diff tr.row-change", "#candidates .verdict-table", "#candidates .fingerprint"} {
+	for _, sel := range []string{"#triage #triage-status", "#reproduction .failing-output", "#candidates table.diff tr.row-change", "#candidates .verdict-table", "#candidates .fingerprint"} {
 		if n := value(desk, "case page: "+sel, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`)); n == 0 {
 			t.Errorf("case page: nothing matches %s", sel)
 		}
 	}
 	desk.checkPage("case")
 	desk.shot("case")
+	desk.shotOf("case-triage", "#triage")
+	desk.shotOf("case-candidate", "#candidates .candidate")
 
 	// A decision the page may answer: the operator approves it on the
 	// digest the page shows.
@@ -250,7 +264,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("reason-"+pending)),
 		chromedp.SendKeys(chromedp.ID("reason-"+pending), "release window agreed"),
 		chromedp.Click(chromedp.CSS(`#decision-`+pending+` button.approve`)),
-		chromedp.WaitVisible(chromedp.ID("decision-"+pending)))
+		chromedp.WaitNotPresent(chromedp.ID("reason-"+pending)))
 	if st := value(desk, "decision status", chromedp.Text(chromedp.CSS(`#decision-`+pending+` .decision-status`))); st != signoff.DecisionApproved {
 		t.Fatalf("decision after approving on the page: %q", st)
 	}
@@ -288,6 +302,31 @@ func TestBrowser(t *testing.T) {
 	desk.run("change page", chromedp.Navigate(base+"/cases/"+changeCase), chromedp.WaitVisible(chromedp.ID("timeline")))
 	desk.checkPage("change")
 	desk.shot("change")
+	desk.shotOf("change-plan", "#change")
+
+	// Signed (a real Ed25519 signature; the person is simulated) and run
+	// through the gate: the page shows the receipt, and the operator rolls
+	// the change back from it. The demo's policy pre-approves flag
+	// rollbacks, so the compensating change runs at once.
+	w := &walker{d: d, e: e, ctx: ctx, hc: http.DefaultClient}
+	if _, err := w.signChange(changeCase); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := w.execute(changeCase); err != nil || x.Outcome != changedesk.OutcomeExecuted {
+		t.Fatalf("execute %s: %+v %v", changeCase, x.Outcome, err)
+	}
+	desk.run("executed change", chromedp.Navigate(base+"/cases/"+changeCase), chromedp.WaitVisible(chromedp.ID("rollback-form")))
+	if n := value(desk, "receipts", chromedp.Evaluate[int](`document.querySelectorAll('#receipts .receipt').length`)); n != 1 {
+		t.Fatalf("executed change shows %d receipts", n)
+	}
+	desk.checkPage("executed change")
+	desk.shotOf("change-receipt", "#receipts")
+	desk.run("roll back",
+		chromedp.SendKeys(chromedp.ID("rollback-reason"), "Roll back: the browser test checks the compensating change"),
+		chromedp.Click(chromedp.ID("rollback-submit")),
+		chromedp.WaitVisible(chromedp.ID("revert-of")))
+	desk.checkPage("rollback")
+	desk.shot("rollback")
 
 	// An expired card offers nothing to click.
 	expiredCard(t, d, newCase)
