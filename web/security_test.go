@@ -436,3 +436,67 @@ func (b *visitor) useLink(code string) served {
 	}
 	return b.post("/login/"+code, url.Values{"csrf": {csrf}})
 }
+
+// TestRoleRouteMatrix checks every signed-in route for each kind of
+// visitor: no session, owner, operator, viewer. Posts carry the visitor's
+// valid CSRF token, so what answers is the authorization: the decision is
+// refused on its stale digest (409) only after the role may decide, the
+// rollback on the case's state (409) only after the role may roll back.
+func TestRoleRouteMatrix(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	c, _ := r.report(t, "the coupon is applied twice")
+	d := r.decisionOn(t, c)
+	chg, _ := r.changeAwaitingApproval(t)
+	visitors := map[string]*visitor{"anon": r.visitor(t)}
+	for _, role := range []signoff.Role{signoff.RoleOwner, signoff.RoleOperator, signoff.RoleViewer} {
+		b := r.visitor(t)
+		b.signIn(role)
+		visitors[string(role)] = b
+	}
+	stale := url.Values{"subject_digest": {strings.Repeat("0", 64)}, "answer": {"approve"}}
+	rollback := url.Values{"reason": {"the matrix asks for a rollback"}}
+	type want struct{ anon, owner, operator, viewer int }
+	const (
+		ok, see, unauth, forbid, conflict = http.StatusOK, http.StatusSeeOther, http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict
+	)
+	routes := []struct {
+		method, path string
+		form         url.Values
+		want         want
+	}{
+		{"GET", "/desk", nil, want{see, ok, ok, ok}},
+		{"GET", "/desk/rows/" + c.ID, nil, want{unauth, ok, ok, ok}},
+		{"GET", "/cases/" + c.ID, nil, want{see, ok, ok, ok}},
+		{"GET", "/cases/" + c.ID + "/approval", nil, want{see, ok, ok, ok}},
+		{"GET", "/cases/" + chg.ID, nil, want{see, ok, ok, ok}},
+		{"GET", "/cases/" + chg.ID + "/approval", nil, want{see, ok, ok, ok}},
+		{"GET", "/charts", nil, want{see, ok, ok, ok}},
+		{"POST", "/cases/" + c.ID + "/decisions/" + d.ID, stale, want{unauth, conflict, conflict, forbid}},
+		{"POST", "/cases/" + chg.ID + "/rollback", rollback, want{unauth, conflict, conflict, forbid}},
+	}
+	for _, rt := range routes {
+		for name, b := range visitors {
+			exp := map[string]int{"anon": rt.want.anon, "owner": rt.want.owner, "operator": rt.want.operator, "viewer": rt.want.viewer}[name]
+			var got served
+			if rt.method == "GET" {
+				got = b.get(rt.path)
+			} else {
+				form := url.Values{}
+				for k, v := range rt.form {
+					form[k] = v
+				}
+				if name != "anon" {
+					form.Set("csrf", b.csrf("/desk"))
+				}
+				got = b.post(rt.path, form)
+			}
+			if got.status != exp {
+				t.Errorf("%s %s as %s: %d, want %d: %s", rt.method, rt.path, name, got.status, exp, mainElement(got.body))
+			}
+		}
+	}
+	if got, err := r.store.GetDecision(context.Background(), r.owner, d.ID); err != nil || got.Status != signoff.DecisionPending {
+		t.Fatalf("the matrix changed the decision: %+v %v", got.Status, err)
+	}
+}
