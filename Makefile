@@ -13,7 +13,7 @@ SHELL := bash
 # the log shows every conformance test passing on SQLite and on PostgreSQL.
 STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
-RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/...
+RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/... ./web/...
 
 .PHONY: build test vet race bench fuzz demo clean
 
@@ -35,6 +35,7 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzParseSlackInteraction -fuzztime 20000x ./chat/
 	$(GO) test -run '^$$' -fuzz FuzzParseMattermostAction -fuzztime 20000x ./chat/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./secretbox/
+	$(GO) test -run '^$$' -fuzz FuzzSideBySide -fuzztime 20000x ./web/
 	$(GO) run ./cmd/signoff triage eval --dataset samples/orbit_run --min 15
 
 vet:
@@ -67,6 +68,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseSlackInteraction -fuzztime 60s ./chat/
 	$(GO) test -run '^$$' -fuzz FuzzParseMattermostAction -fuzztime 60s ./chat/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 60s ./secretbox/
+	$(GO) test -run '^$$' -fuzz FuzzSideBySide -fuzztime 60s ./web/
 
 demo:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo
