@@ -21,6 +21,9 @@ type TriageJob struct {
 // Kind implements river.JobArgs.
 func (TriageJob) Kind() string { return "triage_case" }
 
+// InsertOpts puts the job on its queue.
+func (TriageJob) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueTriage} }
+
 // DecisionJob says a person answered a decision, so whatever waited on it
 // can go on (a triage run parked at the gate resumes).
 type DecisionJob struct {
@@ -32,6 +35,32 @@ type DecisionJob struct {
 
 // Kind implements river.JobArgs.
 func (DecisionJob) Kind() string { return "decision_made" }
+
+// InsertOpts puts the job on its queue.
+func (DecisionJob) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueTriage} }
+
+// Job queues. A process works the queues it is given (signoff worker
+// --queues), so agent and sandbox work can run on other machines than the
+// API. Every process registers every worker: the queue decides who fetches
+// a job, not who could run it.
+const (
+	// QueueTriage runs the triage crew: reports to triage, decisions
+	// that resume it.
+	QueueTriage = "triage"
+	// QueueAgent runs the bug loop's agents: reproduction and fixes (each
+	// also runs the harness in the sandbox).
+	QueueAgent = "agent"
+	// QueueSandbox runs verifications of candidate fixes in the sandbox.
+	QueueSandbox = "sandbox"
+	// QueueOutbox delivers notifications and opens and expires cards.
+	QueueOutbox = "notify"
+	// QueueDefault runs the rest: deployments, timeouts, the change
+	// desk's expiries and watchdogs.
+	QueueDefault = river.QueueDefault
+)
+
+// Queues are every queue, in the order signoff worker names them.
+var Queues = []string{QueueTriage, QueueAgent, QueueSandbox, QueueOutbox, QueueDefault}
 
 // LongJobTimeout bounds jobs that run agents, sandboxes or health windows.
 const LongJobTimeout = 10 * time.Minute

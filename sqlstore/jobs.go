@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/signoff-dev/signoff"
 )
 
 // enqueue inserts a job in tx, so it exists exactly when the change that
@@ -48,10 +52,14 @@ func (s *DB) StartJobs(ctx context.Context, workers *river.Workers, maxWorkers i
 
 // JobsConfig sizes a job client.
 type JobsConfig struct {
-	// Workers works the default queue (agents, sandboxes), Notify the
-	// outbox (default 64: deliveries mostly wait on the network, and on
-	// SQLite fewer workers leave the database idle between fetches).
+	// Workers is how many jobs each of the triage, agent, sandbox and
+	// default queues runs at once; Notify the outbox's (default 64:
+	// deliveries mostly wait on the network, and on SQLite fewer workers
+	// leave the database idle between fetches).
 	Workers, Notify int
+	// Queues are the queues this process works (signoff.Queues when
+	// empty). Jobs of the others wait for a process that works them.
+	Queues []string
 	// Poll is how often a client without change notifications (SQLite)
 	// looks for new jobs (default 50 ms).
 	Poll time.Duration
@@ -71,11 +79,23 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 	if cfg.Poll <= 0 {
 		cfg.Poll = 50 * time.Millisecond
 	}
+	queues := map[string]river.QueueConfig{}
+	names := cfg.Queues
+	if len(names) == 0 {
+		names = signoff.Queues
+	}
+	for _, q := range names {
+		if !slices.Contains(signoff.Queues, q) {
+			return nil, fmt.Errorf("start jobs: no queue %q (queues: %s)", q, strings.Join(signoff.Queues, ", "))
+		}
+		n := cfg.Workers
+		if q == NotifyQueue {
+			n = cfg.Notify
+		}
+		queues[q] = river.QueueConfig{MaxWorkers: max(n, 1)}
+	}
 	c, err := river.NewClient(s.driver, &river.Config{
-		Queues: map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: cfg.Workers},
-			NotifyQueue:        {MaxWorkers: cfg.Notify},
-		},
+		Queues: queues,
 		Workers:              workers,
 		FetchPollInterval:    cfg.Poll,
 		FetchCooldown:        min(cfg.Poll, 20*time.Millisecond),
