@@ -38,6 +38,9 @@ type Dialect struct {
 	// them poll the database's busy handler, whose growing sleeps (up to
 	// 100 ms) would otherwise set the tail latency.
 	SingleWriter bool
+	// Notify databases (PostgreSQL) send a notification on EventsChannel
+	// with every commit that appends ledger events.
+	Notify bool
 }
 
 // Options configure a DB.
@@ -88,6 +91,8 @@ type DB struct {
 	subsOnce sync.Once
 	subsStmt *sql.Stmt
 	subsErr  error
+	// bus wakes live streams when ledger events commit (bus.go).
+	bus eventBus
 }
 
 var _ signoff.Store = (*DB)(nil)
@@ -195,11 +200,14 @@ func (s *DB) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
+		s.settled(tx, false)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		s.settled(tx, false)
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.settled(tx, true)
 	return nil
 }
 
