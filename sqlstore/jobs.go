@@ -95,7 +95,7 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 		queues[q] = river.QueueConfig{MaxWorkers: max(n, 1)}
 	}
 	c, err := river.NewClient(s.driver, &river.Config{
-		Queues: queues,
+		Queues:               queues,
 		Workers:              workers,
 		FetchPollInterval:    cfg.Poll,
 		FetchCooldown:        min(cfg.Poll, 20*time.Millisecond),
