@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/identity"
+	"github.com/signoff-dev/signoff/metrics"
 )
 
 // requestTimeout bounds the work done for one request, so a stuck database
@@ -90,6 +92,7 @@ type options struct {
 	change                        *changedesk.Desk
 	events                        eventOptions  // the event stream (events.go)
 	notify                        notifyOptions // chat answers to approval cards (outbox.go)
+	metrics                       *httpMetrics
 }
 
 // Option configures the handler.
@@ -107,6 +110,28 @@ func WithIntakeLimits(perIP, perProject Limit) Option {
 // server knows the base tools only.
 func WithTools(r *agent.Registry) Option {
 	return func(o *options) { o.tools = r }
+}
+
+// httpMetrics are the API's request metrics.
+type httpMetrics struct {
+	requests *metrics.Counter
+	duration *metrics.Histogram
+}
+
+// WithMetrics counts every request in r: signoff_http_requests_total by
+// route, method and status, and signoff_http_request_duration_seconds by
+// route. The route is the pattern that served the request, or "other" when
+// none did: never the path, which may carry a secret.
+func WithMetrics(r *metrics.Registry) Option {
+	return func(o *options) {
+		if r == nil {
+			return
+		}
+		o.metrics = &httpMetrics{
+			requests: r.Counter("signoff_http_requests_total", "API requests, by route pattern, method and status.", "route", "method", "status"),
+			duration: r.Histogram("signoff_http_request_duration_seconds", "API request durations in seconds, by route pattern.", metrics.DefaultBuckets, "route"),
+		}
+	}
 }
 
 // New returns the API handler over store. It logs one access line per
@@ -437,11 +462,20 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 			if sw.code() >= 500 {
 				level = slog.LevelError
 			}
+			took := time.Since(start)
+			if m := s.opts.metrics; m != nil {
+				route := info.route
+				if route == "" {
+					route = metrics.Other
+				}
+				m.requests.Inc(route, logMethod(r.Method), strconv.Itoa(sw.code()))
+				m.duration.ObserveDuration(took, route)
+			}
 			s.log.LogAttrs(ctx, level, "http request",
 				slog.String("method", logMethod(r.Method)),
 				slog.String("route", info.route),
 				slog.Int("status", sw.code()),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", took),
 				slog.String("actor_id", info.actorID),
 				slog.String("request_id", info.id))
 		}()
