@@ -4,14 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
 )
 
 // Live streams (the API's SSE, the web desk) read the ledger by sequence,
 // so any process sees what any other committed by polling the database.
 // The event bus makes that prompt: a stream waits on EventsCommitted and is
 // woken when this process commits ledger events, and, on PostgreSQL, when
-// any process does (NOTIFY on EventsChannel, delivered at commit, and a
-// listener per process; see ListenEvents). Polling stays as the fallback:
+// any process does (a NOTIFY on EventsChannel sent after each such commit,
+// and one listening connection per process, package postgres). Polling stays as the fallback:
 // a wake only says "read now", never what to read, so a missed or
 // spurious one costs at most one poll interval or one empty read.
 
@@ -26,11 +27,23 @@ type eventBus struct {
 	appended sync.Map // *sql.Tx → struct{}
 	// remote is set while a listener delivers other processes' commits.
 	remote bool
+	// The notifier (PostgreSQL): pending holds one request to notify,
+	// stop ends it, stopped says it has.
+	pending       chan struct{}
+	stop, stopped chan struct{}
+}
+
+// startNotifier runs the notifier until the store closes.
+func (s *DB) startNotifier() {
+	s.bus.pending = make(chan struct{}, 1)
+	s.bus.stop, s.bus.stopped = make(chan struct{}), make(chan struct{})
+	go s.notifier()
+	s.OnClose(func() error { close(s.bus.stop); <-s.bus.stopped; return nil })
 }
 
 // EventsCommitted returns a channel closed at the next commit of ledger
-// events: by this process, and on PostgreSQL while ListenEvents runs, by
-// any process. Take it before reading, then wait on it: a commit between
+// events: by this process, and on PostgreSQL while the listener is
+// connected, by any process. Take it before reading, then wait on it: a commit between
 // the read and the wait still wakes the waiter.
 func (s *DB) EventsCommitted() <-chan struct{} {
 	b := &s.bus
@@ -69,24 +82,45 @@ func (s *DB) SetEventsFromEverywhere(on bool) {
 	s.bus.mu.Unlock()
 }
 
-// markAppended notes that tx appended events to ws; on PostgreSQL it also
-// queues the notification, which the server sends at commit (and drops on
-// rollback), to every listening process.
-func (s *DB) markAppended(ctx context.Context, tx *sql.Tx, ws string) error {
-	if _, dup := s.bus.appended.LoadOrStore(tx, struct{}{}); dup {
-		return nil
-	}
-	if s.d.Notify {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, EventsChannel, ws); err != nil {
-			return err
-		}
-	}
+// markAppended notes that tx appended events; its commit wakes the
+// streams (settled).
+func (s *DB) markAppended(_ context.Context, tx *sql.Tx, _ string) error {
+	s.bus.appended.LoadOrStore(tx, struct{}{})
 	return nil
 }
 
-// settled is called when tx has committed or rolled back.
+// settled is called when tx has committed or rolled back. A commit that
+// appended events wakes this process's streams and, on PostgreSQL, asks
+// the notifier to tell the other processes.
 func (s *DB) settled(tx *sql.Tx, committed bool) {
-	if _, ok := s.bus.appended.LoadAndDelete(tx); ok && committed {
-		s.WakeEvents()
+	if _, ok := s.bus.appended.LoadAndDelete(tx); !ok || !committed {
+		return
+	}
+	s.WakeEvents()
+	if s.bus.pending != nil {
+		select {
+		case s.bus.pending <- struct{}{}:
+		default: // one is pending already: it covers this commit too
+		}
+	}
+}
+
+// notifier sends the NOTIFY of commits, after them and outside them: a
+// NOTIFY inside the appending transaction would take PostgreSQL's global
+// notification lock at every commit, with the ledger head's row lock
+// still held, and stall every other append in the cluster behind it.
+// Commits close together share one notification; a lost one costs the
+// other processes' streams one poll interval.
+func (s *DB) notifier() {
+	defer close(s.bus.stopped)
+	for {
+		select {
+		case <-s.bus.stop:
+			return
+		case <-s.bus.pending:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = s.db.ExecContext(ctx, `SELECT pg_notify($1, '')`, EventsChannel)
+		cancel()
 	}
 }

@@ -39,7 +39,7 @@ type Dialect struct {
 	// 100 ms) would otherwise set the tail latency.
 	SingleWriter bool
 	// Notify databases (PostgreSQL) send a notification on EventsChannel
-	// with every commit that appends ledger events.
+	// after commits that append ledger events.
 	Notify bool
 }
 
@@ -115,6 +115,9 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	}
 	if s.parallel <= 0 {
 		s.parallel = runtime.GOMAXPROCS(0)
+	}
+	if d.Notify {
+		s.startNotifier()
 	}
 	return s, nil
 }

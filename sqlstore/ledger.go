@@ -166,7 +166,7 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 	// Live streams wake at commit (bus.go).
 	if err := s.markAppended(ctx, tx, ws); err != nil {
 		s.heads.forget(ws)
-		return nil, fmt.Errorf("append: notify: %w", err)
+		return nil, fmt.Errorf("append: %w", err)
 	}
 	return out, nil
 }
