@@ -847,3 +847,44 @@ func TestExecuteRaceAcrossProcesses(t *testing.T) {
 		t.Fatalf("flag at version %d", f.Version)
 	}
 }
+
+// TestRollbackRace: racing rollback requests of one change (a double
+// click, two people) open exactly one compensating case; every other
+// request is refused and leaves no case behind.
+func TestRollbackRace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	c := e.request("false")
+	e.approve(e.alice, c.ID)
+	_, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+	must(t, err)
+	count := func() int {
+		var n int
+		must(t, e.store.SQL().QueryRowContext(e.ctx, `SELECT count(*) FROM cases WHERE kind = 'change'`).Scan(&n))
+		return n
+	}
+	before := count()
+	const n = 8
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, _, err := e.desk.Rollback(e.ctx, e.owner, c.ID, "undo this change, we want the old behaviour back")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	ok := 0
+	for err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case signoff.ErrorCode(err) != signoff.ECONFLICT:
+			t.Errorf("a losing rollback: %v, want ECONFLICT", err)
+		}
+	}
+	if ok != 1 || count() != before+1 {
+		t.Fatalf("%d rollbacks accepted, %d new change cases; want 1 and 1", ok, count()-before)
+	}
+}

@@ -48,6 +48,26 @@ func (d *Desk) Rollback(ctx context.Context, by signoff.Actor, caseID, reason st
 	if plan.Kind == change.KindRunbook {
 		p.Rollback = json.RawMessage("null")
 	}
+	// One rollback request of a case at a time, in any process: racing
+	// requests (a double click) would each open a compensating case before
+	// one of them claimed the original, leaving the others' cases behind.
+	// Under the lock the original is read again, so the loser is told
+	// about the winner's case and opens none.
+	lock, holder := "rollback:"+orig.ID, signoff.NewID("lock")
+	held, err := d.Store.LockTarget(ctx, sys(orig.WorkspaceID), lock, holder, d.lockTTL())
+	if err != nil {
+		return signoff.Case{}, nil, err
+	}
+	if !held {
+		return signoff.Case{}, nil, &signoff.Error{Code: signoff.ECONFLICT, State: orig.State, Message: fmt.Sprintf("a rollback of %s is being requested right now", caseID)}
+	}
+	defer d.unlock(ctx, orig.WorkspaceID, lock, holder)
+	if orig, ol, err = d.load(ctx, by, caseID); err != nil {
+		return signoff.Case{}, nil, err
+	}
+	if orig.State != workflow.ChangeExecuted || ol.State.RevertedBy != "" {
+		return signoff.Case{}, nil, &signoff.Error{Code: signoff.ECONFLICT, State: orig.State, Message: fmt.Sprintf("case %s is %s and already has a compensating change, %s", caseID, orig.State, ol.State.RevertedBy)}
+	}
 	c, err := d.Store.CreateCase(ctx, by, signoff.CaseInput{ProjectID: orig.ProjectID, Kind: signoff.KindChange, Title: firstLine("Roll back: "+orig.Title, 120)})
 	if err != nil {
 		return c, nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/triage"
 )
 
 // The web UI's charts: how many cases were in each state over time. The
@@ -161,4 +162,63 @@ func (s *DB) firstSeqSince(ctx context.Context, ws string, t time.Time) (int64, 
 		}
 	}
 	return lo, nil
+}
+
+// MaxCrashWindow bounds the crash events CrashWindow returns.
+const MaxCrashWindow = 100000
+
+// CrashWindow is the part of a project's crash log the charts draw: the
+// events of the days before its newest one (newest first, at most the
+// limit asked for), and how many are older.
+type CrashWindow struct {
+	Events []triage.CrashEvent
+	// Older counts the events before the window; Cut those inside it
+	// left out by the limit (the oldest of the window).
+	Older, Cut int
+}
+
+// CrashWindow reads the crash events of the days before the project's
+// newest one, by time through an index: a long log costs its window, not
+// its length. Events carry their time and signature only.
+func (s *DB) CrashWindow(ctx context.Context, by signoff.Actor, projectID string, days, limit int) (CrashWindow, error) {
+	if err := s.readProject(ctx, by, projectID); err != nil {
+		return CrashWindow{}, err
+	}
+	if days < 1 || limit < 1 || limit > MaxCrashWindow {
+		return CrashWindow{}, signoff.Errorf(signoff.EINVALID, "a crash window is at least a day and 1 to %d events", MaxCrashWindow)
+	}
+	var w CrashWindow
+	var newest sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT max(occurred_at) FROM crash_events WHERE project_id = $1`, projectID).Scan(&newest); err != nil {
+		return w, fmt.Errorf("crash window: %w", err)
+	}
+	if !newest.Valid {
+		w.Events = []triage.CrashEvent{}
+		return w, nil
+	}
+	from := micros(fromMicros(newest.Int64).Add(-time.Duration(days) * 24 * time.Hour))
+	evs, err := queryAll(ctx, s.db, func(sc scanner, e *triage.CrashEvent) error {
+		var at int64
+		if err := sc.Scan(&at, &e.Signature); err != nil {
+			return err
+		}
+		e.Time = fromMicros(at)
+		return nil
+	}, `SELECT occurred_at, signature FROM crash_events WHERE project_id = $1 AND occurred_at >= $2 ORDER BY occurred_at DESC LIMIT $3`, projectID, from, limit+1)
+	if err != nil {
+		return w, fmt.Errorf("crash window: %w", err)
+	}
+	if len(evs) > limit {
+		evs = evs[:limit]
+		var inWindow int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM crash_events WHERE project_id = $1 AND occurred_at >= $2`, projectID, from).Scan(&inWindow); err != nil {
+			return w, fmt.Errorf("crash window: %w", err)
+		}
+		w.Cut = inWindow - limit
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM crash_events WHERE project_id = $1 AND occurred_at < $2`, projectID, from).Scan(&w.Older); err != nil {
+		return w, fmt.Errorf("crash window: %w", err)
+	}
+	w.Events = evs
+	return w, nil
 }

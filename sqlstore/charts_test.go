@@ -14,6 +14,7 @@ import (
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/triage"
 )
 
 type chartClock struct {
@@ -58,6 +59,7 @@ func TestCaseStateChanges(t *testing.T) {
 			s := open(t, sqlstore.Options{Signer: key, Now: clock.Now})
 			t.Cleanup(func() { s.Close() })
 			testCaseStateChanges(t, s, clock)
+			testCrashWindow(t, s)
 		})
 	}
 }
@@ -155,5 +157,48 @@ func testCaseStateChanges(t *testing.T, s *sqlstore.DB, clock *chartClock) {
 	}
 	if len(got.Changes) != 1 || got.Changes[0].To != "requested" || fmt.Sprint(got.Now) != "map[requested:1]" {
 		t.Fatalf("the other workspace: %s", show(got))
+	}
+}
+
+// testCrashWindow: the window is the days before the newest event, newest
+// first, cut at the limit with the cut counted, older events counted.
+func testCrashWindow(t *testing.T, s *sqlstore.DB) {
+	ctx := context.Background()
+	_, owner, err := s.CreateWorkspace(ctx, "Crashes", "olga")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "game"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := s.CrashWindow(ctx, owner, p.ID, 7, 100); err != nil || len(w.Events) != 0 || w.Older != 0 {
+		t.Fatalf("empty log: %+v %v", w, err)
+	}
+	newest := time.Date(2026, 9, 20, 12, 0, 0, 0, time.UTC)
+	var evs []triage.CrashEvent
+	for i := range 30 { // one a day, the newest first
+		evs = append(evs, triage.CrashEvent{Time: newest.Add(-time.Duration(i) * 24 * time.Hour), AppVersion: "1.0", Device: "d", OS: "o",
+			Signature: []string{"NPE:A", "OOM:B"}[i%2], StackTop: "f", UserID: "u"})
+	}
+	if err := s.AddCrashes(ctx, owner, p.ID, evs); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.CrashWindow(ctx, owner, p.ID, 7, 100)
+	if err != nil || len(w.Events) != 8 || w.Older != 22 || w.Cut != 0 || !w.Events[0].Time.Equal(newest) || w.Events[0].Signature != "NPE:A" {
+		t.Fatalf("7-day window: %d events, older %d, cut %d, first %+v, %v", len(w.Events), w.Older, w.Cut, w.Events, err)
+	}
+	if w, err = s.CrashWindow(ctx, owner, p.ID, 7, 3); err != nil || len(w.Events) != 3 || w.Cut != 5 || w.Older != 22 {
+		t.Fatalf("cut window: %d events, cut %d, older %d, %v", len(w.Events), w.Cut, w.Older, err)
+	}
+	if _, err := s.CrashWindow(ctx, owner, p.ID, 7, sqlstore.MaxCrashWindow+1); signoff.ErrorCode(err) != signoff.EINVALID {
+		t.Fatalf("over the limit: %v", err)
+	}
+	_, stranger, err := s.CreateWorkspace(ctx, "Strangers", "sam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CrashWindow(ctx, stranger, p.ID, 7, 100); err == nil {
+		t.Fatal("another workspace read the crash window")
 	}
 }

@@ -211,6 +211,9 @@ func notFoundCase(err error) error {
 type verifyCache struct {
 	mu sync.Mutex
 	m  map[string]ledgerStatus
+	// running are the verifications under way: a page that needs one
+	// already running waits for it instead of reading the chain again.
+	running map[string]chan struct{}
 }
 
 const verifyEvery = 5 * time.Second
@@ -222,12 +225,45 @@ func (s *server) ledgerStatus(ctx context.Context, ws string) ledgerStatus {
 		return ledgerStatus{Text: "The ledger could not be read, so it is not verified."}
 	}
 	s.verify.mu.Lock()
-	prev, ok := s.verify.m[ws]
-	s.verify.mu.Unlock()
-	now := s.o.Now()
-	if ok && (prev.HeadSeq == head || now.Sub(prev.Checked) < verifyEvery) {
-		return prev
+	for {
+		prev, ok := s.verify.m[ws]
+		if ok && (prev.HeadSeq == head || s.o.Now().Sub(prev.Checked) < verifyEvery) {
+			s.verify.mu.Unlock()
+			return prev
+		}
+		wait, busy := s.verify.running[ws]
+		if !busy {
+			break
+		}
+		s.verify.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ledgerStatus{Text: "The ledger could not be verified just now."}
+		}
+		s.verify.mu.Lock()
+		if _, again := s.verify.running[ws]; !again {
+			if prev, ok := s.verify.m[ws]; ok {
+				// What the verification that just ended found, even if
+				// the head has moved on since: it is seconds old.
+				s.verify.mu.Unlock()
+				return prev
+			}
+		}
 	}
+	if s.verify.running == nil {
+		s.verify.running = map[string]chan struct{}{}
+	}
+	done := make(chan struct{})
+	s.verify.running[ws] = done
+	s.verify.mu.Unlock()
+	defer func() {
+		s.verify.mu.Lock()
+		delete(s.verify.running, ws)
+		s.verify.mu.Unlock()
+		close(done)
+	}()
+	now := s.o.Now()
 	st := ledgerStatus{Checked: now, HeadSeq: head}
 	switch {
 	case s.trusted == nil:

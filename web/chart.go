@@ -35,6 +35,9 @@ const (
 	chartTopStates = 11
 	// chartMaxProjects bounds the projects the page reads crashes of.
 	chartMaxProjects = 20
+	// chartCrashEvents bounds the crash events read per project: the
+	// newest of the window.
+	chartCrashEvents = 10000
 	// chartStateChanges bounds the ledger events the state chart reads.
 	chartStateChanges = 10000
 	// The SVGs' coordinate systems: the width, the stacked chart's
@@ -71,11 +74,14 @@ func (s *server) chartsPage(w http.ResponseWriter, r *http.Request, sess sqlstor
 		projects = projects[:chartMaxProjects]
 	}
 	for i, p := range projects {
-		evs, err := s.store.ListCrashes(ctx, me, p.ID)
+		win, err := s.store.CrashWindow(ctx, me, p.ID, days, chartCrashEvents)
 		if err != nil {
 			return err
 		}
-		v.Crashes = append(v.Crashes, crashChart(i, p.Name, evs, days))
+		c := crashChart(i, p.Name, win.Events, days)
+		c.Older += win.Older
+		c.Cut = win.Cut
+		v.Crashes = append(v.Crashes, c)
 	}
 	hist, err := s.store.CaseStateChanges(ctx, me, now.Add(-time.Duration(days)*24*time.Hour), chartStateChanges)
 	if err != nil {
@@ -160,13 +166,14 @@ type crashChartView struct {
 	ID      string // unique on the page
 	Project string
 	// Events counts the events charted, Signatures their signatures;
-	// Older counts the events before the window.
-	Events, Signatures, Older int
-	Step                      string
-	From, To                  string
-	Axis                      axisView
-	Panels                    []panelView
-	Table                     chartTable
+	// Older counts the events before the window; Cut the oldest of the
+	// window left out by chartCrashEvents.
+	Events, Signatures, Older, Cut int
+	Step                           string
+	From, To                       string
+	Axis                           axisView
+	Panels                         []panelView
+	Table                          chartTable
 }
 
 // legendItem names a series of the stacked chart and its count now.

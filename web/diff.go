@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -48,8 +49,9 @@ type diffRow struct {
 	Left, Right     string
 }
 
-// maxDiffRows bounds the rows the side-by-side view builds, so that a
-// huge candidate cannot make a huge page; the unified text stays whole.
+// maxDiffRows bounds the lines of a diff the side-by-side view reads
+// (every line: content, headers, notes), so that a huge candidate cannot
+// make a huge page; the unified text stays whole.
 const maxDiffRows = 20000
 
 // sideBySide parses a unified diff into files, hunks and paired rows:
@@ -98,7 +100,11 @@ func sideBySide(diff string) []diffFile {
 		f, h = &files[len(files)-1], nil
 	}
 	for line := range strings.SplitSeq(strings.TrimSuffix(diff, "\n"), "\n") {
-		if rows >= maxDiffRows {
+		if rows++; rows > maxDiffRows {
+			flush()
+			if f != nil {
+				f.Notes = append(f.Notes, fmt.Sprintf("The side-by-side view stops after %d lines of the diff: the unified diff below is complete.", maxDiffRows))
+			}
 			break
 		}
 		inHunk := h != nil && (remL > 0 || remR > 0)
@@ -148,7 +154,6 @@ func sideBySide(diff string) []diffFile {
 			f.Notes = append(f.Notes, line)
 			continue
 		}
-		rows++
 		switch {
 		case strings.HasPrefix(line, "-"):
 			if len(adds) > 0 { // a deletion after additions starts a new run

@@ -232,3 +232,29 @@ func FuzzSideBySide(f *testing.F) {
 		}
 	})
 }
+
+// TestSideBySideBounded: however the lines are shaped (content, notes,
+// headers), the view reads at most maxDiffRows of them and says so.
+func TestSideBySideBounded(t *testing.T) {
+	t.Parallel()
+	for name, line := range map[string]string{
+		"content": "+x\n", "notes after an empty hunk": "note\n", "hunk headers": "@@ -1 +1 @@\n",
+	} {
+		diff := "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,0 +1,0 @@\n" + strings.Repeat(line, 3*maxDiffRows)
+		files := sideBySide(diff)
+		n := 0
+		for _, f := range files {
+			n += len(f.Notes) + len(f.Hunks)
+			for _, h := range f.Hunks {
+				n += len(h.Rows)
+			}
+		}
+		if n > maxDiffRows+2 {
+			t.Errorf("%s: %d rows, notes and hunks from %d lines", name, n, 3*maxDiffRows)
+		}
+		last := files[len(files)-1]
+		if !strings.Contains(last.Notes[len(last.Notes)-1], "stops after") {
+			t.Errorf("%s: the cut is not said", name)
+		}
+	}
+}

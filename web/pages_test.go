@@ -3,12 +3,15 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +19,9 @@ import (
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/ledger"
+	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/web"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -490,5 +496,45 @@ func TestLinkFromAnotherSite(t *testing.T) {
 	b.signIn(signoff.RoleViewer)
 	if got := b.get("/cases/" + c.ID + "?continued=1"); got.status != http.StatusOK || !strings.Contains(got.body, c.Title) {
 		t.Fatalf("continued with a session: %d", got.status)
+	}
+}
+
+// countingStore counts full ledger verifications and makes each one slow
+// enough for concurrent pages to overlap it.
+type countingStore struct {
+	*sqlstore.DB
+	n atomic.Int64
+}
+
+func (c *countingStore) VerifyLedger(ctx context.Context, ws string, trusted map[string]ed25519.PublicKey) (ledger.Result, error) {
+	c.n.Add(1)
+	time.Sleep(200 * time.Millisecond)
+	return c.DB.VerifyLedger(ctx, ws, trusted)
+}
+
+// TestLedgerVerifiedOnceForConcurrentPages: many case pages at once share
+// one verification of the workspace's chain instead of one each.
+func TestLedgerVerifiedOnceForConcurrentPages(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	c, _ := r.report(t, "the coupon is applied twice")
+	cs := &countingStore{DB: r.store}
+	r2 := *r
+	r2.srv = httptest.NewServer(web.New(web.Options{Store: cs, BugDesk: r.bug, ChangeDesk: r.change, Now: r.clock.Now,
+		LoginPerIP: web.Limit{Rate: 1000, Burst: 1000}}))
+	t.Cleanup(r2.srv.Close)
+	b := r2.visitor(t)
+	b.signIn(signoff.RoleViewer)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if got := b.get("/cases/" + c.ID); got.status != http.StatusOK || !strings.Contains(got.body, `data-verified="yes"`) {
+				t.Errorf("case page: %d", got.status)
+			}
+		})
+	}
+	wg.Wait()
+	if n := cs.n.Load(); n != 1 {
+		t.Fatalf("%d verifications for 20 concurrent pages, want 1", n)
 	}
 }

@@ -24,8 +24,11 @@ const (
 	CSRFCookie = "signoff_csrf"
 )
 
-// maxFormBody bounds every form post: a report or an answer is far less.
-const maxFormBody = 64 << 10
+// maxFormBody bounds every form post. Browsers percent-encode a form's
+// UTF-8: one character of a non-Latin script takes up to 12 bytes on the
+// wire (4 bytes, each as %XX), so a report at the store's 32 KiB limit
+// needs several times that here; the store bounds the decoded text.
+const maxFormBody = 12 * (32 << 10)
 
 var (
 	errCSRF        = signoff.Errorf(signoff.EFORBIDDEN, "This form has expired or did not come from this site. Go back, reload the page and send it again.")
@@ -63,7 +66,9 @@ func (s *server) signedIn(fn sessionFunc) http.HandlerFunc {
 			// of this site that loads the same URL again gets it.
 			q := r.URL.Query()
 			q.Set("continued", "1")
-			s.render(w, r, http.StatusOK, "continue", page{Title: "Continue", Body: r.URL.Path + "?" + q.Encode()})
+			// The path as it came, escaped: a decoded %2F in an id must
+			// not become a path separator of the link.
+			s.render(w, r, http.StatusOK, "continue", page{Title: "Continue", Body: r.URL.EscapedPath() + "?" + q.Encode()})
 			return
 		}
 		if !ok {

@@ -233,3 +233,19 @@ func TestNeedsInfo(t *testing.T) {
 		t.Fatalf("reports %+v %v", reps, err)
 	}
 }
+
+// TestReportInAnotherScript: a long report in a non-Latin script is taken
+// from the form, though the browser sends each character as up to 12
+// bytes (4 UTF-8 bytes, each percent-encoded).
+func TestReportInAnotherScript(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	b := r.visitor(t)
+	form := "/p/" + r.proj.ID + "/report"
+	for _, text := range []string{strings.Repeat("Корзина пуста ", 1200), strings.Repeat("🛒", 7000)} {
+		got := b.post(form, url.Values{"csrf": {b.csrf(form)}, "text": {text}})
+		if got.status != http.StatusCreated {
+			t.Fatalf("report of %d bytes (%d encoded): %d %s", len(text), len(url.QueryEscape(text)), got.status, mainElement(got.body))
+		}
+	}
+}

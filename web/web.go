@@ -62,6 +62,9 @@ type Store interface {
 	IntakeProject(ctx context.Context, id string) (string, error)
 	// CaseStateChanges reads the case states now and their changes since a time, for the charts.
 	CaseStateChanges(ctx context.Context, by signoff.Actor, since time.Time, limit int) (sqlstore.CaseStates, error)
+	// CrashWindow reads a project's crash events of the days before its
+	// newest, for the charts.
+	CrashWindow(ctx context.Context, by signoff.Actor, projectID string, days, limit int) (sqlstore.CrashWindow, error)
 }
 
 var _ Store = (*sqlstore.DB)(nil)
