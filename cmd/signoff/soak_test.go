@@ -83,10 +83,10 @@ func TestSoak(t *testing.T) {
 				}
 				var res struct {
 					Summary struct {
-						Counts  map[string]int64 `json:"Counts"`
+						Counts  map[string]int64 `json:"by_class"`
 						Latency struct {
 							P99 float64 `json:"p99_ms"`
-						} `json:"Latency"`
+						} `json:"latency"`
 					} `json:"summary"`
 				}
 				if err := json.Unmarshal(out, &res); err != nil {
@@ -185,11 +185,11 @@ func TestClusterScaling(t *testing.T) {
 				}
 				var res struct {
 					Summary struct {
-						Sent    int64            `json:"Sent"`
-						Counts  map[string]int64 `json:"Counts"`
+						Sent    int64            `json:"sent"`
+						Counts  map[string]int64 `json:"by_class"`
 						Latency struct {
 							P99 float64 `json:"p99_ms"`
-						} `json:"Latency"`
+						} `json:"latency"`
 					} `json:"summary"`
 				}
 				if err := json.Unmarshal(out, &res); err != nil {
