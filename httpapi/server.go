@@ -24,6 +24,7 @@ import (
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/metrics"
+	"github.com/signoff-dev/signoff/ratelimit"
 )
 
 // requestTimeout bounds the work done for one request, so a stuck database
@@ -36,7 +37,7 @@ type server struct {
 	mux   *http.ServeMux
 	opts  options
 	// Public intake is rate limited per client address and per project.
-	perIP, perProject *limiter
+	perIP, perProject *ratelimit.Limiter
 	// tools are the agent tools role configurations are checked against.
 	tools  *agent.Registry
 	routes []Route
@@ -80,10 +81,7 @@ func (s *server) handle(rt Route, h http.HandlerFunc) {
 
 // Limit is a token bucket: Rate requests per second on average, Burst at
 // once.
-type Limit struct {
-	Rate  float64
-	Burst int
-}
+type Limit = ratelimit.Limit
 
 type options struct {
 	intakePerIP, intakePerProject Limit
@@ -149,7 +147,7 @@ func New(store signoff.Store, log *slog.Logger, opts ...Option) http.Handler {
 		o.tools = agent.NewRegistry(agent.BaseTools()...)
 	}
 	s := &server{store: store, log: log, mux: http.NewServeMux(), opts: o, tools: o.tools,
-		perIP: newLimiter(o.intakePerIP), perProject: newLimiter(o.intakePerProject)}
+		perIP: ratelimit.New(o.intakePerIP), perProject: ratelimit.New(o.intakePerProject)}
 	s.register()
 	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))
 }
