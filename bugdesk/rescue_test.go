@@ -19,6 +19,7 @@ import (
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/verify"
+	"github.com/signoff-dev/signoff/workflow"
 )
 
 // dyingRunner runs the first `live` sandbox runs for real, then freezes:
@@ -186,8 +187,12 @@ func TestDeadWorkersVerificationIsRetriedElsewhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.State.Candidates[0].Status != signoff.CandidateVerifying {
+		if recorded.IsZero() && l.State.Candidates[0].Status != signoff.CandidateVerifying {
 			recorded = time.Now()
+		}
+		// The verdict is recorded first; the review that asks for
+		// approval follows in the same job. Check once both are done.
+		if c, err := s2.GetCase(ctx, signoff.SystemActor(sc.ws), sc.caseID); err == nil && !recorded.IsZero() && c.State == workflow.BugAwaitingApproval {
 			break
 		}
 		if time.Now().After(deadline) {
