@@ -13,9 +13,9 @@ SHELL := bash
 # the log shows every conformance test passing on SQLite and on PostgreSQL.
 STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
-RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/... ./web/...
+RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/... ./web/... ./loadgen/... ./metrics/... ./ratelimit/...
 
-.PHONY: build test vet race bench fuzz demo clean
+.PHONY: build test vet race bench fuzz soak scale demo clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/signoff ./cmd/signoff
@@ -36,6 +36,11 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzParseMattermostAction -fuzztime 20000x ./chat/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./secretbox/
 	$(GO) test -run '^$$' -fuzz FuzzSideBySide -fuzztime 20000x ./web/
+	$(GO) test -run '^$$' -fuzz FuzzParseHarness -fuzztime 20000x ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzDecodePlan -fuzztime 20000x ./change/
+	$(GO) test -run '^$$' -fuzz FuzzIntake -fuzztime 2000x ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzOFREP -fuzztime 2000x ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzDeploymentWebhook -fuzztime 2000x ./httpapi/
 	$(GO) run ./cmd/signoff triage eval --dataset samples/orbit_run --min 15
 
 vet:
@@ -56,6 +61,14 @@ bench:
 	$(GO) test -run '^$$' -bench VerifyShopLite -benchtime 5x ./verify/
 	$(GO) test -run '^$$' -bench Deliver -benchtime 3000x ./sqlite/ ./postgres/
 
+# The soak (SOAK=30m by default) and the intake scaling measurement run
+# real processes for minutes: figures for notes, never part of make test.
+soak:
+	SIGNOFF_SOAK=$${SOAK:-30m} $(GO) test -count=1 -v -timeout 90m -run '^TestSoak$$' ./cmd/signoff/
+
+scale:
+	SIGNOFF_MEASURE=1 $(GO) test -count=1 -v -timeout 20m -run '^TestClusterScaling$$' ./cmd/signoff/
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/
 	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 120s ./airlock/
@@ -69,6 +82,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseMattermostAction -fuzztime 60s ./chat/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 60s ./secretbox/
 	$(GO) test -run '^$$' -fuzz FuzzSideBySide -fuzztime 60s ./web/
+	$(GO) test -run '^$$' -fuzz FuzzParseHarness -fuzztime 60s ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzDecodePlan -fuzztime 60s ./change/
+	$(GO) test -run '^$$' -fuzz FuzzIntake -fuzztime 60s ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzOFREP -fuzztime 60s ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzDeploymentWebhook -fuzztime 60s ./httpapi/
 
 demo:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/signoff demo

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/riverqueue/river"
 )
 
 // ID prefixes of the bug loop's records.
@@ -467,6 +469,9 @@ type ReproduceJob struct {
 
 func (ReproduceJob) Kind() string { return "bug_reproduce" }
 
+// InsertOpts puts the job on its queue.
+func (ReproduceJob) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueAgent} }
+
 // FixJob asks for a fixer task for the given attempt.
 type FixJob struct {
 	WorkspaceID string `json:"workspace_id"`
@@ -478,6 +483,9 @@ type FixJob struct {
 
 func (FixJob) Kind() string { return "bug_fix" }
 
+// InsertOpts puts the job on its queue.
+func (FixJob) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueAgent} }
+
 // VerifyJob verifies one candidate with the frozen harness.
 type VerifyJob struct {
 	WorkspaceID string `json:"workspace_id"`
@@ -486,6 +494,9 @@ type VerifyJob struct {
 }
 
 func (VerifyJob) Kind() string { return "bug_verify" }
+
+// InsertOpts puts the job on its queue.
+func (VerifyJob) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueSandbox} }
 
 // ReconcileJob checks a project's deployments against its merged fixes.
 type ReconcileJob struct {

@@ -73,6 +73,9 @@ type Desk struct {
 	// Enqueue inserts a job outside any other change (after a webhook).
 	// Nil runs the reconciliation inline instead.
 	Enqueue func(ctx context.Context, args signoff.JobRequest) error
+	// Budget tunes the verification job's timeout (VerifyTimeout); its
+	// zero fields take the defaults. Tests shrink it.
+	Budget VerifyBudget
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/riverqueue/river"
 
@@ -65,6 +66,19 @@ type verifyWorker struct {
 
 func (w *verifyWorker) Work(ctx context.Context, job *river.Job[signoff.VerifyJob]) error {
 	return w.d.VerifyCandidate(ctx, job.Args.WorkspaceID, job.Args.CaseID, job.Args.CandidateID)
+}
+
+// Timeout is what the verification can take (VerifyTimeout) rather than
+// signoff.LongJobTimeout, so the job of a worker that died mid-run is
+// rescued soon after that. River asks both when it starts the job and
+// when its rescuer finds it still running; both get the same answer (a
+// candidate's harness never changes) unless the reviewer's configuration
+// changed in between. It reads the store, within 10 s, and answers
+// signoff.LongJobTimeout when it cannot.
+func (w *verifyWorker) Timeout(job *river.Job[signoff.VerifyJob]) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return w.d.VerifyTimeout(ctx, job.Args.WorkspaceID, job.Args.CaseID, job.Args.CandidateID)
 }
 
 type reconcileWorker struct {

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/repair"
 	"github.com/signoff-dev/signoff/verify"
 	"github.com/signoff-dev/signoff/workflow"
@@ -77,12 +79,22 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 	if err != nil {
 		return fmt.Errorf("evidence of %s: %w", candID, err)
 	}
-	unlock := d.lock(caseID)
-	c, l, err = d.loop(ctx, sys(ws), caseID)
-	if err == nil {
-		err = d.recordVerdict(ctx, c, l, i, rep, bundle)
+	// Record the verdict on the loop as it is now, compare-and-swap on its
+	// version. Another process may be finishing the same job (a rescued
+	// run whose first worker was only slow): when it records first, the
+	// swap fails, and the loop read again says the candidate is no longer
+	// verifying, so this run records nothing and the job is done.
+	for range 4 {
+		unlock := d.lock(caseID)
+		c, l, err = d.loop(ctx, sys(ws), caseID)
+		if err == nil {
+			err = d.recordVerdict(ctx, c, l, i, rep, bundle)
+		}
+		unlock()
+		if signoff.ErrorCode(err) != signoff.ECONFLICT || ctx.Err() != nil {
+			break
+		}
 	}
-	unlock()
 	if signoff.ErrorCode(err) == signoff.EINVALID {
 		// The store refused the record itself (e.g. the loop grew past
 		// its limit): retrying the run cannot help. A person decides.
@@ -92,6 +104,97 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 		return err
 	}
 	return d.review(ctx, ws, caseID, candID)
+}
+
+// VerifyBudget is what a verification job may take besides the wall time
+// of its sandbox runs, and the least timeout it gets.
+type VerifyBudget struct {
+	// Floor is the least timeout (default signoff.MinJobTimeout).
+	Floor time.Duration
+	// Setup is the verification's work outside its runs: reading the
+	// loop and the repository, the diff, writing and storing the
+	// evidence, recording the verdict (default 1 min).
+	Setup time.Duration
+	// PerRun is one run's overhead outside its wall time: starting and
+	// stopping the sandbox, checking out its worktree (default 15 s).
+	PerRun time.Duration
+	// Review is the review's own work besides model calls: its tools,
+	// its records; all of it for an offline reviewer (default 30 s).
+	Review time.Duration
+}
+
+func (b VerifyBudget) withDefaults() VerifyBudget {
+	if b.Floor <= 0 {
+		b.Floor = signoff.MinJobTimeout
+	}
+	if b.Setup <= 0 {
+		b.Setup = time.Minute
+	}
+	if b.PerRun <= 0 {
+		b.PerRun = 15 * time.Second
+	}
+	if b.Review <= 0 {
+		b.Review = 30 * time.Second
+	}
+	return b
+}
+
+// VerifyTimeout is the timeout of the job verifying candID: what the
+// verification can take at most — 2 × runs sandbox runs (base, then
+// candidate), each killed at the harness's timeout_seconds, plus PerRun
+// each and Setup — plus the advisory review the job goes on to (the
+// reviewer's turns × its model call timeout when a model runs it here),
+// kept within signoff.BoundedTimeout's floor (Budget.Floor) and ceiling
+// (signoff.LongJobTimeout). What it cannot read makes it answer the
+// ceiling: too long a timeout only delays the rescue of a dead worker's
+// job, too short a one would cancel, or rescue, a run still going.
+func (d *Desk) VerifyTimeout(ctx context.Context, ws, caseID, candID string) time.Duration {
+	b := d.Budget.withDefaults()
+	l, err := d.Store.GetLoop(ctx, sys(ws), caseID)
+	if err != nil {
+		return signoff.LongJobTimeout
+	}
+	i := slices.IndexFunc(l.State.Candidates, func(x signoff.Candidate) bool { return x.ID == candID })
+	if i < 0 {
+		return signoff.LongJobTimeout
+	}
+	hid := l.State.Candidates[i].HarnessID
+	j := slices.IndexFunc(l.State.Harnesses, func(h signoff.HarnessRecord) bool { return h.ID == hid })
+	if j < 0 {
+		return signoff.LongJobTimeout
+	}
+	h, err := harnessOf(&l.State.Harnesses[j])
+	if err != nil {
+		return signoff.LongJobTimeout
+	}
+	review, ok := d.reviewBound(ctx, ws, b)
+	if !ok {
+		return signoff.LongJobTimeout
+	}
+	return signoff.BoundedTimeout(verifyBound(h, b)+review, b.Floor)
+}
+
+// verifyBound is the longest verify.Verify can take with harness h.
+func verifyBound(h verify.Harness, b VerifyBudget) time.Duration {
+	run := time.Duration(h.TimeoutSeconds)*time.Second + b.PerRun
+	return time.Duration(2*h.Runs)*run + b.Setup
+}
+
+// reviewBound is the longest the advisory review can take in this
+// process, false when the role configuration cannot be read.
+func (d *Desk) reviewBound(ctx context.Context, ws string, b VerifyBudget) (time.Duration, bool) {
+	cfg, err := agent.LoadConfig(ctx, d.Store, ws, d.Tools)
+	if err != nil {
+		return 0, false
+	}
+	rc, ok := cfg.Roles[RoleReviewer]
+	switch {
+	case !ok || rc.Provider == agent.ProviderExternal:
+		return 0, true // an outside agent reviews, on its own time
+	case rc.Provider == agent.ProviderBuiltin || rc.Provider == agent.ProviderAuthored:
+		return b.Review, true
+	}
+	return time.Duration(rc.MaxTurns)*rc.Timeout + b.Review, true
 }
 
 func (d *Desk) recordVerdict(ctx context.Context, c signoff.Case, l signoff.BugLoop, i int, rep verify.Report, bundle string) error {
@@ -165,6 +268,13 @@ func (d *Desk) review(ctx context.Context, ws, caseID, candID string) error {
 	noted := cur.Review != nil
 	_, _, err = d.Store.AdvanceLoop(ctx, sys(ws), signoff.LoopUpdate{CaseID: caseID, Version: l.Version, State: l.State, Command: "record_verified",
 		Events: []signoff.LoopEvent{{Type: "approval.requested", Payload: map[string]any{"candidate_id": cur.ID, "subject_digest": digest, "reviewed": noted}}}})
+	if signoff.ErrorCode(err) == signoff.ECONFLICT {
+		// Another process working the same job put the case up for
+		// approval first: done. Anything else retries the job.
+		if c, _, rerr := d.loop(ctx, sys(ws), caseID); rerr == nil && c.State != workflow.BugVerifying {
+			return nil
+		}
+	}
 	return err
 }
 

@@ -174,6 +174,9 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 	}
 	// The first batch is read before the stream starts, so that its errors
 	// still answer as problems.
+	// Taken before each read: a commit after the read still wakes the
+	// wait below (EventsCommitted).
+	wake := commits(s.store)
 	evs, next, err := poll()
 	if err != nil {
 		return err
@@ -238,6 +241,7 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 			case <-end.C:
 				return nil
 			case <-tick.C:
+			case <-wake:
 			}
 		} else {
 			// A full batch: more are waiting, read on at once.
@@ -260,6 +264,7 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 		if time.Since(lastWrite) >= o.Keepalive && !send([]byte(": keepalive\n\n")) {
 			return nil
 		}
+		wake = commits(s.store)
 		if evs, next, err = poll(); err != nil {
 			// Too late for a problem: the client reconnects with
 			// Last-Event-ID and loses nothing.
@@ -375,4 +380,13 @@ func (c *streamCount) release(actor string) {
 	if c.n[actor]--; c.n[actor] <= 0 {
 		delete(c.n, actor)
 	}
+}
+
+// commits is the store's channel closed at the next commit of ledger
+// events, or nil (a wait that only the poll ends) for a store without one.
+func commits(st any) <-chan struct{} {
+	if w, ok := st.(interface{ EventsCommitted() <-chan struct{} }); ok {
+		return w.EventsCommitted()
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/signoff-dev/signoff/chat"
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/notify"
+	"github.com/signoff-dev/signoff/ratelimit"
 )
 
 // ---- Notifications: channels, the outbox, approval cards, chat ----
@@ -39,14 +40,14 @@ var chatLimit = Limit{Rate: 10, Burst: 100}
 // notifyOptions are the chat endpoints' desk and rate limiter.
 type notifyOptions struct {
 	desk  *notify.Desk
-	perIP *limiter
+	perIP *ratelimit.Limiter
 }
 
 // WithNotify serves the chat platforms' endpoints (slash commands and
 // buttons answering approval cards) with d. Without it they answer 404, as
 // for a channel that does not exist.
 func WithNotify(d *notify.Desk) Option {
-	return func(o *options) { o.notify = notifyOptions{desk: d, perIP: newLimiter(chatLimit)} }
+	return func(o *options) { o.notify = notifyOptions{desk: d, perIP: ratelimit.New(chatLimit)} }
 }
 
 func (s *server) registerNotify() {
@@ -211,7 +212,7 @@ func (s *server) chatAnswer(platform, shape string) func(w http.ResponseWriter, 
 		if n.desk == nil {
 			return errNoChannel
 		}
-		if wait := n.perIP.take(clientIP(r), time.Now()); wait > 0 {
+		if wait := n.perIP.Take(clientIP(r), time.Now()); wait > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			return signoff.Errorf(signoff.ERATELIMIT, "too many requests; retry after the time in Retry-After")
 		}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/identity"
+	"github.com/signoff-dev/signoff/metrics"
+	"github.com/signoff-dev/signoff/ratelimit"
 )
 
 // requestTimeout bounds the work done for one request, so a stuck database
@@ -34,7 +37,7 @@ type server struct {
 	mux   *http.ServeMux
 	opts  options
 	// Public intake is rate limited per client address and per project.
-	perIP, perProject *limiter
+	perIP, perProject *ratelimit.Limiter
 	// tools are the agent tools role configurations are checked against.
 	tools  *agent.Registry
 	routes []Route
@@ -78,10 +81,7 @@ func (s *server) handle(rt Route, h http.HandlerFunc) {
 
 // Limit is a token bucket: Rate requests per second on average, Burst at
 // once.
-type Limit struct {
-	Rate  float64
-	Burst int
-}
+type Limit = ratelimit.Limit
 
 type options struct {
 	intakePerIP, intakePerProject Limit
@@ -90,6 +90,7 @@ type options struct {
 	change                        *changedesk.Desk
 	events                        eventOptions  // the event stream (events.go)
 	notify                        notifyOptions // chat answers to approval cards (outbox.go)
+	metrics                       *httpMetrics
 }
 
 // Option configures the handler.
@@ -109,6 +110,28 @@ func WithTools(r *agent.Registry) Option {
 	return func(o *options) { o.tools = r }
 }
 
+// httpMetrics are the API's request metrics.
+type httpMetrics struct {
+	requests *metrics.Counter
+	duration *metrics.Histogram
+}
+
+// WithMetrics counts every request in r: signoff_http_requests_total by
+// route, method and status, and signoff_http_request_duration_seconds by
+// route. The route is the pattern that served the request, or "other" when
+// none did: never the path, which may carry a secret.
+func WithMetrics(r *metrics.Registry) Option {
+	return func(o *options) {
+		if r == nil {
+			return
+		}
+		o.metrics = &httpMetrics{
+			requests: r.Counter("signoff_http_requests_total", "API requests, by route pattern, method and status.", "route", "method", "status"),
+			duration: r.Histogram("signoff_http_request_duration_seconds", "API request durations in seconds, by route pattern.", metrics.DefaultBuckets, "route"),
+		}
+	}
+}
+
 // New returns the API handler over store. It logs one access line per
 // request and the full text of internal errors to log; it never logs
 // credentials or request bodies.
@@ -124,7 +147,7 @@ func New(store signoff.Store, log *slog.Logger, opts ...Option) http.Handler {
 		o.tools = agent.NewRegistry(agent.BaseTools()...)
 	}
 	s := &server{store: store, log: log, mux: http.NewServeMux(), opts: o, tools: o.tools,
-		perIP: newLimiter(o.intakePerIP), perProject: newLimiter(o.intakePerProject)}
+		perIP: ratelimit.New(o.intakePerIP), perProject: ratelimit.New(o.intakePerProject)}
 	s.register()
 	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))
 }
@@ -437,11 +460,20 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 			if sw.code() >= 500 {
 				level = slog.LevelError
 			}
+			took := time.Since(start)
+			if m := s.opts.metrics; m != nil {
+				route := info.route
+				if route == "" {
+					route = metrics.Other
+				}
+				m.requests.Inc(route, logMethod(r.Method), strconv.Itoa(sw.code()))
+				m.duration.ObserveDuration(took, route)
+			}
 			s.log.LogAttrs(ctx, level, "http request",
 				slog.String("method", logMethod(r.Method)),
 				slog.String("route", info.route),
 				slog.Int("status", sw.code()),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", took),
 				slog.String("actor_id", info.actorID),
 				slog.String("request_id", info.id))
 		}()

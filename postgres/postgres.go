@@ -26,6 +26,7 @@ var migrations embed.FS
 var Dialect = sqlstore.Dialect{
 	Name:      "postgres",
 	ForUpdate: " FOR UPDATE",
+	Notify:    true,
 	IsUnique: func(err error) bool {
 		var e *pgconn.PgError
 		return errors.As(err, &e) && e.Code == "23505"
@@ -94,7 +95,13 @@ func Open(ctx context.Context, url string, o sqlstore.Options) (*sqlstore.DB, er
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	// The listener's connection is its own, outside the pool's limit
+	// for queries, and ends before the pool closes.
+	lctx, stopListen := context.WithCancel(context.Background())
+	listening := make(chan struct{})
+	go func() { defer close(listening); listenEvents(lctx, pool, s) }()
 	s.OnClose(func() error { pool.Close(); return nil })
+	s.OnClose(func() error { stopListen(); <-listening; return nil })
 	ro, roPool, err := openReadOnly(ctx, url)
 	if err != nil {
 		s.Close()

@@ -38,6 +38,9 @@ type Dialect struct {
 	// them poll the database's busy handler, whose growing sleeps (up to
 	// 100 ms) would otherwise set the tail latency.
 	SingleWriter bool
+	// Notify databases (PostgreSQL) send a notification on EventsChannel
+	// after commits that append ledger events.
+	Notify bool
 }
 
 // Options configure a DB.
@@ -88,6 +91,8 @@ type DB struct {
 	subsOnce sync.Once
 	subsStmt *sql.Stmt
 	subsErr  error
+	// bus wakes live streams when ledger events commit (bus.go).
+	bus eventBus
 }
 
 var _ signoff.Store = (*DB)(nil)
@@ -110,6 +115,9 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	}
 	if s.parallel <= 0 {
 		s.parallel = runtime.GOMAXPROCS(0)
+	}
+	if d.Notify {
+		s.startNotifier()
 	}
 	return s, nil
 }
@@ -195,11 +203,14 @@ func (s *DB) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
+		s.settled(tx, false)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		s.settled(tx, false)
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.settled(tx, true)
 	return nil
 }
 

@@ -36,6 +36,10 @@ func checkRaw(what, s string, required bool, max int) error {
 		return signoff.Errorf(signoff.EINVALID, "%s is required", what)
 	case len(s) > max:
 		return signoff.Errorf(signoff.EINVALID, "%s is longer than %d bytes", what, max)
+	case strings.IndexByte(s, 0) >= 0:
+		// PostgreSQL text cannot hold U+0000: refused here, alike on
+		// every store, rather than failing the insert with a 500.
+		return signoff.Errorf(signoff.EINVALID, "%s contains a NUL character", what)
 	}
 	return nil
 }

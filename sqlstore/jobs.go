@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/signoff-dev/signoff"
 )
 
 // enqueue inserts a job in tx, so it exists exactly when the change that
@@ -33,7 +37,10 @@ func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at t
 
 // ShortJobTimeout is the timeout of jobs that set none (signoff.LongWorker
 // jobs set their own); RescueAfter is when the rescuer looks at a job
-// still running, never before its own timeout has passed.
+// still running, never before its own timeout has passed. River's
+// rescuer runs every 30 s (not configurable), so the job of a worker that
+// died is retried between max(timeout, RescueAfter) and 30 s more (plus
+// the retry's backoff and the scheduler's 5 s) after that attempt began.
 const (
 	ShortJobTimeout = 60 * time.Second
 	RescueAfter     = 70 * time.Second
@@ -48,19 +55,30 @@ func (s *DB) StartJobs(ctx context.Context, workers *river.Workers, maxWorkers i
 
 // JobsConfig sizes a job client.
 type JobsConfig struct {
-	// Workers works the default queue (agents, sandboxes), Notify the
-	// outbox (default 64: deliveries mostly wait on the network, and on
-	// SQLite fewer workers leave the database idle between fetches).
+	// Workers is how many jobs each of the triage, agent, sandbox and
+	// default queues runs at once; Notify the outbox's (default 64:
+	// deliveries mostly wait on the network, and on SQLite fewer workers
+	// leave the database idle between fetches).
 	Workers, Notify int
+	// Queues are the queues this process works (signoff.Queues when
+	// empty). Jobs of the others wait for a process that works them.
+	Queues []string
 	// Poll is how often a client without change notifications (SQLite)
 	// looks for new jobs (default 50 ms).
 	Poll time.Duration
+	// JobTimeout is the timeout of jobs whose worker sets none (default
+	// ShortJobTimeout); RescueAfter is how long a job runs before the
+	// rescuer considers it (default RescueAfter; at least JobTimeout).
+	// Tests shorten them.
+	JobTimeout, RescueAfter time.Duration
 }
 
 // StartJobsWith is StartJobs with both queues sized. Jobs without a
-// timeout of their own (signoff.LongWorker) get ShortJobTimeout; one whose
-// worker died is rescued once its timeout has passed and RescueAfter has
-// gone by, so a crashed delivery is taken up again within minutes.
+// timeout of their own (signoff.LongWorker, signoff.BoundedTimeout) get
+// ShortJobTimeout; one whose worker died is rescued once both its timeout
+// and RescueAfter have passed since its attempt began (measured from the
+// attempt, not added up), so a crashed delivery is taken up again within
+// minutes.
 func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg JobsConfig) (stop func(context.Context) error, err error) {
 	if s.driver == nil {
 		return nil, fmt.Errorf("start jobs: this store has no job queue")
@@ -71,16 +89,37 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 	if cfg.Poll <= 0 {
 		cfg.Poll = 50 * time.Millisecond
 	}
+	if cfg.JobTimeout <= 0 {
+		cfg.JobTimeout = ShortJobTimeout
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = RescueAfter
+	}
+	if cfg.RescueAfter < cfg.JobTimeout {
+		return nil, fmt.Errorf("start jobs: rescue after %s is shorter than the job timeout %s", cfg.RescueAfter, cfg.JobTimeout)
+	}
+	queues := map[string]river.QueueConfig{}
+	names := cfg.Queues
+	if len(names) == 0 {
+		names = signoff.Queues
+	}
+	for _, q := range names {
+		if !slices.Contains(signoff.Queues, q) {
+			return nil, fmt.Errorf("start jobs: no queue %q (queues: %s)", q, strings.Join(signoff.Queues, ", "))
+		}
+		n := cfg.Workers
+		if q == NotifyQueue {
+			n = cfg.Notify
+		}
+		queues[q] = river.QueueConfig{MaxWorkers: max(n, 1)}
+	}
 	c, err := river.NewClient(s.driver, &river.Config{
-		Queues: map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: cfg.Workers},
-			NotifyQueue:        {MaxWorkers: cfg.Notify},
-		},
+		Queues:               queues,
 		Workers:              workers,
 		FetchPollInterval:    cfg.Poll,
 		FetchCooldown:        min(cfg.Poll, 20*time.Millisecond),
-		JobTimeout:           ShortJobTimeout,
-		RescueStuckJobsAfter: RescueAfter,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start jobs: %w", err)

@@ -163,6 +163,11 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		s.heads.forget(ws)
 		return nil, err
 	}
+	// Live streams wake at commit (bus.go).
+	if err := s.markAppended(ctx, tx, ws); err != nil {
+		s.heads.forget(ws)
+		return nil, fmt.Errorf("append: %w", err)
+	}
 	return out, nil
 }
 

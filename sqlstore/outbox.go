@@ -395,7 +395,7 @@ func (s *DB) enqueueMessage(ctx context.Context, tx *sql.Tx, e signoff.Event, ch
 
 // NotifyQueue is the River queue notifications are delivered from, so
 // that slow agent jobs never hold them up.
-const NotifyQueue = "notify"
+const NotifyQueue = signoff.QueueOutbox
 
 // Claim is a message leased to one deliverer.
 type Claim struct {

@@ -224,6 +224,9 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return evs, next, nil
 	}
+	// Taken before each read: a commit after the read still wakes the
+	// wait below (EventsCommitted).
+	wake := commits(s.store)
 	evs, next, err := poll()
 	if err != nil {
 		s.fail(w, r, err)
@@ -281,6 +284,7 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 			case <-end.C:
 				return
 			case <-tick.C:
+			case <-wake:
 			}
 		} else {
 			// A full batch: more are waiting, read on at once.
@@ -308,6 +312,7 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 		if time.Since(lastWrite) >= eventKeepalive && !send([]byte(": keepalive\n\n")) {
 			return
 		}
+		wake = commits(s.store)
 		if evs, next, err = poll(); err != nil {
 			if ctx.Err() == nil {
 				s.log.ErrorContext(ctx, "desk event stream", "err", err)
@@ -362,4 +367,13 @@ func (c *streamCount) release(actor string) {
 	if c.n[actor]--; c.n[actor] <= 0 {
 		delete(c.n, actor)
 	}
+}
+
+// commits is the store's channel closed at the next commit of ledger
+// events, or nil (a wait that only the poll ends) for a store without one.
+func commits(st any) <-chan struct{} {
+	if w, ok := st.(interface{ EventsCommitted() <-chan struct{} }); ok {
+		return w.EventsCommitted()
+	}
+	return nil
 }

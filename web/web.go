@@ -29,6 +29,7 @@ import (
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/ledger"
+	"github.com/signoff-dev/signoff/ratelimit"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
@@ -71,10 +72,7 @@ var _ Store = (*sqlstore.DB)(nil)
 
 // Limit is a token bucket: Rate requests per second on average, Burst at
 // once.
-type Limit struct {
-	Rate  float64
-	Burst int
-}
+type Limit = ratelimit.Limit
 
 // Options configure the web UI. Store is required; a zero field keeps its
 // default.
@@ -162,7 +160,7 @@ type server struct {
 	pages  map[string]*template.Template
 	static map[string]asset
 
-	intakeIP, intakeProject, trackIP, loginIP *limiter
+	intakeIP, intakeProject, trackIP, loginIP *ratelimit.Limiter
 
 	trusted map[string]ed25519.PublicKey
 	verify  verifyCache
@@ -177,8 +175,8 @@ func New(o Options) http.Handler {
 	}
 	o = o.withDefaults()
 	s := &server{o: o, store: o.Store, log: o.Log, mux: http.NewServeMux(), pages: parsePages(), static: loadAssets(),
-		intakeIP: newLimiter(o.IntakePerIP), intakeProject: newLimiter(o.IntakePerProject),
-		trackIP: newLimiter(o.TrackPerIP), loginIP: newLimiter(o.LoginPerIP), trusted: o.Trusted}
+		intakeIP: ratelimit.New(o.IntakePerIP), intakeProject: ratelimit.New(o.IntakePerProject),
+		trackIP: ratelimit.New(o.TrackPerIP), loginIP: ratelimit.New(o.LoginPerIP), trusted: o.Trusted}
 	if s.trusted == nil {
 		if k, ok := o.Store.(interface{ Signer() ed25519.PrivateKey }); ok && k.Signer() != nil {
 			s.trusted = ledger.Trust(k.Signer().Public().(ed25519.PublicKey))

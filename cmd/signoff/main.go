@@ -31,12 +31,16 @@ type command struct {
 var commands = map[string]command{
 	"version":   {"print the version and commit", runVersion},
 	"serve":     {"run the HTTP API", runServe},
+	"worker":    {"take jobs from the queue without serving HTTP (--queues triage,agent,sandbox,outbox,default)", runWorker},
 	"demo":      {"start a local server with demo data on SQLite", runDemo},
 	"migrate":   {"bring the database schema up to date", runMigrate},
 	"workspace": {"create or list workspaces (create|list)", runWorkspace},
 	"actor":     {"add or list actors (add|list)", runActor},
 	"token":     {"create, list or revoke API tokens (create|list|revoke)", runToken},
 	"ledger":    {"verify the hash-chained ledger (verify)", runLedger},
+	"doctor":    {"check a deployment: database, migrations, ledger, job tables, sandbox, keys, clock", runDoctor},
+	"backup":    {"copy a live SQLite database to a file and verify the copy (PostgreSQL: prints the pg_dump procedure)", runBackup},
+	"restore":   {"put a verified backup in place of a SQLite database (--force moves the old one aside)", runRestore},
 	"keys":      {"show the server's signing key, or create and register your approval key (show|init|register)", runKeysCommand},
 	"airlock":   {"sanitize text from stdin and print the dossier as JSON", runAirlock},
 	"agent":     {"run agent tasks or list agents (run|worker|list)", runAgent},
@@ -56,6 +60,7 @@ var commands = map[string]command{
 	"outbox":    {"list or show notification messages and their delivery attempts, re-drive a dead one (list|show|retry)", runOutbox},
 	"channel":   {"configure or list notification channels: webhook, Slack, Mattermost, e-mail (put|list)", runChannel},
 	"chat":      {"map a Slack or Mattermost user to a person, so their chat answers count as theirs (map)", runChat},
+	"bench":     {"load generation against a running server (load)", runBench},
 
 	"login-link": {"print a one-time sign-in link to the web UI for a person (15 minutes, single use)", runLoginLink},
 }

@@ -8,10 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/mcp"
+	"github.com/signoff-dev/signoff/metrics"
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/web"
 )
@@ -25,13 +28,25 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	var d dbFlags
-	var addr, logFormat string
-	fs := newFlags("serve", "signoff serve [--addr 127.0.0.1:8080] [--db PATH|URL] [--key FILE]")
+	var addr, logFormat, metricsAddr, queues string
+	var intakePerMinute, intakeProjectPerSecond int
+	fs := newFlags("serve", "signoff serve [--addr 127.0.0.1:8080] [--metrics-addr HOST:PORT] [--queues all|none|triage,agent,sandbox,outbox,default] [--db PATH|URL] [--key FILE]")
 	addDBFlags(fs, e, &d)
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve GET /metrics on this address instead of on --addr (default: on --addr, no credential needed)")
+	fs.StringVar(&queues, "queues", "all", "the job queues this process works: all, none (a stateless API process; signoff worker takes the jobs), or some of triage, agent, sandbox, outbox, default")
+	fs.IntVar(&intakePerMinute, "intake-per-minute", 10, "public reports (and tracking reads) accepted per client address a minute; raise it behind a proxy, or for load tests")
+	fs.IntVar(&intakeProjectPerSecond, "intake-project-per-second", 10, "public reports accepted per project a second (bursts of ten times as many)")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	if err := parse(fs, e, args); err != nil {
 		return err
+	}
+	qs, err := parseQueues(queues)
+	if err != nil {
+		return err
+	}
+	if intakePerMinute < 1 || intakePerMinute > 1_000_000 || intakeProjectPerSecond < 1 || intakeProjectPerSecond > 100_000 {
+		return signoff.Errorf(signoff.EINVALID, "--intake-per-minute must be from 1 to 1000000 and --intake-project-per-second from 1 to 100000")
 	}
 	log := newLogger(e.stderr, logFormat)
 	s, err := d.openRW(ctx, e, true)
@@ -43,14 +58,60 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	log.Info("serving", "url", "http://"+ln.Addr().String(), "backend", s.Dialect())
-	return serveUntilDone(ctx, e, log, ln, s, nil)
+	var mln net.Listener
+	if metricsAddr != "" {
+		if mln, err = net.Listen("tcp", metricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen %s: %w", metricsAddr, err)
+		}
+		log.Info("serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
+	log.Info("serving", "url", "http://"+ln.Addr().String(), "backend", s.Dialect(), "queues", strings.Join(qs, ","))
+	return serveWith(ctx, e, log, ln, s, nil, serveConfig{metrics: mln, queues: qs,
+		intakePerIP:      httpapi.Limit{Rate: float64(intakePerMinute) / 60, Burst: max(5, intakePerMinute/2)},
+		intakePerProject: httpapi.Limit{Rate: float64(intakeProjectPerSecond), Burst: 10 * intakeProjectPerSecond}})
+}
+
+// serveConfig is what a serve process sets beyond its listener and store.
+type serveConfig struct {
+	// metrics, when set, serves /metrics instead of the main listener.
+	metrics net.Listener
+	// queues are the job queues worked here: nil for all, empty for none.
+	queues []string
+	// intakePerIP and intakePerProject, when set, replace the public
+	// intake's limits per client address and per project.
+	intakePerIP, intakePerProject httpapi.Limit
+}
+
+// scrapeTimeout bounds the database reads of one metrics scrape.
+const scrapeTimeout = 5 * time.Second
+
+// newMetrics is the process's registry: the process gauges, the database's
+// gauges and counters, and signoff_scrape_errors_total for a metric that
+// could not be read (logged, and left out of that scrape only).
+func newMetrics(s *sqlstore.DB, log *slog.Logger) *metrics.Registry {
+	reg := metrics.NewRegistry()
+	reg.RegisterProcess()
+	reg.CountScrapeErrors("signoff_scrape_errors_total", "Metrics that could not be read and were left out of a scrape, by metric.",
+		func(metric string, err error) { log.Error("metrics scrape", "metric", metric, "err", err) })
+	s.RegisterMetrics(reg)
+	return reg
 }
 
 // handler is the API plus the MCP endpoint for agents (streamable HTTP,
 // stateless, so any instance can answer any request) and the web UI.
 func handler(s *sqlstore.DB, log *slog.Logger, st *stack) http.Handler {
+	return handlerWith(s, log, st, nil, false, serveConfig{})
+}
+
+// handlerWith is handler with the API's requests counted in reg (when not
+// nil) and, when mountMetrics is set, GET /metrics served from reg. Without
+// it /metrics is the API's, which answers 404.
+func handlerWith(s *sqlstore.DB, log *slog.Logger, st *stack, reg *metrics.Registry, mountMetrics bool, cfg serveConfig) http.Handler {
 	mux := http.NewServeMux()
+	if reg != nil && mountMetrics {
+		mux.Handle("GET /metrics", reg.Handler(scrapeTimeout))
+	}
 	mcpHandler := mcp.Handler(s, mcp.Options{Tools: st.reg, Log: log, ChangeDesk: st.change})
 	mux.Handle("/mcp", mcpHandler)
 	mux.Handle("/mcp/", mcpHandler)
@@ -60,49 +121,80 @@ func handler(s *sqlstore.DB, log *slog.Logger, st *stack) http.Handler {
 	for _, p := range web.Paths() {
 		mux.Handle(p, webUI)
 	}
-	mux.Handle("/", httpapi.New(s, log, httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk), httpapi.WithChangeDesk(st.change),
-		httpapi.WithNotify(st.notify)))
+	opts := []httpapi.Option{httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk), httpapi.WithChangeDesk(st.change),
+		httpapi.WithNotify(st.notify), httpapi.WithMetrics(reg)}
+	if cfg.intakePerIP != (httpapi.Limit{}) && cfg.intakePerProject != (httpapi.Limit{}) {
+		opts = append(opts, httpapi.WithIntakeLimits(cfg.intakePerIP, cfg.intakePerProject))
+	}
+	mux.Handle("/", httpapi.New(s, log, opts...))
 	return mux
 }
 
 // serveUntilDone serves until ctx ends, then drains in-flight requests for
-// up to 15 s before closing.
+// up to 15 s before closing. /metrics is served on ln.
 func serveUntilDone(ctx context.Context, e *env, log *slog.Logger, ln net.Listener, s *sqlstore.DB, st *stack) error {
+	return serveWith(ctx, e, log, ln, s, st, serveConfig{})
+}
+
+// serveWith is serveUntilDone as cfg says: /metrics on its own listener,
+// some job queues or none, the intake's limit.
+func serveWith(ctx context.Context, e *env, log *slog.Logger, ln net.Listener, s *sqlstore.DB, st *stack, cfg serveConfig) error {
+	mln := cfg.metrics
+	if mln != nil {
+		defer mln.Close()
+	}
 	if st == nil {
 		var err error
 		if st, err = newStack(e, s, log, nil); err != nil {
 			return err
 		}
 	}
-	// This process's share of the job queue: triage, decisions and the
-	// bug loop. Several processes on one PostgreSQL database share it.
-	stopJobs, err := s.StartJobs(ctx, st.workers(log), 4)
+	// This process's share of the job queue. Several processes on one
+	// PostgreSQL database share it; on shutdown the HTTP server drains
+	// first (its live streams end), then running jobs finish or are
+	// cancelled for another process to retry.
+	queues := cfg.queues
+	if queues == nil {
+		queues = signoff.Queues
+	}
+	stopJobs, err := startJobs(ctx, log, s, st, queues, 4)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if err := stopJobs(sctx); err != nil {
-			log.Error("stop job workers", "err", err)
-		}
-	}()
-	srv := httpapi.NewServer(ln.Addr().String(), handler(s, log, st))
-	errc := make(chan error, 1)
+	defer stopJobs()
+	reg := newMetrics(s, log)
+	srv := httpapi.NewServer(ln.Addr().String(), handlerWith(s, log, st, reg, mln == nil, cfg))
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	serving := 1
+	var msrv *http.Server
+	if mln != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", reg.Handler(scrapeTimeout))
+		msrv = httpapi.NewServer(mln.Addr().String(), mux)
+		go func() { errc <- msrv.Serve(mln) }()
+		serving++
+		defer msrv.Close()
+	}
 	select {
 	case err := <-errc:
+		srv.Close()
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if msrv != nil {
+		_ = msrv.Shutdown(sctx)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for range serving {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,71 @@
+// Package ratelimit is token buckets per key, kept in this process: the
+// public intake, the tracking pages, sign-in and chat answers each limit
+// their callers with one. With several server processes each enforces its
+// own share; that is a ceiling per process, not a cluster-wide guarantee.
+package ratelimit
+
+import (
+	"sync"
+	"time"
+)
+
+// Limit is a token bucket: Rate requests per second on average, Burst at
+// once.
+type Limit struct {
+	Rate  float64
+	Burst int
+}
+
+// Limiter is a set of token buckets, one per key.
+type Limiter struct {
+	limit   Limit
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	swept   time.Time
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// New returns a limiter whose buckets each follow l.
+func New(l Limit) *Limiter { return &Limiter{limit: l, buckets: map[string]*bucket{}} }
+
+// Take spends one token for key and returns 0, or how long until one is
+// available.
+func (l *Limiter) Take(key string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweep(now)
+	b, ok := l.buckets[key]
+	if !ok {
+		b = &bucket{tokens: float64(l.limit.Burst), at: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(float64(l.limit.Burst), b.tokens+now.Sub(b.at).Seconds()*l.limit.Rate)
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	if l.limit.Rate <= 0 {
+		return time.Hour
+	}
+	return time.Duration((1 - b.tokens) / l.limit.Rate * float64(time.Second))
+}
+
+// sweep drops buckets that have refilled completely, so that the map does
+// not grow with every key ever seen.
+func (l *Limiter) sweep(now time.Time) {
+	if now.Sub(l.swept) < time.Minute {
+		return
+	}
+	l.swept = now
+	full := time.Duration(float64(l.limit.Burst) / max(l.limit.Rate, 1e-9) * float64(time.Second))
+	for k, b := range l.buckets {
+		if now.Sub(b.at) > full {
+			delete(l.buckets, k)
+		}
+	}
+}
