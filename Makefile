@@ -13,7 +13,7 @@ SHELL := bash
 # the log shows every conformance test passing on SQLite and on PostgreSQL.
 STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
-RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/... ./web/... ./loadgen/... ./metrics/... ./ratelimit/...
+RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/... ./web/... ./loadgen/... ./metrics/... ./ratelimit/... ./sse/...
 
 .PHONY: build test vet race bench fuzz soak scale demo clean
 

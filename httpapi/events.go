@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/sse"
 )
 
 // GET /api/v1/events streams the ledger of the caller's workspace as
@@ -130,10 +130,10 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 	o := s.opts.events.withDefaults()
 	if !once {
 		// Each open stream polls the database; one actor holds a few.
-		if !s.streams.acquire(by.ID) {
+		if !s.streams.Acquire(by.ID) {
 			return signoff.Errorf(signoff.ERATELIMIT, "at most %d live event streams per actor", maxStreamsPerActor)
 		}
-		defer s.streams.release(by.ID)
+		defer s.streams.Release(by.ID)
 	}
 	// The request has no deadline (withRequest): every database call gets
 	// its own.
@@ -176,7 +176,7 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 	// still answer as problems.
 	// Taken before each read: a commit after the read still wakes the
 	// wait below (EventsCommitted).
-	wake := commits(s.store)
+	wake := sse.Commits(s.store)
 	evs, next, err := poll()
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 	defer tick.Stop()
 	end := time.NewTimer(o.MaxAge)
 	defer end.Stop()
-	shutdown := serverShutdown(ctx)
+	shutdown := sse.Shutdown(ctx)
 	lastAuth := time.Now()
 	for {
 		if len(evs) > 0 {
@@ -264,7 +264,7 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, by signoff
 		if time.Since(lastWrite) >= o.Keepalive && !send([]byte(": keepalive\n\n")) {
 			return nil
 		}
-		wake = commits(s.store)
+		wake = sse.Commits(s.store)
 		if evs, next, err = poll(); err != nil {
 			// Too late for a problem: the client reconnects with
 			// Last-Event-ID and loses nothing.
@@ -328,65 +328,6 @@ func writeSSE(b *bytes.Buffer, e signoff.Event) {
 	b.WriteString("\n\n")
 }
 
-// shutdowns maps each http.Server that has served a stream to a channel
-// closed when it shuts down: Shutdown waits for handlers to return, and a
-// stream would otherwise keep it waiting until its MaxAge.
-var shutdowns sync.Map // *http.Server → chan struct{}
-
-// serverShutdown returns the channel of the server serving ctx's request,
-// or nil (never ready) when there is none.
-func serverShutdown(ctx context.Context) <-chan struct{} {
-	srv, _ := ctx.Value(http.ServerContextKey).(*http.Server)
-	if srv == nil {
-		return nil
-	}
-	ch := make(chan struct{})
-	v, loaded := shutdowns.LoadOrStore(srv, ch)
-	if !loaded {
-		srv.RegisterOnShutdown(func() {
-			shutdowns.Delete(srv)
-			close(ch)
-		})
-	}
-	return v.(chan struct{})
-}
-
 // maxStreamsPerActor bounds one actor's open event streams (in this
 // process).
 const maxStreamsPerActor = 8
-
-// streamCount counts open event streams per actor.
-type streamCount struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *streamCount) acquire(actor string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	if c.n[actor] >= maxStreamsPerActor {
-		return false
-	}
-	c.n[actor]++
-	return true
-}
-
-func (c *streamCount) release(actor string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n[actor]--; c.n[actor] <= 0 {
-		delete(c.n, actor)
-	}
-}
-
-// commits is the store's channel closed at the next commit of ledger
-// events, or nil (a wait that only the poll ends) for a store without one.
-func commits(st any) <-chan struct{} {
-	if w, ok := st.(interface{ EventsCommitted() <-chan struct{} }); ok {
-		return w.EventsCommitted()
-	}
-	return nil
-}

@@ -25,6 +25,7 @@ import (
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/metrics"
 	"github.com/signoff-dev/signoff/ratelimit"
+	"github.com/signoff-dev/signoff/sse"
 )
 
 // requestTimeout bounds the work done for one request, so a stuck database
@@ -42,7 +43,7 @@ type server struct {
 	tools  *agent.Registry
 	routes []Route
 	// streams counts open live event streams per actor.
-	streams streamCount
+	streams sse.Streams
 }
 
 // Route is one route the API serves and what guards it.
@@ -148,6 +149,7 @@ func New(store signoff.Store, log *slog.Logger, opts ...Option) http.Handler {
 	}
 	s := &server{store: store, log: log, mux: http.NewServeMux(), opts: o, tools: o.tools,
 		perIP: ratelimit.New(o.intakePerIP), perProject: ratelimit.New(o.intakePerProject)}
+	s.streams.Max = maxStreamsPerActor
 	s.register()
 	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))
 }

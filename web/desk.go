@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/sse"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -185,11 +185,11 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after, resume = n, true
 	}
-	if !s.streams.acquire(by.ID) {
+	if !s.streams.Acquire(by.ID) {
 		s.fail(w, r, signoff.Errorf(signoff.ERATELIMIT, "Too many live desks open at once; close a tab."))
 		return
 	}
-	defer s.streams.release(by.ID)
+	defer s.streams.Release(by.ID)
 	ctx := r.Context()
 	call := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, requestTimeout) }
 	if !resume {
@@ -226,7 +226,7 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	// Taken before each read: a commit after the read still wakes the
 	// wait below (EventsCommitted).
-	wake := commits(s.store)
+	wake := sse.Commits(s.store)
 	evs, next, err := poll()
 	if err != nil {
 		s.fail(w, r, err)
@@ -262,7 +262,7 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	end := time.NewTimer(s.o.EventMaxAge)
 	defer end.Stop()
-	shutdown := serverShutdown(ctx)
+	shutdown := sse.Shutdown(ctx)
 	lastAuth := time.Now()
 	for {
 		if len(evs) > 0 {
@@ -312,7 +312,7 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 		if time.Since(lastWrite) >= eventKeepalive && !send([]byte(": keepalive\n\n")) {
 			return
 		}
-		wake = commits(s.store)
+		wake = sse.Commits(s.store)
 		if evs, next, err = poll(); err != nil {
 			if ctx.Err() == nil {
 				s.log.ErrorContext(ctx, "desk event stream", "err", err)
@@ -320,60 +320,4 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// shutdowns maps each http.Server that has served a stream to a channel
-// closed when it shuts down, so that Shutdown need not wait out a stream.
-var shutdowns sync.Map // *http.Server → chan struct{}
-
-func serverShutdown(ctx context.Context) <-chan struct{} {
-	srv, _ := ctx.Value(http.ServerContextKey).(*http.Server)
-	if srv == nil {
-		return nil
-	}
-	ch := make(chan struct{})
-	v, loaded := shutdowns.LoadOrStore(srv, ch)
-	if !loaded {
-		srv.RegisterOnShutdown(func() {
-			shutdowns.Delete(srv)
-			close(ch)
-		})
-	}
-	return v.(chan struct{})
-}
-
-// streamCount counts open streams per person.
-type streamCount struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *streamCount) acquire(actor string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	if c.n[actor] >= maxStreamsPerActor {
-		return false
-	}
-	c.n[actor]++
-	return true
-}
-
-func (c *streamCount) release(actor string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n[actor]--; c.n[actor] <= 0 {
-		delete(c.n, actor)
-	}
-}
-
-// commits is the store's channel closed at the next commit of ledger
-// events, or nil (a wait that only the poll ends) for a store without one.
-func commits(st any) <-chan struct{} {
-	if w, ok := st.(interface{ EventsCommitted() <-chan struct{} }); ok {
-		return w.EventsCommitted()
-	}
-	return nil
 }

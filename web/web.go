@@ -31,6 +31,7 @@ import (
 	"github.com/signoff-dev/signoff/ledger"
 	"github.com/signoff-dev/signoff/ratelimit"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/sse"
 )
 
 //go:embed templates/*.html
@@ -164,7 +165,7 @@ type server struct {
 
 	trusted map[string]ed25519.PublicKey
 	verify  verifyCache
-	streams streamCount
+	streams sse.Streams
 }
 
 // New returns the web UI's handler. It panics when o.Store is nil: that
@@ -182,6 +183,7 @@ func New(o Options) http.Handler {
 			s.trusted = ledger.Trust(k.Signer().Public().(ed25519.PublicKey))
 		}
 	}
+	s.streams.Max = maxStreamsPerActor
 	s.routes()
 	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))
 }
