@@ -88,9 +88,11 @@ type DB struct {
 	// group commits the outbox's small writes together (grouped).
 	group grouper
 	// subsStmt reads a workspace's channels in every append (subscribers).
-	subsOnce sync.Once
+	// Open prepares it before any transaction: preparing it lazily inside
+	// the first append took a second pool connection while holding the
+	// ledger head, and when appends waiting on that head held every
+	// connection, the process deadlocked and stalled the whole cluster.
 	subsStmt *sql.Stmt
-	subsErr  error
 	// bus wakes live streams when ledger events commit (bus.go).
 	bus eventBus
 }

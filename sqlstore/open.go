@@ -49,7 +49,16 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB
 		}
 		return nil
 	}
-	return New(db, d, o)
+	s, err := New(db, d, o)
+	if err != nil {
+		return nil, err
+	}
+	if s.subsStmt, err = db.PrepareContext(ctx, subscribersQuery); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: prepare: %w", d.Name, err)
+	}
+	s.closer = append(s.closer, s.subsStmt.Close)
+	return s, nil
 }
 
 func migrate(ctx context.Context, prov *goose.Provider, sc Schema) error {

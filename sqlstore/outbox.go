@@ -314,19 +314,16 @@ func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, ws string, evs []si
 const subscribersQuery = `SELECT id, kind, events FROM notify_channels WHERE workspace_id = $1 AND enabled = 1 ORDER BY id`
 
 // subscribers reads ws's enabled channels in tx. It runs in every append,
-// so the statement is prepared once per connection rather than parsed
-// each time.
+// so a store from Open uses the statement it prepared; inside tx it is
+// prepared on tx's own connection, never on another one.
 func (s *DB) subscribers(ctx context.Context, tx *sql.Tx, ws string) ([]subscriber, error) {
-	s.subsOnce.Do(func() {
-		s.subsStmt, s.subsErr = s.db.PrepareContext(context.WithoutCancel(ctx), subscribersQuery)
-		if s.subsErr == nil {
-			s.closer = append(s.closer, s.subsStmt.Close)
-		}
-	})
-	if s.subsErr != nil {
-		return nil, s.subsErr
+	var rows *sql.Rows
+	var err error
+	if s.subsStmt != nil {
+		rows, err = tx.StmtContext(ctx, s.subsStmt).QueryContext(ctx, ws)
+	} else {
+		rows, err = tx.QueryContext(ctx, subscribersQuery, ws)
 	}
-	rows, err := tx.StmtContext(ctx, s.subsStmt).QueryContext(ctx, ws)
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/ledger"
+	"github.com/signoff-dev/signoff/secretbox"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/webhook"
 )
 
 // fill appends n case events (one case, alternating escalate/resume).
@@ -309,5 +312,48 @@ func testVerifyWhileAppending(t *testing.T, b Backend) {
 		if _, err := tb.store.VerifyLedger(tb.ctx, tb.ws.ID, trusted); err != nil {
 			t.Fatalf("check %d of a growing ledger: %v", checks, err)
 		}
+	}
+}
+
+// testOneConnectionEnough: a freshly opened store whose pool has a single
+// connection still writes reports, moves cases and appends evidence while
+// a channel is subscribed (so every append also enqueues notifications).
+// A write that took a second connection while its transaction holds the
+// ledger head deadlocks here; in production it deadlocked a process once
+// appends waiting on that head held every connection of its pool.
+func testOneConnectionEnough(t *testing.T, b Backend) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	a, c := b.OpenPair(t, sqlstore.Options{Signer: key})
+	ctx := context.Background()
+	box, err := secretbox.New(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetSealer(box)
+	c.SetSealer(box)
+	ws, owner, err := a.CreateWorkspace(ctx, "pool", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutChannel(ctx, owner, signoff.ChannelInput{Name: "hooks", Kind: signoff.ChannelWebhook, Events: []string{"*"},
+		Secrets: signoff.ChannelSecrets{URL: "http://127.0.0.1:9/hooks", WebhookSecret: webhook.NewSecret()}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SQL().SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cs, _, _, err := c.SubmitReport(ctx, signoff.ReportInput{ProjectID: p.ID, Text: "the total is wrong after removing an item"})
+	if err != nil {
+		t.Fatalf("report on one connection: %v", err)
+	}
+	if _, _, err := c.TransitionCase(ctx, owner, cs.ID, signoff.TransitionInput{Command: "start_triage"}); err != nil {
+		t.Fatalf("transition on one connection: %v", err)
+	}
+	if _, err := c.Append(ctx, ws.ID, sqlstore.EventInput{CaseID: cs.ID, Type: "test.event", ActorID: owner.ID, Payload: map[string]int{"n": 1}}); err != nil {
+		t.Fatalf("append on one connection: %v", err)
 	}
 }

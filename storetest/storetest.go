@@ -127,6 +127,7 @@ func Run(t *testing.T, b Backend) {
 		{"ConcurrentMixedCommands", testConcurrentMixedCommands},
 		{"LedgerCheckpoints", testLedgerCheckpoints},
 		{"TwoProcessesOneChain", testTwoProcessesOneChain},
+		{"OneConnectionEnough", testOneConnectionEnough},
 		{"VerifyWhileAppending", testVerifyWhileAppending},
 		{"LedgerTamper", testLedgerTamper},
 		{"AppendOnly", testAppendOnly},
