@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,22 @@ const (
 	ShortJobTimeout = 60 * time.Second
 	RescueAfter     = 70 * time.Second
 )
+
+// clientID names this process's job client: River records it in every
+// job's attempted_by, so an operator (or the cluster test) can tell which
+// host and process ran, or died running, a job. River's default has only
+// the host and a time.
+func clientID(now time.Time) string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "unknown_host"
+	}
+	host = strings.NewReplacer(".", "_", "-", "_", ":", "_").Replace(host)
+	if len(host) > 60 {
+		host = host[:60]
+	}
+	return fmt.Sprintf("%s_pid%d_%s", host, os.Getpid(), strings.ReplaceAll(now.UTC().Format("2006_01_02T15_04_05.000000"), ".", "_"))
+}
 
 // StartJobs starts a River client that works the store's jobs with
 // workers, up to maxWorkers at once, until stop is called. Jobs run at
@@ -114,6 +131,7 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 		queues[q] = river.QueueConfig{MaxWorkers: max(n, 1)}
 	}
 	c, err := river.NewClient(s.driver, &river.Config{
+		ID:                   clientID(time.Now()),
 		Queues:               queues,
 		Workers:              workers,
 		FetchPollInterval:    cfg.Poll,

@@ -48,7 +48,8 @@ type proc struct {
 	t    *testing.T
 	name string
 	args []string
-	addr string // serve: host:port
+	env  []string // besides PATH and a HOME of its own
+	addr string   // serve: host:port
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -61,7 +62,7 @@ func (p *proc) start() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cmd := exec.Command(bin, p.args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.t.TempDir()}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.t.TempDir()}, p.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &syncWriter{w: &out}, &syncWriter{w: &out}
 	if err := cmd.Start(); err != nil {
@@ -166,6 +167,7 @@ type clusterEnv struct {
 	t        *testing.T
 	db, key  string
 	store    *sqlstore.DB
+	owner    signoff.Actor
 	ownerTok string
 	opTok    string
 	operator signoff.Actor
@@ -173,6 +175,8 @@ type clusterEnv struct {
 	project  string
 	health   string
 	rcv      *receiver
+	procEnv  []string  // the environment every process gets
+	bugs     *bugSetup // the bug cases waiting for fixes, if any
 }
 
 // newClusterEnv creates, through a store of its own, the workspace the
@@ -201,6 +205,7 @@ func newClusterEnv(t *testing.T, db string, open func(ctx context.Context, key e
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.owner = owner
 	cli := signoff.CLIActor(ws.ID)
 	if e.operator, err = e.store.CreateActor(ctx, owner, "oscar", signoff.RoleOperator); err != nil {
 		t.Fatal(err)
@@ -270,13 +275,13 @@ approval_ttl_hours: 2
 func (e *clusterEnv) serve(name string, queues string) *proc {
 	addr := freeAddr(e.t)
 	p := &proc{t: e.t, name: name, addr: addr, args: []string{"serve", "--db", e.db, "--key", e.key, "--addr", addr, "--queues", queues,
-		"--intake-per-minute", "1000000", "--intake-project-per-second", "100000"}}
+		"--intake-per-minute", "1000000", "--intake-project-per-second", "100000"}, env: e.procEnv}
 	p.start()
 	return p
 }
 
 func (e *clusterEnv) worker(name string) *proc {
-	p := &proc{t: e.t, name: name, args: []string{"worker", "--db", e.db, "--key", e.key}}
+	p := &proc{t: e.t, name: name, args: []string{"worker", "--db", e.db, "--key", e.key}, env: e.procEnv}
 	p.start()
 	return p
 }
@@ -316,6 +321,7 @@ type workload struct {
 	statuses map[int]int       // the answers of those, by status (0: no answer)
 	sample   map[int]string    // one answer body per status
 	changes  []changeRun
+	bugs     []bugRun
 	sent     atomic.Int64
 }
 
@@ -375,18 +381,7 @@ func (w *workload) reports(ctx context.Context, e *clusterEnv, serves []*proc, r
 func (w *workload) change(ctx context.Context, e *clusterEnv, serves []*proc, n int) {
 	run := changeRun{flag: fmt.Sprintf("flag_%d", n)}
 	defer func() { w.mu.Lock(); w.changes = append(w.changes, run); w.mu.Unlock() }()
-	try := func(start int, f func(base string) (int, []byte)) (int, []byte) {
-		var st int
-		var raw []byte
-		for k := range 2 * len(serves) {
-			st, raw = f("http://" + serves[(start+k)%len(serves)].addr)
-			if st != 0 && st < 500 {
-				return st, raw
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		return st, raw
-	}
+	try := func(start int, f func(base string) (int, []byte)) (int, []byte) { return tryServes(serves, start, f) }
 	var req struct {
 		Case signoff.Case `json:"case"`
 	}
@@ -619,8 +614,10 @@ func firstLine(s string) string {
 }
 
 // TestClusterPostgres: 3 serve processes (API only) and 2 workers on one
-// PostgreSQL; reports and signed changes through all three; one serve
-// and one worker killed with SIGKILL mid-workload and restarted.
+// PostgreSQL; reports, signed changes, and fixes verified in the workers'
+// sandboxes then approved, through all three; one serve killed with
+// SIGKILL at a random moment and one worker while it runs a
+// verification, both restarted.
 func TestClusterPostgres(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
@@ -628,6 +625,7 @@ func TestClusterPostgres(t *testing.T) {
 	e := newClusterEnv(t, url, func(ctx context.Context, key ed25519.PrivateKey) (*sqlstore.DB, error) {
 		return postgres.Open(ctx, url, sqlstore.Options{Signer: key})
 	}, changes)
+	e.addBugs(3)
 	var serves []*proc
 	for i := range 3 {
 		serves = append(serves, e.serve(fmt.Sprintf("serve-%d", i+1), "none"))
@@ -649,7 +647,14 @@ func TestClusterPostgres(t *testing.T) {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { w.reports(ctx, e, serves, 40) })
-	wg.Go(func() { chaos(ctx, t, rng, [][]*proc{serves, workers}, time.Second) })
+	wg.Go(func() { chaos(ctx, t, rng, [][]*proc{serves}, time.Second) })
+	var wk *workerKill
+	if e.bugs != nil {
+		wg.Go(func() { wk = killVerifyingWorker(ctx, t, e, workers, rng, time.Second) })
+		wg.Go(func() { w.bugsFlow(context.Background(), e, serves) })
+	} else {
+		wg.Go(func() { chaos(ctx, t, rng, [][]*proc{workers}, time.Second) })
+	}
 	if os.Getenv("SIGNOFF_CLUSTER_LOGS") != "" {
 		wg.Go(func() {
 			for range 8 {
@@ -688,11 +693,16 @@ func TestClusterPostgres(t *testing.T) {
 	}
 	start := time.Now()
 	e.check(w, 4*time.Minute)
+	e.checkBugs(w)
+	if wk != nil && wk.retried > 0 {
+		t.Logf("a killed worker's verification was retried elsewhere %v after the kill", wk.retried.Round(time.Second))
+	}
 	t.Logf("checked in %v", time.Since(start).Round(time.Millisecond))
 }
 
 // TestClusterSQLite: one serve process with its jobs on SQLite, killed
-// with SIGKILL mid-workload and restarted on the same address.
+// with SIGKILL while it runs a verification (at a random moment when
+// there is no sandbox) and restarted on the same address.
 func TestClusterSQLite(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "signoff.db")
@@ -700,6 +710,7 @@ func TestClusterSQLite(t *testing.T) {
 	e := newClusterEnv(t, db, func(ctx context.Context, key ed25519.PrivateKey) (*sqlstore.DB, error) {
 		return sqlite.Open(ctx, db, sqlstore.Options{Signer: key})
 	}, changes)
+	e.addBugs(1)
 	s := e.serve("serve", "all")
 	t.Cleanup(s.stop)
 	waitReady(t, s.addr)
@@ -712,7 +723,15 @@ func TestClusterSQLite(t *testing.T) {
 	serves := []*proc{s}
 	var wg sync.WaitGroup
 	wg.Go(func() { w.reports(ctx, e, serves, 20) })
-	wg.Go(func() { chaos(ctx, t, rng, [][]*proc{serves}, time.Second) })
+	var wk *workerKill
+	if e.bugs != nil {
+		// The one process runs the verification too: it dies in the
+		// middle of it.
+		wg.Go(func() { wk = killVerifyingWorker(ctx, t, e, serves, rng, time.Second) })
+		wg.Go(func() { w.bugsFlow(context.Background(), e, serves) })
+	} else {
+		wg.Go(func() { chaos(ctx, t, rng, [][]*proc{serves}, time.Second) })
+	}
 	for n := range changes {
 		wg.Go(func() {
 			time.Sleep(time.Duration(2*n) * time.Second)
@@ -722,4 +741,8 @@ func TestClusterSQLite(t *testing.T) {
 	wg.Wait()
 	waitReady(t, s.addr)
 	e.check(w, 4*time.Minute)
+	e.checkBugs(w)
+	if wk != nil && wk.retried > 0 {
+		t.Logf("the killed process's verification was retried %v after the kill", wk.retried.Round(time.Second))
+	}
 }
