@@ -203,6 +203,14 @@ func (s *DB) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	// A panicking fn still ends its transaction.
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			s.settled(tx, false)
+			panic(p)
+		}
+	}()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		s.settled(tx, false)

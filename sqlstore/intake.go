@@ -146,15 +146,17 @@ func (s *DB) SubmitReport(ctx context.Context, in signoff.ReportInput) (signoff.
 		if err := s.insertReporterText(ctx, tx, c.WorkspaceID, r, in.Text, in.Contact); err != nil {
 			return err
 		}
+		// The triage job first: the ledger head is locked from the append
+		// until commit, so nothing that can come before it goes after.
+		if err := s.enqueue(ctx, tx, signoff.TriageJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID}); err != nil {
+			return err
+		}
 		_, err = s.appendEvents(ctx, tx, c.WorkspaceID, []EventInput{
 			{CaseID: c.ID, Type: "case.created", ActorID: IntakeActor, Payload: map[string]any{
 				"project_id": c.ProjectID, "kind": string(c.Kind), "title": c.Title, "state": c.State, "version": c.Version, "reporter_id": c.ReporterID}},
 			{CaseID: c.ID, Type: "report.received", ActorID: IntakeActor, Payload: reportPayload(r)},
 		})
-		if err != nil {
-			return err
-		}
-		return s.enqueue(ctx, tx, signoff.TriageJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID})
+		return err
 	})
 	if err != nil {
 		return signoff.Case{}, signoff.Report{}, "", fmt.Errorf("submit report: %w", err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,15 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 			return nil, fmt.Errorf("append %s: payload: %w", ei.Type, err)
 		}
 		out[i] = signoff.Event{WorkspaceID: ws, CaseID: ei.CaseID, Type: ei.Type, ActorID: ei.ActorID, Payload: body}
+	}
+	// What does not depend on the head is read before taking it: the head
+	// stays locked until commit.
+	var subs []subscriber
+	if s.river != nil {
+		var err error
+		if subs, err = s.subscribers(ctx, tx, ws); err != nil {
+			return nil, fmt.Errorf("append: channels: %w", err)
+		}
 	}
 	// One append per workspace at a time in this process takes the cached
 	// fast path, holding the workspace's latch from reading the hint until
@@ -129,25 +139,16 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		cached = false
 		latch.Unlock()
 	}
-	const insertEvent = `INSERT INTO ledger_events (workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
-	exec := func(args ...any) error { _, err := tx.ExecContext(ctx, insertEvent, args...); return err }
-	if len(out) > 1 {
-		// A prepared statement pays off for batches; for one event it would
-		// cost PostgreSQL an extra round trip.
-		stmt, err := tx.PrepareContext(ctx, insertEvent)
-		if err != nil {
-			return nil, fmt.Errorf("append: prepare: %w", err)
+	for rest := out; len(rest) > 0; {
+		n := min(len(rest), insertChunk)
+		if err := s.insertEvents(ctx, tx, rest[:n]); err != nil {
+			s.heads.forget(ws)
+			return nil, err
 		}
-		defer stmt.Close()
-		exec = func(args ...any) error { _, err := stmt.ExecContext(ctx, args...); return err }
+		rest = rest[n:]
 	}
 	for i := range out {
 		e := &out[i]
-		if err := exec(e.WorkspaceID, e.Seq, e.CaseID, e.Type, e.ActorID, micros(e.Time), string(e.Payload), e.PrevHash, e.Hash); err != nil {
-			s.heads.forget(ws)
-			return nil, fmt.Errorf("append %s: insert event %d: %w", e.Type, e.Seq, err)
-		}
 		if e.Seq%ledger.CheckpointInterval == 0 {
 			cp := ledger.Checkpoint{WorkspaceID: ws, Seq: e.Seq, Hash: e.Hash}
 			cp.Sign(s.signer, now)
@@ -159,7 +160,7 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		}
 	}
 	// Notifications and cards are enqueued with the events they tell of.
-	if err := s.notifyAppended(ctx, tx, ws, out); err != nil {
+	if err := s.notifyAppended(ctx, tx, out, subs); err != nil {
 		s.heads.forget(ws)
 		return nil, err
 	}
@@ -169,6 +170,28 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		return nil, fmt.Errorf("append: %w", err)
 	}
 	return out, nil
+}
+
+// insertEvents writes sealed events in one statement: the ledger head is
+// locked from the seal until commit, so each round trip here is time
+// every other append to the workspace waits.
+func (s *DB) insertEvents(ctx context.Context, tx *sql.Tx, evs []signoff.Event) error {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO ledger_events (workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash) VALUES `)
+	args := make([]any, 0, 9*len(evs))
+	for i := range evs {
+		e := &evs[i]
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+		args = append(args, e.WorkspaceID, e.Seq, e.CaseID, e.Type, e.ActorID, micros(e.Time), string(e.Payload), e.PrevHash, e.Hash)
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("append %s: insert events %d-%d: %w", evs[0].Type, evs[0].Seq, evs[len(evs)-1].Seq, err)
+	}
+	return nil
 }
 
 // headCache remembers the last head each workspace's chain was moved to by

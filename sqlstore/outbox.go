@@ -283,30 +283,106 @@ type subscriber struct {
 
 // notifyAppended runs in every ledger append's transaction, after the
 // events are written: it enqueues one notification job (and outbox row)
-// per event and subscribed channel, opens card jobs for decisions that
-// became pending, and closes cards whose case or decision moved on. The
-// messages therefore exist exactly when the events do. Without a job
-// queue (a store opened without River) nothing is enqueued.
-func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, ws string, evs []signoff.Event) error {
+// per event and subscribed channel (subs, read before the append took the
+// ledger head), opens card jobs for decisions that became pending, and
+// closes cards whose case or decision moved on. The messages therefore
+// exist exactly when the events do. Jobs and rows are written in one
+// statement each, because the ledger head stays locked until commit.
+// Without a job queue (a store opened without River) nothing is enqueued.
+func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, evs []signoff.Event, subs []subscriber) error {
 	if s.river == nil {
 		return nil
 	}
-	subs, err := s.subscribers(ctx, tx, ws)
-	if err != nil {
-		return fmt.Errorf("notify: channels: %w", err)
-	}
-	for _, e := range evs {
-		if err := s.cardsOnEvent(ctx, tx, e); err != nil {
+	var msgs []outboxMsg
+	for i := range evs {
+		e := &evs[i]
+		if err := s.cardsOnEvent(ctx, tx, *e); err != nil {
 			return err
 		}
 		for _, c := range subs {
-			if !wants(c, e) {
-				continue
-			}
-			if err := s.enqueueMessage(ctx, tx, e, c.id); err != nil {
-				return err
+			if wants(c, *e) {
+				msgs = append(msgs, outboxMsg{e, c.id})
 			}
 		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(msgs))
+	for i, m := range msgs {
+		params[i] = river.InsertManyParams{Args: signoff.NotifyJob{WorkspaceID: m.e.WorkspaceID, ChannelID: m.ch, Seq: m.e.Seq},
+			InsertOpts: &river.InsertOpts{MaxAttempts: notifyMaxAttempts, Queue: NotifyQueue}}
+	}
+	res, err := s.river.InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return fmt.Errorf("enqueue %d notifications: %w", len(msgs), err)
+	}
+	if len(res) != len(msgs) {
+		return fmt.Errorf("enqueue notifications: %d jobs for %d messages", len(res), len(msgs))
+	}
+	// Match jobs to messages by their arguments, not by the order River
+	// answers in.
+	jobs := make(map[outboxKey]*rivertype.JobRow, len(res))
+	for _, r := range res {
+		var a signoff.NotifyJob
+		if err := json.Unmarshal(r.Job.EncodedArgs, &a); err != nil {
+			return fmt.Errorf("enqueue notifications: job %d: %w", r.Job.ID, err)
+		}
+		jobs[outboxKey{a.ChannelID, a.Seq}] = r.Job
+	}
+	now := micros(s.clock())
+	for len(msgs) > 0 {
+		n := min(len(msgs), insertChunk)
+		if err := s.insertOutboxRows(ctx, tx, msgs[:n], jobs, now); err != nil {
+			return err
+		}
+		msgs = msgs[n:]
+	}
+	return nil
+}
+
+// insertChunk bounds the rows of one multi-row INSERT (PostgreSQL takes
+// at most 65,535 parameters a statement).
+const insertChunk = 1000
+
+type outboxMsg struct {
+	e  *signoff.Event
+	ch string
+}
+
+type outboxKey struct {
+	ch  string
+	seq int64
+}
+
+func (s *DB) insertOutboxRows(ctx context.Context, tx *sql.Tx, msgs []outboxMsg, jobs map[outboxKey]*rivertype.JobRow, now int64) error {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO outbox (message_id, job_id, workspace_id, channel_id, case_id, seq, event_type, card_id, state,
+		attempts, budget_from, last_error, lease_token, lease_holder, lease_until, next_at, created_at) VALUES `)
+	args := make([]any, 0, 9*len(msgs))
+	for i, m := range msgs {
+		job, ok := jobs[outboxKey{m.ch, m.e.Seq}]
+		if !ok {
+			return fmt.Errorf("enqueue notification %d for %s: no job", m.e.Seq, m.ch)
+		}
+		cardID := ""
+		if strings.HasPrefix(m.e.Type, "card.") {
+			var p struct {
+				CardID string `json:"card_id"`
+			}
+			if json.Unmarshal(m.e.Payload, &p) == nil {
+				cardID = p.CardID
+			}
+		}
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, 'pending', 0, 0, '', '', '', 0, 0, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+		args = append(args, outbox.MessageID(job.ID, job.CreatedAt), job.ID, m.e.WorkspaceID, m.ch, m.e.CaseID, m.e.Seq, m.e.Type, cardID, now)
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("enqueue %d notifications: %w", len(msgs), err)
 	}
 	return nil
 }
@@ -360,34 +436,6 @@ func wants(c subscriber, e signoff.Event) bool {
 		To string `json:"to"`
 	}
 	return json.Unmarshal(e.Payload, &p) == nil && slices.Contains(reporterStates, p.To)
-}
-
-// enqueueMessage inserts the job and the outbox row of event e for
-// channel ch. A card event's message carries the card.
-func (s *DB) enqueueMessage(ctx context.Context, tx *sql.Tx, e signoff.Event, ch string) error {
-	args := signoff.NotifyJob{WorkspaceID: e.WorkspaceID, ChannelID: ch, Seq: e.Seq}
-	res, err := s.river.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: notifyMaxAttempts, Queue: NotifyQueue})
-	if err != nil {
-		return fmt.Errorf("enqueue notification %d for %s: %w", e.Seq, ch, err)
-	}
-	id := outbox.MessageID(res.Job.ID, res.Job.CreatedAt)
-	cardID := ""
-	if strings.HasPrefix(e.Type, "card.") {
-		var p struct {
-			CardID string `json:"card_id"`
-		}
-		if json.Unmarshal(e.Payload, &p) == nil {
-			cardID = p.CardID
-		}
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, job_id, workspace_id, channel_id, case_id, seq, event_type, card_id, state,
-		attempts, budget_from, last_error, lease_token, lease_holder, lease_until, next_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, 0, '', '', '', 0, 0, $9)`,
-		id, res.Job.ID, e.WorkspaceID, ch, e.CaseID, e.Seq, e.Type, cardID, micros(s.clock()))
-	if err != nil {
-		return fmt.Errorf("enqueue notification %d for %s: %w", e.Seq, ch, err)
-	}
-	return nil
 }
 
 // NotifyQueue is the River queue notifications are delivered from, so
