@@ -107,8 +107,14 @@ func TestSoak(t *testing.T) {
 		wg.Wait()
 		w.rss = rssKiB(s)
 		windows = append(windows, w)
-		t.Logf("soak +%3.0fm: p99 intake %6.1f ms, track %6.1f ms, ofrep %6.1f ms; errors %v; server RSS %d MiB",
-			w.at.Minutes(), w.p99["intake"], w.p99["track"], w.p99["ofrep"], w.errs, w.rss/1024)
+		// How far triage keeps up with intake: reports received, and
+		// those moved on from received (triaged, or escalated to a person
+		// when the workspace has no triager agent, as here).
+		var received, triaged int
+		_ = e.store.SQL().QueryRow(`SELECT count(*) FROM cases WHERE kind = 'bug'`).Scan(&received)
+		_ = e.store.SQL().QueryRow(`SELECT count(*) FROM cases WHERE kind = 'bug' AND state <> 'received'`).Scan(&triaged)
+		t.Logf("soak +%3.0fm: p99 intake %6.1f ms, track %6.1f ms, ofrep %6.1f ms; errors %v; server RSS %d MiB; %d of %d reports past received",
+			w.at.Minutes(), w.p99["intake"], w.p99["track"], w.p99["ofrep"], w.errs, w.rss/1024, triaged, received)
 	}
 	if len(windows) < 2 {
 		return
