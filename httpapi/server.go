@@ -22,6 +22,7 @@ import (
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/httplog"
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/metrics"
 	"github.com/signoff-dev/signoff/ratelimit"
@@ -445,7 +446,7 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id"))}
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &httplog.StatusWriter{ResponseWriter: w}
 		h := w.Header()
 		h.Set("X-Request-Id", info.id)
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -459,7 +460,7 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 		defer cancel()
 		defer func() {
 			level := slog.LevelInfo
-			if sw.code() >= 500 {
+			if sw.Code() >= 500 {
 				level = slog.LevelError
 			}
 			took := time.Since(start)
@@ -468,13 +469,13 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 				if route == "" {
 					route = metrics.Other
 				}
-				m.requests.Inc(route, logMethod(r.Method), strconv.Itoa(sw.code()))
+				m.requests.Inc(route, httplog.Method(r.Method), strconv.Itoa(sw.Code()))
 				m.duration.ObserveDuration(took, route)
 			}
 			s.log.LogAttrs(ctx, level, "http request",
-				slog.String("method", logMethod(r.Method)),
+				slog.String("method", httplog.Method(r.Method)),
 				slog.String("route", info.route),
-				slog.Int("status", sw.code()),
+				slog.Int("status", sw.Code()),
 				slog.Duration("duration", took),
 				slog.String("actor_id", info.actorID),
 				slog.String("request_id", info.id))
@@ -497,7 +498,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 			}
 			s.log.ErrorContext(r.Context(), "panic serving request", "panic", fmt.Sprint(v),
 				"stack", string(debug.Stack()), "request_id", infoFrom(r.Context()).id)
-			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+			if sw, ok := w.(*httplog.StatusWriter); ok && sw.Status != 0 {
 				return // too late for a problem: the response has begun
 			}
 			s.fail(w, r, signoff.Errorf(signoff.EINTERNAL, "internal error"))
@@ -517,44 +518,4 @@ func requestID(given string) string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails (crypto/rand panics if the OS source is broken)
 	return hex.EncodeToString(b[:])
-}
-
-// logMethod keeps arbitrary client-chosen text out of the log.
-func logMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return m
-	}
-	return "other"
-}
-
-// statusWriter remembers the status for the access log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *statusWriter) code() int {
-	if w.status == 0 {
-		return http.StatusOK
-	}
-	return w.status
 }

@@ -208,28 +208,7 @@ func (c *Counter) Value(values ...string) float64 {
 }
 
 func (c *Counter) get(values []string) *counterSeries {
-	k := key(values)
-	c.mu.RLock()
-	s, ok := c.series[k]
-	c.mu.RUnlock()
-	if ok {
-		return s
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.series[k]; ok {
-		return s
-	}
-	if len(c.series) >= MaxSeries {
-		values = otherValues(len(values))
-		k = key(values)
-		if s, ok := c.series[k]; ok {
-			return s
-		}
-	}
-	s = &counterSeries{values: slices.Clone(values)}
-	c.series[k] = s
-	return s
+	return seriesFor(&c.mu, c.series, values, func(v []string) *counterSeries { return &counterSeries{values: v} })
 }
 
 func (c *Counter) collect(context.Context) ([]series, error) {
@@ -293,27 +272,36 @@ func (h *Histogram) ObserveDuration(d time.Duration, values ...string) {
 }
 
 func (h *Histogram) get(values []string) *histSeries {
+	return seriesFor(&h.mu, h.series, values, func(v []string) *histSeries {
+		return &histSeries{values: v, counts: make([]uint64, len(h.bounds)+1)}
+	})
+}
+
+// seriesFor returns the series of values in m (guarded by mu), made with
+// mk (given its own copy of the values) on first use. Past MaxSeries
+// label sets, new ones share the "other" series.
+func seriesFor[T any](mu *sync.RWMutex, m map[string]*T, values []string, mk func(values []string) *T) *T {
 	k := key(values)
-	h.mu.RLock()
-	s, ok := h.series[k]
-	h.mu.RUnlock()
+	mu.RLock()
+	s, ok := m[k]
+	mu.RUnlock()
 	if ok {
 		return s
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s, ok := h.series[k]; ok {
+	mu.Lock()
+	defer mu.Unlock()
+	if s, ok := m[k]; ok {
 		return s
 	}
-	if len(h.series) >= MaxSeries {
+	if len(m) >= MaxSeries {
 		values = otherValues(len(values))
 		k = key(values)
-		if s, ok := h.series[k]; ok {
+		if s, ok := m[k]; ok {
 			return s
 		}
 	}
-	s = &histSeries{values: slices.Clone(values), counts: make([]uint64, len(h.bounds)+1)}
-	h.series[k] = s
+	s = mk(slices.Clone(values))
+	m[k] = s
 	return s
 }
 

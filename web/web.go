@@ -28,6 +28,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/httplog"
 	"github.com/signoff-dev/signoff/ledger"
 	"github.com/signoff-dev/signoff/ratelimit"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -239,7 +240,7 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(probe, r)
 		if probe.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", probe.header.Get("Allow"))
-			s.fail(w, r, signoff.Errorf(signoff.EMETHOD, "This page does not answer %s requests.", logMethod(r.Method)))
+			s.fail(w, r, signoff.Errorf(signoff.EMETHOD, "This page does not answer %s requests.", httplog.Method(r.Method)))
 			return
 		}
 		s.fail(w, r, signoff.Errorf(signoff.ENOTFOUND, "There is no page here."))
@@ -300,7 +301,7 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &requestInfo{}
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &httplog.StatusWriter{ResponseWriter: w}
 		securityHeaders(w.Header())
 		ctx, cancel := context.WithValue(r.Context(), infoKey{}, info), context.CancelFunc(func() {})
 		if !(r.Method == http.MethodGet && r.URL.Path == eventsPath) {
@@ -309,13 +310,13 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 		defer cancel()
 		defer func() {
 			level := slog.LevelInfo
-			if sw.code() >= 500 {
+			if sw.Code() >= 500 {
 				level = slog.LevelError
 			}
 			s.log.LogAttrs(ctx, level, "web request",
-				slog.String("method", logMethod(r.Method)),
+				slog.String("method", httplog.Method(r.Method)),
 				slog.String("route", info.route),
-				slog.Int("status", sw.code()),
+				slog.Int("status", sw.Code()),
 				slog.Duration("duration", time.Since(start)),
 				slog.String("actor_id", info.actorID))
 		}()
@@ -334,53 +335,13 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 				panic(v)
 			}
 			s.log.ErrorContext(r.Context(), "panic serving web request", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+			if sw, ok := w.(*httplog.StatusWriter); ok && sw.Status != 0 {
 				return
 			}
 			s.fail(w, r, signoff.Errorf(signoff.EINTERNAL, "internal error"))
 		}()
 		next.ServeHTTP(w, r)
 	})
-}
-
-// logMethod keeps client-chosen text out of the log.
-func logMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return m
-	}
-	return "other"
-}
-
-// statusWriter remembers the status for the access log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *statusWriter) code() int {
-	if w.status == 0 {
-		return http.StatusOK
-	}
-	return w.status
 }
 
 // assetFS is the embedded static directory.

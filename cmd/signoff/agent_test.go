@@ -7,17 +7,13 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/openai/openaitest"
-	"github.com/signoff-dev/signoff/sqlite"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // signoffEnv runs the binary with extra environment variables.
@@ -50,23 +46,11 @@ type agentSeed struct {
 // one open triager task, signed with the key file beside it.
 func seedAgents(t *testing.T) agentSeed {
 	t.Helper()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "signoff.db")
-	key, _, err := keys.LoadOrCreate(filepath.Join(dir, "signoff.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	s, err := sqlite.Open(ctx, db, sqlstore.Options{Signer: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	w, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := agentSeed{db: db, ws: w.ID}
+	seed := seedWorkspace(t, "shop")
+	defer seed.close()
+	ctx, s, owner := context.Background(), seed.store, seed.owner
+	var err error
+	sd := agentSeed{db: seed.db, ws: seed.ws.ID}
 	if sd.triager, err = s.CreateActor(ctx, owner, "tri", signoff.RoleTriager); err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +65,7 @@ func seedAgents(t *testing.T) agentSeed {
 			t.Fatal(err)
 		}
 	}
-	p, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.CreateCase(ctx, owner, signoff.CaseInput{ProjectID: p.ID, Kind: signoff.KindBug, Title: "coupon"})
+	c, err := s.CreateCase(ctx, owner, signoff.CaseInput{ProjectID: seed.project.ID, Kind: signoff.KindBug, Title: "coupon"})
 	if err != nil {
 		t.Fatal(err)
 	}

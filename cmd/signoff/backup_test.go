@@ -17,7 +17,6 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/sqlite"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // backupJSON is what signoff backup --json prints.
@@ -72,27 +71,9 @@ func count(t *testing.T, db, q string, args ...any) int64 {
 func TestBackupRestore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "signoff.db")
-	keyPath := filepath.Join(dir, "signoff.key")
-	key, _, err := keys.LoadOrCreate(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The "server": a store with the key, writing while the backup runs.
-	s, err := sqlite.Open(ctx, db, sqlstore.Options{Signer: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	w, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd := seedWorkspace(t, "shop")
+	s, db, keyPath, owner, p, w := sd.store, sd.db, sd.keyPath, sd.owner, sd.project, sd.ws
 	if _, err := s.CreateCase(ctx, owner, signoff.CaseInput{ProjectID: p.ID, Kind: signoff.KindBug, Title: "tamper me"}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,16 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/httpapi"
-	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
@@ -29,20 +26,7 @@ type benchTarget struct {
 func newBenchTarget(t *testing.T, opts ...httpapi.Option) *benchTarget {
 	t.Helper()
 	ctx := context.Background()
-	_, key, _ := ed25519.GenerateKey(nil)
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "signoff.db"), sqlstore.Options{Signer: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	w, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proj, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shoplite"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, w, owner, proj := seedStore(t, "shoplite")
 	if _, err := s.CreateFlag(ctx, owner, proj.ID, "production", "checkout_v2", signoff.FlagBoolean, json.RawMessage("true")); err != nil {
 		t.Fatal(err)
 	}

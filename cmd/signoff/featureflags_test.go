@@ -3,17 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/httpapi"
-	"github.com/signoff-dev/signoff/sqlite"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // TestFlagsCommand reads flags through a real API server, as a person or
@@ -21,20 +17,7 @@ import (
 func TestFlagsCommand(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, key, _ := ed25519.GenerateKey(nil)
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "signoff.db"), sqlstore.Options{Signer: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	_, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proj, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shoplite"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, owner, proj := seedStore(t, "shoplite")
 	for _, f := range []struct {
 		env, key string
 		typ      signoff.FlagType

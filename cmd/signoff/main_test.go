@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/signoff-dev/signoff"
@@ -140,30 +141,52 @@ func TestAdminFlow(t *testing.T) {
 	}
 }
 
+// seeded is a SQLite database file beside its key file (signoff.db and
+// signoff.key in one directory, as the binary finds them) holding one
+// workspace, its owner and a project, written through a store of the
+// test's own.
+type seeded struct {
+	dir, db, keyPath string
+	key              ed25519.PrivateKey
+	store            *sqlstore.DB
+	ws               signoff.Workspace
+	owner            signoff.Actor
+	project          signoff.Project
+	closeOnce        sync.Once
+}
+
+// seedWorkspace creates it; the store is closed by close or at cleanup.
+func seedWorkspace(t *testing.T, projectName string) *seeded {
+	t.Helper()
+	ctx := context.Background()
+	sd := &seeded{dir: t.TempDir()}
+	sd.db, sd.keyPath = filepath.Join(sd.dir, "signoff.db"), filepath.Join(sd.dir, "signoff.key")
+	var err error
+	if sd.key, _, err = keys.LoadOrCreate(sd.keyPath); err != nil {
+		t.Fatal(err)
+	}
+	if sd.store, err = sqlite.Open(ctx, sd.db, sqlstore.Options{Signer: sd.key}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sd.close)
+	if sd.ws, sd.owner, err = sd.store.CreateWorkspace(ctx, "Acme", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if sd.project, err = sd.store.CreateProject(ctx, sd.owner, signoff.ProjectInput{Name: projectName}); err != nil {
+		t.Fatal(err)
+	}
+	return sd
+}
+
+func (sd *seeded) close() { sd.closeOnce.Do(func() { sd.store.Close() }) }
+
 // seedLedger builds a database file with a workspace and n case events,
 // signed with the key file beside it, as the server would.
 func seedLedger(t *testing.T, n int) (db, ws string) {
 	t.Helper()
-	dir := t.TempDir()
-	db = filepath.Join(dir, "signoff.db")
-	key, _, err := keys.LoadOrCreate(filepath.Join(dir, "signoff.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	s, err := sqlite.Open(ctx, db, sqlstore.Options{Signer: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	w, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd := seedWorkspace(t, "shop")
+	defer sd.close()
+	ctx, s, owner, p, w := context.Background(), sd.store, sd.owner, sd.project, sd.ws
 	c, err := s.CreateCase(ctx, owner, signoff.CaseInput{ProjectID: p.ID, Kind: signoff.KindBug, Title: "coupon"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +197,7 @@ func seedLedger(t *testing.T, n int) (db, ws string) {
 			t.Fatal(err)
 		}
 	}
-	return db, w.ID
+	return sd.db, w.ID
 }
 
 func tamper(t *testing.T, db string, stmts ...string) {

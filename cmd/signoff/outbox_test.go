@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/secretbox"
-	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
@@ -25,25 +22,12 @@ import (
 func TestOutboxChannelChatCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, key, _ := ed25519.GenerateKey(nil)
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "signoff.db"), sqlstore.Options{Signer: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, _, owner, proj := seedStore(t, "shoplite")
 	box, err := secretbox.New(bytes.Repeat([]byte{7}, secretbox.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.SetSealer(box)
-	_, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proj, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shoplite"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	token := func(role signoff.Role) (signoff.Actor, string) {
 		a := owner
 		if role != signoff.RoleOwner {

@@ -6,16 +6,12 @@ import (
 	"database/sql"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/keys"
-	"github.com/signoff-dev/signoff/sqlite"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // TestWorkerTakesOnlyItsQueues runs the real binary as a worker process on
@@ -24,26 +20,8 @@ import (
 // worker of the triage queue starts. Both workers stop cleanly on SIGTERM.
 func TestWorkerTakesOnlyItsQueues(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "signoff.db")
-	key, _, err := keys.LoadOrCreate(filepath.Join(dir, "signoff.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	s, err := sqlite.Open(ctx, db, sqlstore.Options{Signer: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_, owner, err := s.CreateWorkspace(ctx, "Acme", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.CreateProject(ctx, owner, signoff.ProjectInput{Name: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd := seedWorkspace(t, "shop")
+	ctx, s, p, db := context.Background(), sd.store, sd.project, sd.db
 	if _, _, _, err := s.SubmitReport(ctx, signoff.ReportInput{ProjectID: p.ID, Text: "the coupon is applied twice"}); err != nil {
 		t.Fatal(err)
 	}
