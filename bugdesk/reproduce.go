@@ -354,10 +354,24 @@ func (d *Desk) commitFiles(ctx context.Context, p project, base string, files []
 			return "", "", err
 		}
 	}
-	if err := p.Repo.CreateBranch(ctx, branch, commit); err != nil {
-		return "", "", fmt.Errorf("branch %s: %w", branch, err)
+	// A process that died after creating the branch and before recording
+	// the proposal left it behind under the same name: the retry takes the
+	// next free name (never moves a branch someone may have recorded), so
+	// it is not refused forever.
+	name := branch
+	for n := 2; ; n++ {
+		if _, err := p.Repo.RevParse(ctx, "refs/heads/"+name); err != nil {
+			break
+		}
+		if n > 20 {
+			return "", "", fmt.Errorf("branch %s: taken, and so are its next names", branch)
+		}
+		name = fmt.Sprintf("%s-%d", branch, n)
 	}
-	return commit, branch, nil
+	if err := p.Repo.CreateBranch(ctx, name, commit); err != nil {
+		return "", "", fmt.Errorf("branch %s: %w", name, err)
+	}
+	return commit, name, nil
 }
 
 // passedOnBase lists the tests that passed in every base run, minus the
