@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/gitx"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -38,6 +40,9 @@ type shopCase struct {
 	cache               string // the desks' CacheDir
 	repo                string
 	harness             verify.Harness
+	sample              *shoplite.Sample
+	h                   signoff.HarnessRecord // the frozen harness
+	op                  signoff.Actor         // an operator
 }
 
 // newShopCase writes ShopLite and brings a case to verifying, with a
@@ -45,9 +50,6 @@ type shopCase struct {
 // isolated sandbox (without one it fails, or skips under -short).
 func newShopCase(t *testing.T, timeout int) *shopCase {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
 	runner, err := sandbox.Default()
 	if err != nil {
 		if testing.Short() {
@@ -55,13 +57,36 @@ func newShopCase(t *testing.T, timeout int) *shopCase {
 		}
 		t.Fatalf("no isolated sandbox (run with -short to skip): %v", err)
 	}
+	sc := newFixingCase(t, timeout)
+	sc.runner = runner
+	sc.cand = signoff.Candidate{ID: signoff.NewID(signoff.PrefixCandidate), HarnessID: sc.h.ID, Attempt: 1, Base: sc.sample.Base,
+		Commit: sc.sample.Branches[shoplite.BranchGenuine], Branch: shoplite.BranchGenuine, Diff: "diff", Status: signoff.CandidateVerifying,
+		SubmittedBy: sc.op.ID, SubmitterRole: signoff.RoleOperator, Evidence: signoff.EvidenceAuthored, SubmittedAt: time.Now().UTC()}
+	s := sc.open(t)
+	st := signoff.BugLoopState{Round: 1, Harnesses: []signoff.HarnessRecord{sc.h}, Candidates: []signoff.Candidate{sc.cand}}
+	l, _, err := s.AdvanceLoop(context.Background(), sc.op, signoff.LoopUpdate{CaseID: sc.caseID, Version: sc.version, State: st, Command: "submit_candidate",
+		Jobs: []signoff.JobRequest{{Args: signoff.VerifyJob{WorkspaceID: sc.ws, CaseID: sc.caseID, CandidateID: sc.cand.ID}}}})
+	if err != nil {
+		t.Fatalf("submit_candidate: %v", err)
+	}
+	sc.version = l.Version
+	return sc
+}
+
+// newFixingCase writes ShopLite and brings a case to fixing, the coupon
+// harness frozen (written through the store: authored). It needs git.
+func newFixingCase(t *testing.T, timeout int) *shopCase {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
 	ctx := context.Background()
 	sample, err := shoplite.Build(ctx, filepath.Join(t.TempDir(), "shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	sc := &shopCase{path: filepath.Join(t.TempDir(), "signoff.db"), key: key, runner: runner}
+	sc := &shopCase{path: filepath.Join(t.TempDir(), "signoff.db"), key: key, sample: sample}
 	s := sc.open(t)
 	ws, owner, err := s.CreateWorkspace(ctx, "W", "olga")
 	if err != nil {
@@ -129,21 +154,16 @@ func newShopCase(t *testing.T, timeout int) *shopCase {
 	h := signoff.HarnessRecord{ID: signoff.NewID(signoff.PrefixHarness), Round: 1, Status: signoff.HarnessFrozen, Spec: raw, Digest: digest,
 		Base: sample.Base, Commit: spec.TestsFrom, Branch: shoplite.BranchReproCoupon, TestFiles: spec.TestFiles,
 		ProposedBy: owner.ID, Evidence: signoff.EvidenceAuthored, ProposedAt: now, FrozenAt: &now}
-	sc.cand = signoff.Candidate{ID: signoff.NewID(signoff.PrefixCandidate), HarnessID: h.ID, Attempt: 1, Base: sample.Base,
-		Commit: sample.Branches[shoplite.BranchGenuine], Branch: shoplite.BranchGenuine, Diff: "diff", Status: signoff.CandidateVerifying,
-		SubmittedBy: op.ID, SubmitterRole: signoff.RoleOperator, Evidence: signoff.EvidenceAuthored, SubmittedAt: now}
+	sc.h, sc.op = h, op
 	st := signoff.BugLoopState{Round: 1}
 	for _, step := range []struct {
 		by  signoff.Actor
 		cmd string
-	}{{sys, "start_reproduction"}, {owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {sys, "start_fix"}, {op, "submit_candidate"}} {
-		u := signoff.LoopUpdate{CaseID: c.ID, Version: sc.version, State: st, Command: step.cmd}
-		if step.cmd == "submit_candidate" {
-			st.Harnesses, st.Candidates = []signoff.HarnessRecord{h}, []signoff.Candidate{sc.cand}
-			u.State = st
-			u.Jobs = []signoff.JobRequest{{Args: signoff.VerifyJob{WorkspaceID: ws.ID, CaseID: c.ID, CandidateID: sc.cand.ID}}}
+	}{{sys, "start_reproduction"}, {owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {sys, "start_fix"}} {
+		if step.cmd == "propose_reproduction" {
+			st.Harnesses = []signoff.HarnessRecord{h}
 		}
-		l, _, err := s.AdvanceLoop(ctx, step.by, u)
+		l, _, err := s.AdvanceLoop(ctx, step.by, signoff.LoopUpdate{CaseID: c.ID, Version: sc.version, State: st, Command: step.cmd})
 		if err != nil {
 			t.Fatalf("%s: %v", step.cmd, err)
 		}
@@ -325,4 +345,37 @@ func TestVerdictRecordedOnceWhenTwoWorkersFinishTheSameRun(t *testing.T) {
 		t.Errorf("verdicts tried on versions %v, want two on %d", tried, sc.version)
 	}
 	sc.checkVerifiedOnce(t, stores[0])
+}
+
+// TestSubmitAfterADeadProcessLeftTheBranch: a process created the first
+// submission's branch and died before recording the candidate. The next
+// submission takes the next free name instead of failing on the existing
+// branch forever, and leaves the leftover branch where it was.
+func TestSubmitAfterADeadProcessLeftTheBranch(t *testing.T) {
+	t.Parallel()
+	sc := newFixingCase(t, 60)
+	ctx := context.Background()
+	s := sc.open(t)
+	repo := &gitx.Repo{Dir: sc.repo}
+	left := fmt.Sprintf("signoff/%s/fix-1-1-1", sc.caseID)
+	if err := repo.CreateBranch(ctx, left, sc.sample.Base); err != nil {
+		t.Fatal(err)
+	}
+	patch, err := repo.Diff(ctx, sc.sample.Base, sc.sample.Branches[shoplite.BranchGenuine])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand, err := sc.desk(s, nil).SubmitPatch(ctx, sc.op, sc.caseID, patch)
+	if err != nil {
+		t.Fatalf("submit after a leftover branch: %v", err)
+	}
+	if cand.Branch != left+"-2" {
+		t.Errorf("branch %q, want %q", cand.Branch, left+"-2")
+	}
+	if got, err := repo.RevParse(ctx, "refs/heads/"+cand.Branch); err != nil || got != cand.Commit {
+		t.Errorf("the candidate's branch is at %s (%v), want %s", got, err, cand.Commit)
+	}
+	if got, err := repo.RevParse(ctx, "refs/heads/"+left); err != nil || got != sc.sample.Base {
+		t.Errorf("the leftover branch moved to %s (%v)", got, err)
+	}
 }
