@@ -75,6 +75,17 @@ func bugRows() []Transition {
 		{From: BugAwaitingReporterRepro, Command: "confirm_reproduction", To: BugReproduced, Roles: roles(reporter)},
 		{From: BugAwaitingReporterRepro, Command: "reject_reproduction", To: BugReproducing, Roles: roles(reporter)},
 
+		// "Does this test check the reported behaviour?" a member of staff
+		// answers after reading its source, and nothing is fixed until both
+		// they and the reporter accepted it (the SYNKAI rule). A staff
+		// approval given while the reporter is still asked is recorded on
+		// the harness and moves nothing; given after the reporter's yes it
+		// freezes the harness where the case stands, and the fix starts.
+		// A staff rejection sends the case back to reproducing with why.
+		{From: BugReproduced, Command: "approve_harness", To: BugReproduced, Roles: roles(humans)},
+		{From: BugAwaitingReporterRepro, Command: "reject_harness", To: BugReproducing, Roles: roles(humans)},
+		{From: BugReproduced, Command: "reject_harness", To: BugReproducing, Roles: roles(humans)},
+
 		{From: BugReproduced, Command: "start_fix", To: BugFixing, Roles: roles(fixer, humans, system)},
 		{From: BugFixing, Command: "submit_candidate", To: BugVerifying, Roles: roles(fixer, humans), Guard: AttemptLeft, Effect: CountAttempt},
 

@@ -12,7 +12,7 @@ import (
 // humanOnlyCommands is SPEC principle 4 spelled out: agents never approve,
 // merge, execute or confirm. Every resume_* command is human-only too.
 var humanOnlyCommands = []string{
-	"approve", "approve_triage", "reject_triage", "merge", "execute",
+	"approve", "approve_triage", "reject_triage", "merge", "execute", "approve_harness", "reject_harness",
 	"confirm_reproduction", "reject_reproduction", "confirm_fix",
 	"report_still_broken", "still_broken_on_primary", "close", "reject", "revert",
 }
@@ -136,4 +136,49 @@ func TestReachableAndLive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The SYNKAI rule: whether a reproduction's test checks the reported
+// behaviour is decided by a member of staff who read it, never by an
+// agent, a viewer or the reporter, and only over its review digest (a
+// decision, refused as a bare transition).
+func TestHarnessReviewIsStaffOnly(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, tr := range workflow.Bug.Transitions {
+		if tr.Command != "approve_harness" && tr.Command != "reject_harness" {
+			continue
+		}
+		seen[tr.Command] = true
+		if !sameSet(tr.Roles, []signoff.Role{operator, owner}) {
+			t.Errorf("%s -%s-> %s: roles %v, want exactly operator and owner", tr.From, tr.Command, tr.To, tr.Roles)
+		}
+		if !workflow.Decision(tr.Command) || !workflow.HumanOnly(tr.Command) {
+			t.Errorf("%s must be a human-only decision", tr.Command)
+		}
+	}
+	if !seen["approve_harness"] || !seen["reject_harness"] {
+		t.Fatalf("rows for %v only", seen)
+	}
+	// No fix starts but from reproduced: every way into fixing other than
+	// start_fix goes through a person (resume_fix) or a verdict on a
+	// candidate of a frozen harness, which the bug desk checks.
+	for _, tr := range workflow.Bug.Transitions {
+		if tr.To != "fixing" {
+			continue
+		}
+		switch tr.Command {
+		case "start_fix":
+			if tr.From != "reproduced" {
+				t.Errorf("start_fix from %s", tr.From)
+			}
+		case "resume_fix", "record_rejected", "reject":
+		default:
+			t.Errorf("%s -%s-> fixing: a new way into fixing", tr.From, tr.Command)
+		}
+	}
+}
+
+func sameSet(a, b []signoff.Role) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(r signoff.Role) bool { return !slices.Contains(b, r) })
 }

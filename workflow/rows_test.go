@@ -67,6 +67,12 @@ var bugRows = []row{
 	{"reproducing", "propose_reproduction", "awaiting_reporter_repro", rs(reproducer, operator, owner), "", ""},
 	{"awaiting_reporter_repro", "confirm_reproduction", "reproduced", rs(reporter), "", ""},
 	{"awaiting_reporter_repro", "reject_reproduction", "reproducing", rs(reporter), "", ""},
+	// The SYNKAI rule: a member of staff reviews the reproduction's source.
+	// Approving before the reporter answers moves nothing (no row); after
+	// their yes the case stays reproduced, now frozen, until start_fix.
+	{"reproduced", "approve_harness", "reproduced", rs(operator, owner), "", ""},
+	{"awaiting_reporter_repro", "reject_harness", "reproducing", rs(operator, owner), "", ""},
+	{"reproduced", "reject_harness", "reproducing", rs(operator, owner), "", ""},
 	{"reproduced", "start_fix", "fixing", rs(fixer, operator, owner, system), "", ""},
 	{"fixing", "submit_candidate", "verifying", rs(fixer, operator, owner), "attempt_left", "count"},
 	{"verifying", "record_verified", "awaiting_approval", rs(system), "", ""},

@@ -106,6 +106,8 @@ func ResetAttempts(f Facts) Facts {
 var humanOnly = map[string]bool{
 	"approve":                 true,
 	"approve_triage":          true,
+	"approve_harness":         true,
+	"reject_harness":          true,
 	"reject_triage":           true,
 	"merge":                   true,
 	"execute":                 true,
@@ -380,12 +382,14 @@ func one(r signoff.Role) []signoff.Role { return []signoff.Role{r} }
 
 // decisions are the commands that bind a person to exactly what they saw:
 // approvals, merges and gate executions bind to a digest (SPEC principle 2),
-// and the reporter's answers are given on their own tracking page. None of
+// a staff review of a reproduction binds to its review digest, and the
+// reporter's answers are given on their own tracking page. None of
 // them may be applied "by id" through a generic transition request; the
 // services that verify the signed approval or the reporter's capability
 // apply them.
 var decisions = map[string]bool{
 	"approve": true, "reject": true, "approve_triage": true, "merge": true, "execute": true, "revert": true,
+	"approve_harness": true, "reject_harness": true,
 	"confirm_reproduction": true, "reject_reproduction": true, "confirm_fix": true, "report_still_broken": true,
 	"still_broken_on_primary": true,
 }
