@@ -140,13 +140,38 @@ func (s RepoSettings) WithDefaults() RepoSettings {
 	return s
 }
 
-// Harness statuses.
+// Harness statuses. A harness freezes only when two people agree on it:
+// the reporter ("this is the bug I saw") and a member of staff who read
+// its test source ("the test checks the reported behaviour").
 const (
-	HarnessProposed   = "proposed"   // fails on base as expected; the reporter has not answered
-	HarnessFrozen     = "frozen"     // the reporter said it is their bug: fixes are judged by it
-	HarnessDisowned   = "disowned"   // the reporter said it is not their bug
+	HarnessProposed   = "proposed"   // fails on base as expected; the reporter has not answered (staff may have approved)
+	HarnessConfirmed  = "confirmed"  // the reporter said it is their bug; a member of staff has not approved it yet
+	HarnessFrozen     = "frozen"     // the reporter and a member of staff both accepted it: fixes are judged by it
+	HarnessDisowned   = "disowned"   // the reporter said it is not their bug, or a member of staff rejected it
 	HarnessSuperseded = "superseded" // the case reopened
 )
+
+// Decisions of a staff review of a harness.
+const (
+	HarnessApprove = "approve"
+	HarnessReject  = "reject"
+)
+
+// HarnessReview is a member of staff's decision on a proposed harness:
+// whether its test checks the reported behaviour. It names the review
+// digest they were shown (repair.ReviewSubject: the test source, the
+// failing output and the static findings), so a decision binds exactly
+// what was read.
+type HarnessReview struct {
+	// HarnessID is the harness that was reviewed. A harness rebased onto
+	// a newer main carries its original's review (the same test files).
+	HarnessID    string    `json:"harness_id"`
+	By           string    `json:"by"`
+	Decision     string    `json:"decision"`
+	Note         string    `json:"note,omitempty"`
+	ReviewDigest string    `json:"review_digest"`
+	At           time.Time `json:"at"`
+}
 
 // HarnessRecord is one reproduction of a bug: the test files on a commit
 // over the base, checked to fail there with the expected signature.
@@ -169,11 +194,17 @@ type HarnessRecord struct {
 	TaskID        string    `json:"task_id,omitempty"`
 	Evidence      string    `json:"evidence"`
 	ProposedAt    time.Time `json:"proposed_at"`
-	// FrozenAt is set when the reporter confirmed it.
+	// ConfirmedAt is set when the reporter said it is their bug.
+	ConfirmedAt *time.Time `json:"confirmed_at,omitempty"`
+	// FrozenAt is set when both the reporter and a member of staff
+	// accepted it.
 	FrozenAt *time.Time `json:"frozen_at,omitempty"`
 	// ReporterNote is what the reporter said differs (airlocked), when
 	// they disowned it.
 	ReporterNote string `json:"reporter_note,omitempty"`
+	// StaffReview is a member of staff's decision on the test source;
+	// a rejection's note says why (it goes to the next reproducer).
+	StaffReview *HarnessReview `json:"staff_review,omitempty"`
 	// RebasedFrom names the harness this one moved onto a newer main:
 	// the same test files, which the reporter confirmed, on a new base.
 	RebasedFrom string `json:"rebased_from,omitempty"`

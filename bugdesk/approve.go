@@ -40,7 +40,7 @@ func (d *Desk) Card(ctx context.Context, by signoff.Actor, caseID string) (CardV
 	if c.State != workflow.BugAwaitingApproval && c.State != workflow.BugApproved {
 		return CardView{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s: there is no card to approve", caseID, c.State)}
 	}
-	card, digest, _, err := d.card(c, l)
+	card, digest, _, err := d.card(ctx, c, l)
 	if err != nil {
 		return CardView{}, err
 	}
@@ -80,7 +80,7 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	if c.State != workflow.BugAwaitingApproval && c.State != workflow.BugApproved {
 		return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s, not awaiting approval", caseID, c.State)}
 	}
-	_, digest, cand, err := d.card(c, l)
+	_, digest, cand, err := d.card(ctx, c, l)
 	if err != nil {
 		return signoff.Approval{}, c, err
 	}

@@ -181,8 +181,10 @@ func (d *Desk) cacheFor(projectID string) string {
 	return filepath.Join(d.CacheDir, projectID)
 }
 
-// card returns the current approval card of a case and its digest.
-func (d *Desk) card(c signoff.Case, l signoff.BugLoop) (repair.Card, string, *signoff.Candidate, error) {
+// card returns the current approval card of a case and its digest. The
+// card carries the harness's test source, read at its tests_from commit
+// and checked against the harness digest.
+func (d *Desk) card(ctx context.Context, c signoff.Case, l signoff.BugLoop) (repair.Card, string, *signoff.Candidate, error) {
 	h := repair.FrozenHarness(l.State)
 	cand := repair.LatestCandidate(l.State)
 	if h == nil || cand == nil {
@@ -192,7 +194,11 @@ func (d *Desk) card(c signoff.Case, l signoff.BugLoop) (repair.Card, string, *si
 	if err != nil {
 		return repair.Card{}, "", nil, err
 	}
-	card, err := repair.NewCard(c, *h, *cand, rep)
+	src, err := d.harnessSource(ctx, c, h)
+	if err != nil {
+		return repair.Card{}, "", nil, fmt.Errorf("card of %s: %w", c.ID, err)
+	}
+	card, err := repair.NewCard(c, *h, *cand, rep, src)
 	if err != nil {
 		return repair.Card{}, "", nil, err
 	}

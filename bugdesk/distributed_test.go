@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,15 +152,20 @@ func newFixingCase(t *testing.T, timeout int) *shopCase {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	h := signoff.HarnessRecord{ID: signoff.NewID(signoff.PrefixHarness), Round: 1, Status: signoff.HarnessFrozen, Spec: raw, Digest: digest,
+	// Frozen: the reporter confirmed it and the operator approved its test
+	// (written here through the store, so the review digest stands in for
+	// the one the operator would have been shown).
+	hid := signoff.NewID(signoff.PrefixHarness)
+	h := signoff.HarnessRecord{ID: hid, Round: 1, Status: signoff.HarnessFrozen, Spec: raw, Digest: digest,
 		Base: sample.Base, Commit: spec.TestsFrom, Branch: shoplite.BranchReproCoupon, TestFiles: spec.TestFiles,
-		ProposedBy: owner.ID, Evidence: signoff.EvidenceAuthored, ProposedAt: now, FrozenAt: &now}
+		ProposedBy: owner.ID, Evidence: signoff.EvidenceAuthored, ProposedAt: now, ConfirmedAt: &now, FrozenAt: &now,
+		StaffReview: &signoff.HarnessReview{HarnessID: hid, By: op.ID, Decision: signoff.HarnessApprove, ReviewDigest: strings.Repeat("e", 64), At: now}}
 	sc.h, sc.op = h, op
 	st := signoff.BugLoopState{Round: 1}
 	for _, step := range []struct {
 		by  signoff.Actor
 		cmd string
-	}{{sys, "start_reproduction"}, {owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {sys, "start_fix"}} {
+	}{{sys, "start_reproduction"}, {owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {op, "approve_harness"}, {sys, "start_fix"}} {
 		if step.cmd == "propose_reproduction" {
 			st.Harnesses = []signoff.HarnessRecord{h}
 		}

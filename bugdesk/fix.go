@@ -39,7 +39,11 @@ type prevAttempt struct {
 }
 
 // StartFix moves a reproduced bug into fixing and gives the fixer a task
-// for its next attempt. Idempotent like StartReproduction.
+// for its next attempt. Idempotent like StartReproduction. It refuses
+// (errNotFrozen) while the round has no frozen harness, one both the
+// reporter and a member of staff accepted: a reproduced case waiting for
+// its staff review stays where it is, and a case a person resumed into
+// fixing without one goes back to a person.
 func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 	unlock := d.lock(caseID)
 	defer unlock()
@@ -47,24 +51,30 @@ func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 	if err != nil {
 		return err
 	}
-	switch c.State {
-	case workflow.BugReproduced:
+	if c.State != workflow.BugReproduced && c.State != workflow.BugFixing {
+		return nil
+	}
+	h := repair.FrozenHarness(l.State)
+	if h == nil {
+		if c.State == workflow.BugFixing {
+			d.log().WarnContext(ctx, "fixing without a frozen reproduction: back to a person", "case_id", caseID)
+			if err := d.giveUp(ctx, ws, caseID, "", "the case is fixing, but no reproduction was accepted by both the reporter and a member of staff: resume the reproduction instead"); err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("start fix of %s: %w", caseID, errNotFrozen)
+	}
+	if c.State == workflow.BugReproduced {
 		l, c, err = d.Store.AdvanceLoop(ctx, sys(ws), signoff.LoopUpdate{CaseID: caseID, Version: l.Version, State: l.State, Command: "start_fix",
-			Events: []signoff.LoopEvent{{Type: "fix.started", Payload: map[string]any{"round": l.State.Round}}}})
+			Events: []signoff.LoopEvent{{Type: "fix.started", Payload: map[string]any{"round": l.State.Round, "harness_id": h.ID,
+				"harness_digest": h.Digest, "reviewed_by": h.StaffReview.By}}}})
 		if err != nil {
 			return fmt.Errorf("start fix of %s: %w", caseID, err)
 		}
-	case workflow.BugFixing:
-	default:
-		return nil
 	}
 	open, err := d.openTasks(ctx, c, RoleFixer)
 	if err != nil || len(open) > 0 {
 		return err
-	}
-	h := repair.FrozenHarness(l.State)
-	if h == nil {
-		return fmt.Errorf("case %s is fixing without a frozen harness", caseID)
 	}
 	p, err := d.project(ctx, ws, c.ProjectID)
 	if err != nil {
@@ -76,7 +86,7 @@ func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 	}
 	in := fixInput{CaseID: c.ID, Round: l.State.Round, Attempt: c.FixAttempts + 1, MaxAttempts: c.MaxFixAttempts, Base: h.Base,
 		AllowedPath: p.Settings.FixPaths, Subject: fixSubject{Title: c.Title, Report: report,
-			Confirmed: "The reporter confirmed that the failing check below is the bug they saw. Make it pass without changing any test.",
+			Confirmed: "The reporter confirmed that the failing check below is the bug they saw, and a member of staff reviewed the test. Make it pass without changing any test.",
 			Failing:   h.FailingOutput}}
 	for _, cand := range l.State.Candidates {
 		if cand.HarnessID == h.ID && cand.Verdict != "" {
@@ -122,7 +132,7 @@ func (d *Desk) SubmitCandidate(ctx context.Context, by signoff.Actor, caseID str
 	}
 	h := repair.FrozenHarness(l.State)
 	if h == nil {
-		return signoff.Candidate{}, fmt.Errorf("case %s is fixing without a frozen harness", caseID)
+		return signoff.Candidate{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s: %s", caseID, errNotFrozen.Message)}
 	}
 	if len(prop.Files) > 0 {
 		if err := checkFiles(prop.Files); err != nil {

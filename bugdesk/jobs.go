@@ -53,7 +53,12 @@ type fixWorker struct {
 }
 
 func (w *fixWorker) Work(ctx context.Context, job *river.Job[signoff.FixJob]) error {
-	if err := w.d.StartFix(ctx, job.Args.WorkspaceID, job.Args.CaseID); err != nil {
+	if err := w.d.StartFix(ctx, job.Args.WorkspaceID, job.Args.CaseID); notFrozen(err) {
+		// Nothing to fix yet, and retrying cannot change that: the step
+		// that freezes a reproduction enqueues its own job.
+		w.d.log().InfoContext(ctx, "no fix started: the reproduction is not frozen", "case_id", job.Args.CaseID)
+		return nil
+	} else if err != nil {
 		return err
 	}
 	return w.d.Drive(ctx, job.Args.WorkspaceID, job.Args.CaseID, RoleFixer)

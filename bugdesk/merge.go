@@ -31,7 +31,7 @@ func (d *Desk) Merge(ctx context.Context, by signoff.Actor, caseID string) (sign
 	if c.State != workflow.BugApproved {
 		return signoff.MergeRecord{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s: only an approved candidate is merged", caseID, c.State)}
 	}
-	_, digest, cand, err := d.card(c, l)
+	_, digest, cand, err := d.card(ctx, c, l)
 	if err != nil {
 		return signoff.MergeRecord{}, err
 	}

@@ -3,6 +3,7 @@ package bugdesk
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,8 +59,10 @@ const maxAnswerText = 32 << 10
 // case's tracking secret can give it; an answer to a question that has
 // since changed is refused as stale, and the case stays where it is.
 //
-//   - "Is this the bug you saw?" yes freezes the harness (its digest goes
-//     on the ledger) and starts the fix; no, with what differs, disowns the
+//   - "Is this the bug you saw?" yes confirms the harness; it freezes (its
+//     digest goes on the ledger) and the fix starts only if a member of
+//     staff approved its test source too, else the case waits reproduced
+//     for that review (ReviewHarness). No, with what differs, disowns the
 //     reproduction and sends the case back to reproducing.
 //   - "Does the live fix work for you?" yes verifies the case; no, with what
 //     still fails, clears the confirmations, reopens the case and starts a
@@ -125,14 +128,22 @@ func (d *Desk) reporterAnswer(ctx context.Context, secret string, a Answer) (sig
 	answered := signoff.LoopEvent{Type: "reporter.decided", Payload: map[string]any{"question": q.Kind, "question_digest": q.Digest(),
 		"subject": q.Subject, "answer": a.Answer, "said": said, "round": st.Round}}
 	u := signoff.LoopUpdate{CaseID: caseID, Version: l.Version, Events: []signoff.LoopEvent{answered}}
+	st.Harnesses = slices.Clone(st.Harnesses)
 	h := repair.CurrentHarness(st)
 	switch {
 	case q.Kind == repair.AskRepro && a.Answer == "yes":
-		h.Status, h.FrozenAt = signoff.HarnessFrozen, &now
+		h.ConfirmedAt = &now
 		u.Command = "confirm_reproduction"
-		u.Events = append(u.Events, signoff.LoopEvent{Type: "harness.frozen", Payload: map[string]any{"harness_id": h.ID, "harness_digest": h.Digest,
-			"base": h.Base, "tests_from": h.Commit, "test_files": h.TestFiles}})
-		u.Jobs = []signoff.JobRequest{{Args: signoff.FixJob{WorkspaceID: ws, CaseID: caseID, Round: st.Round, Attempt: c.FixAttempts + 1}}}
+		if repair.StaffApproved(*h) {
+			// A member of staff approved the test already: both agree.
+			ev, job := freeze(c, st, h, now)
+			u.Events = append(u.Events, ev)
+			u.Jobs = []signoff.JobRequest{job}
+		} else {
+			// The case waits, reproduced, for a member of staff to read
+			// the test; their approval freezes it.
+			h.Status = signoff.HarnessConfirmed
+		}
 	case q.Kind == repair.AskRepro:
 		h.Status, h.ReporterNote = signoff.HarnessDisowned, said
 		u.Command = "reject_reproduction"
@@ -185,7 +196,8 @@ func reopenState(st signoff.BugLoopState, reason string) (signoff.BugLoopState, 
 		if st.Harnesses[i].Round == st.Round && st.Harnesses[i].FrozenAt != nil {
 			cleared++
 		}
-		if st.Harnesses[i].Status == signoff.HarnessFrozen || st.Harnesses[i].Status == signoff.HarnessProposed {
+		switch st.Harnesses[i].Status {
+		case signoff.HarnessFrozen, signoff.HarnessConfirmed, signoff.HarnessProposed:
 			st.Harnesses[i].Status = signoff.HarnessSuperseded
 		}
 	}

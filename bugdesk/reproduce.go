@@ -48,7 +48,10 @@ type reproSubject struct {
 	Title  string   `json:"title"`
 	Report string   `json:"report"`
 	Notes  []string `json:"reporter_said_not_this,omitempty"`
-	Files  []string `json:"files"`
+	// StaffNotes are why members of staff rejected earlier reproductions
+	// of the round: what a test must check instead.
+	StaffNotes []string `json:"staff_rejected_because,omitempty"`
+	Files      []string `json:"files"`
 }
 
 // StartReproduction moves a ticketed or reopened bug into reproducing and
@@ -108,8 +111,14 @@ func (d *Desk) ensureReproTask(ctx context.Context, c signoff.Case, l signoff.Bu
 	}
 	in := reproInput{CaseID: c.ID, Round: l.State.Round, Base: base, Subject: reproSubject{Title: c.Title, Report: report, Files: files}}
 	for _, h := range l.State.Harnesses {
-		if h.Round == l.State.Round && h.Status == signoff.HarnessDisowned && h.ReporterNote != "" {
+		if h.Round != l.State.Round || h.Status != signoff.HarnessDisowned {
+			continue
+		}
+		if h.ReporterNote != "" {
 			in.Subject.Notes = append(in.Subject.Notes, h.ReporterNote)
+		}
+		if r := h.StaffReview; r != nil && r.Decision == signoff.HarnessReject && r.Note != "" {
+			in.Subject.StaffNotes = append(in.Subject.StaffNotes, r.Note)
 		}
 	}
 	raw, err := json.Marshal(in)
@@ -264,7 +273,7 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 	if err != nil {
 		return agent.Result{}, err
 	}
-	return agent.Result{Text: fmt.Sprintf("Accepted: %s fail(s) on base with %q. The reporter is now asked whether this is their bug; your task is done.",
+	return agent.Result{Text: fmt.Sprintf("Accepted: %s fail(s) on base with %q. The reporter is now asked whether this is their bug, and a member of staff reviews the test; your task is done.",
 		strings.Join(failToPass, ", "), expected), Output: map[string]any{"harness_id": rec.ID, "harness_digest": digest}, Final: true}, nil
 }
 

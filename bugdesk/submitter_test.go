@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/verify"
@@ -49,7 +51,16 @@ func TestSubmitterCannotApprove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetRepoSettings(ctx, cli, p.ID, signoff.RepoSettings{Path: t.TempDir(), FixPaths: []string{"cart/**"}}); err != nil {
+	// The card carries the harness's test source, read from the project's
+	// repository: ShopLite, with its coupon reproduction.
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	sample, err := shoplite.Build(ctx, filepath.Join(t.TempDir(), "shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetRepoSettings(ctx, cli, p.ID, signoff.RepoSettings{Path: sample.Dir, FixPaths: []string{"cart/**"}}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.CreateCase(ctx, owner, signoff.CaseInput{ProjectID: p.ID, Kind: signoff.KindBug, Title: "coupon twice", ReporterID: rep.ID})
@@ -61,10 +72,24 @@ func TestSubmitterCannotApprove(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The loop's record: a frozen harness and the operator's verified
-	// candidate, with the verification report its card is built from.
-	base, commit := strings.Repeat("1", 40), strings.Repeat("2", 40)
-	h := signoff.HarnessRecord{ID: "har_1", Round: 1, Status: signoff.HarnessFrozen, Digest: strings.Repeat("d", 64), Base: base}
+	// The loop's record: a frozen harness (the reporter confirmed it, the
+	// owner approved its test) and the operator's verified candidate, with
+	// the verification report its card is built from.
+	spec, err := json.Marshal(sample.CouponHarness())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vh, err := verify.ParseHarness(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := verify.HarnessDigest(ctx, sample.Dir, vh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, commit := sample.Base, sample.Branches[shoplite.BranchGenuine]
+	h := signoff.HarnessRecord{ID: "har_1", Round: 1, Status: signoff.HarnessFrozen, Spec: spec, Digest: digest, Base: base, Commit: vh.TestsFrom, TestFiles: vh.TestFiles,
+		StaffReview: &signoff.HarnessReview{HarnessID: "har_1", By: owner.ID, Decision: signoff.HarnessApprove, ReviewDigest: strings.Repeat("e", 64), At: time.Now().UTC()}}
 	rep1, _ := json.Marshal(verify.Report{Verdict: verify.Verified, Reason: "ok", Base: base, Candidate: commit, HarnessDigest: h.Digest, Fingerprint: strings.Repeat("f", 64)})
 	cand := signoff.Candidate{ID: "cand_1", HarnessID: h.ID, Attempt: 1, Base: base, Commit: commit, Diff: "diff", Status: signoff.CandidateVerified,
 		Verdict: verify.Verified, Report: rep1, SubmittedBy: op.ID, SubmitterRole: signoff.RoleOperator, Evidence: signoff.EvidenceAuthored}
@@ -73,7 +98,8 @@ func TestSubmitterCannotApprove(t *testing.T) {
 	for _, step := range []struct {
 		by  signoff.Actor
 		cmd string
-	}{{sys, "start_reproduction"}, {owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {sys, "start_fix"}, {op, "submit_candidate"}, {sys, "record_verified"}} {
+	}{{sys, "start_reproduction"}, {owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {owner, "approve_harness"}, {sys, "start_fix"},
+		{op, "submit_candidate"}, {sys, "record_verified"}} {
 		if step.cmd == "record_verified" {
 			st.Harnesses, st.Candidates = []signoff.HarnessRecord{h}, []signoff.Candidate{cand}
 		}
@@ -103,6 +129,18 @@ func TestSubmitterCannotApprove(t *testing.T) {
 		}
 		raw, _ := json.Marshal(env)
 		return raw, key
+	}
+	// The card shows the test source, exactly as the harness digest
+	// covers it, and who approved the harness.
+	v, err := d.Card(ctx, owner, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src := v.Card.HarnessSource; len(src) != 1 || src[0].Path != "cart/coupon_repro_test.go" || !strings.Contains(src[0].Content, "func TestCouponAppliesOnce") {
+		t.Fatalf("card source = %+v", src)
+	}
+	if v.Card.HarnessReview.By != owner.ID || v.Card.HarnessReview.Decision != signoff.HarnessApprove {
+		t.Fatalf("card harness review = %+v", v.Card.HarnessReview)
 	}
 	mine, _ := sign(op)
 	before, _ := s.HeadSeq(ctx, ws.ID)

@@ -261,7 +261,7 @@ func (d *Desk) review(ctx context.Context, ws, caseID, candID string) error {
 	if err != nil || c.State != workflow.BugVerifying {
 		return err
 	}
-	_, digest, cur, err := d.card(c, l)
+	_, digest, cur, err := d.card(ctx, c, l)
 	if err != nil {
 		return err
 	}

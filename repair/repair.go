@@ -5,13 +5,17 @@
 package repair
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/canonical"
+	"github.com/signoff-dev/signoff/tamper"
 	"github.com/signoff-dev/signoff/verify"
 )
 
@@ -81,9 +85,99 @@ func Table(r verify.Report) []Row {
 	return rows
 }
 
+// SourceFile is one harness test file in full, as a person reads it.
+// SHA256 is of its bytes, so a file that is not valid UTF-8 (shown with
+// replacement characters in JSON) is still bound exactly.
+type SourceFile struct {
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Content string `json:"content"`
+}
+
+// Sources lists files (path → content) as SourceFiles sorted by path.
+func Sources(files map[string][]byte) []SourceFile {
+	out := make([]SourceFile, 0, len(files))
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		sum := sha256.Sum256(files[p])
+		out = append(out, SourceFile{Path: p, SHA256: hex.EncodeToString(sum[:]), Content: string(files[p])})
+	}
+	return out
+}
+
+// ReviewSubject is what a member of staff reads before a reproduction
+// may freeze: the harness, every test file in full, what the reporter is
+// shown failing, and what the static checks found in the test. Its digest
+// is what their decision quotes, so a decision over a test that changed
+// since (another harness, other findings) is stale.
+type ReviewSubject struct {
+	Case          string           `json:"case"`
+	HarnessID     string           `json:"harness_id"`
+	HarnessDigest string           `json:"harness_digest"`
+	Files         []SourceFile     `json:"files"`
+	FailingOutput string           `json:"failing_output"`
+	Findings      []tamper.Finding `json:"findings"`
+}
+
+// NewReviewSubject is the review subject of harness h of case c, with its
+// test files (path → content at tests_from) and the static findings.
+func NewReviewSubject(c signoff.Case, h signoff.HarnessRecord, files map[string][]byte, findings []tamper.Finding) ReviewSubject {
+	if findings == nil {
+		findings = []tamper.Finding{}
+	}
+	return ReviewSubject{Case: c.ID, HarnessID: h.ID, HarnessDigest: h.Digest, Files: Sources(files),
+		FailingOutput: h.FailingOutput, Findings: findings}
+}
+
+// Digest is the SHA-256 of the subject's canonical JSON: the review
+// digest a staff decision names.
+func (s ReviewSubject) Digest() (string, error) { return canonical.Digest(s) }
+
+// Reporter answer and staff review statuses of a harness, as views show
+// them.
+const (
+	StatusPending  = "pending"  // asked, not answered yet
+	StatusYes      = "yes"      // the reporter said it is their bug
+	StatusNo       = "no"       // the reporter said it is not
+	StatusApproved = "approved" // a member of staff approved the test
+	StatusRejected = "rejected" // a member of staff rejected it
+	StatusNone     = "none"     // not asked any more (the harness was disowned or superseded first)
+)
+
+// ReporterStatus is the reporter's answer to "Is this the bug you saw?"
+// for harness h.
+func ReporterStatus(h signoff.HarnessRecord) string {
+	switch {
+	case h.ConfirmedAt != nil || h.Status == signoff.HarnessConfirmed || h.Status == signoff.HarnessFrozen:
+		return StatusYes
+	case h.ReporterNote != "":
+		return StatusNo
+	case h.Status == signoff.HarnessProposed:
+		return StatusPending
+	}
+	return StatusNone
+}
+
+// StaffStatus is the staff review of harness h.
+func StaffStatus(h signoff.HarnessRecord) string {
+	switch {
+	case h.StaffReview != nil && h.StaffReview.Decision == signoff.HarnessApprove:
+		return StatusApproved
+	case h.StaffReview != nil:
+		return StatusRejected
+	case h.Status == signoff.HarnessProposed || h.Status == signoff.HarnessConfirmed:
+		return StatusPending
+	}
+	return StatusNone
+}
+
+// StaffApproved reports whether a member of staff approved h.
+func StaffApproved(h signoff.HarnessRecord) bool {
+	return h.StaffReview != nil && h.StaffReview.Decision == signoff.HarnessApprove
+}
+
 // Card is what an approver sees and signs: the digest covers every field,
-// so a new candidate, a new harness, another diff or another verdict is
-// another card.
+// so a new candidate, a new harness, another diff, another verdict or
+// another test source is another card.
 type Card struct {
 	Case          string `json:"case"`
 	Project       string `json:"project"`
@@ -104,6 +198,13 @@ type Card struct {
 	Fingerprint   string `json:"fingerprint"`
 	// Review is the reviewer's advisory note, shown as such.
 	Review string `json:"review_note,omitempty"`
+	// HarnessSource is the harness's test files in full, sorted by path,
+	// as they are at its tests_from commit: an approval covers the test
+	// code the verdict rests on, not only its digest.
+	HarnessSource []SourceFile `json:"harness_source"`
+	// HarnessReview is the member of staff who approved the harness's
+	// test source, and the review digest they approved.
+	HarnessReview signoff.HarnessReview `json:"harness_review"`
 }
 
 // Digest is the SHA-256 of the card's canonical JSON: the subject an
@@ -111,18 +212,27 @@ type Card struct {
 func (c Card) Digest() (string, error) { return canonical.Digest(c) }
 
 // NewCard builds the card of a verified candidate. report is the
-// candidate's verification report.
-func NewCard(c signoff.Case, h signoff.HarnessRecord, cand signoff.Candidate, report verify.Report) (Card, error) {
+// candidate's verification report; source is the harness's test files
+// (Sources of the files at its tests_from commit), which the caller has
+// checked against the harness digest. A harness no member of staff
+// approved has no card: nothing judged by it is approved.
+func NewCard(c signoff.Case, h signoff.HarnessRecord, cand signoff.Candidate, report verify.Report, source []SourceFile) (Card, error) {
 	if cand.Status != signoff.CandidateVerified || report.Verdict != verify.Verified {
 		return Card{}, signoff.Errorf(signoff.ECONFLICT, "candidate %s is %s, not verified: there is nothing to approve", cand.ID, cand.Status)
 	}
 	if report.Candidate != cand.Commit || report.HarnessDigest != h.Digest {
 		return Card{}, fmt.Errorf("card: the report is for %s under harness %s, not candidate %s under %s", report.Candidate, report.HarnessDigest, cand.Commit, h.Digest)
 	}
+	if !StaffApproved(h) {
+		return Card{}, signoff.Errorf(signoff.ECONFLICT, "harness %s was never approved by a member of staff: nothing judged by it can be approved", h.ID)
+	}
+	if len(source) == 0 {
+		return Card{}, fmt.Errorf("card: harness %s comes without its test source", h.ID)
+	}
 	card := Card{Case: c.ID, Project: c.ProjectID, Title: c.Title, CandidateID: cand.ID, Attempt: cand.Attempt,
 		SubmittedBy: cand.SubmittedBy, Evidence: cand.Evidence, Base: cand.Base, Candidate: cand.Commit, Branch: cand.Branch,
 		Diff: cand.Diff, HarnessID: h.ID, HarnessDigest: h.Digest, Verdict: report.Verdict, Reason: report.Reason,
-		Table: Table(report), Fingerprint: report.Fingerprint}
+		Table: Table(report), Fingerprint: report.Fingerprint, HarnessSource: slices.Clone(source), HarnessReview: *h.StaffReview}
 	if cand.Review != nil {
 		card.Review = fmt.Sprintf("[advisory, %s] %s", cand.Review.Evidence, cand.Review.Note)
 	}
@@ -161,16 +271,19 @@ func (q Question) Digest() string {
 func CurrentHarness(st signoff.BugLoopState) *signoff.HarnessRecord {
 	for i := len(st.Harnesses) - 1; i >= 0; i-- {
 		h := &st.Harnesses[i]
-		if h.Round == st.Round && (h.Status == signoff.HarnessProposed || h.Status == signoff.HarnessFrozen) {
+		if h.Round == st.Round && (h.Status == signoff.HarnessProposed || h.Status == signoff.HarnessConfirmed || h.Status == signoff.HarnessFrozen) {
 			return h
 		}
 	}
 	return nil
 }
 
-// FrozenHarness returns the round's frozen harness, or nil.
+// FrozenHarness returns the round's frozen harness, or nil. Frozen means
+// the reporter and a member of staff both accepted it: a harness marked
+// frozen that no member of staff approved (one frozen before the rule) is
+// not, and nothing is fixed, verified or approved under it.
 func FrozenHarness(st signoff.BugLoopState) *signoff.HarnessRecord {
-	if h := CurrentHarness(st); h != nil && h.Status == signoff.HarnessFrozen {
+	if h := CurrentHarness(st); h != nil && h.Status == signoff.HarnessFrozen && StaffApproved(*h) {
 		return h
 	}
 	return nil
