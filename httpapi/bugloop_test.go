@@ -81,9 +81,11 @@ func hookRequest(t testing.TB, project, secret, id string, ts time.Time, body st
 	return request{method: "POST", path: "/api/v1/hooks/deployments/" + project, body: body, header: h}
 }
 
-// toApproval are the commands that take a new bug to awaiting_approval.
+// toApproval are the commands that take a new bug to awaiting_approval:
+// the reporter confirms the reproduction and a member of staff approves
+// its test (the owner, here) before the fix starts.
 var toApproval = []string{"start_triage", "ticket", "start_reproduction", "propose_reproduction",
-	"confirm_reproduction", "start_fix", "submit_candidate", "record_verified"}
+	"confirm_reproduction", "approve_harness", "start_fix", "submit_candidate", "record_verified"}
 
 // drive moves c through commands with the store's loop updates, each as
 // whoever the transition table lets run it: the reporter for their

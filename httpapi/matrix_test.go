@@ -280,6 +280,18 @@ var matrix = []struct {
 		b, _ := json.Marshal(map[string]string{"patch": "--- a/cart/coupon.go\n+++ b/cart/coupon.go\n@@ -1 +1 @@\n-package cart\n+package cart // by " + who + "\n"})
 		return request{method: "POST", path: "/api/v1/cases/" + f.bug.ID + "/candidates", body: string(b)}
 	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	// The staff review of a reproduction: people who run or watch the
+	// desk read its source, only those who run it decide, no agent and no
+	// reporter does either. The fixture's bug has no reproduction yet, so
+	// the desk answers 409 past the policy (harness_test.go reviews a
+	// real one).
+	{"GET /api/v1/cases/{id}/harness", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/harness"}
+	}, statuses{403, 409, 409, 409, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/cases/{id}/harness/review", func(t *testing.T, f *matrixFixture, who string) request {
+		return request{method: "POST", path: "/api/v1/cases/" + f.bug.ID + "/harness/review",
+			body: `{"review_digest":"` + strings.Repeat("ab", 32) + `","decision":"approve","note":"by ` + who + `"}`}
+	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 	{"GET /api/v1/cases/{id}/approval", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/approval"}
 	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},

@@ -262,6 +262,10 @@ func (s *server) register() {
 	s.api("POST /api/v1/cases/{id}/reproduce", identity.OpLoopStart, s.startLoop)
 	s.api("POST /api/v1/cases/{id}/candidates", identity.OpCandidateSubmit, s.submitCandidate)
 	s.api("GET /api/v1/cases/{id}/candidates/{candidate}/evidence", identity.OpLoopRead, s.getEvidence)
+	// A person reads the reproduction's test source and approves or
+	// rejects it over its review digest before any fix is tried.
+	s.api("GET /api/v1/cases/{id}/harness", identity.OpHarnessRead, s.getHarness)
+	s.api("POST /api/v1/cases/{id}/harness/review", identity.OpHarnessReview, s.reviewHarness)
 	// Approving and merging are human acts over the exact card: no agent
 	// role holds these operations, and the approval is a signature made
 	// on the approver's machine. The card and approvals serve change cases

@@ -47,7 +47,7 @@ func TestNoAgentDecides(t *testing.T) {
 	t.Parallel()
 	for _, r := range append(signoff.AllRoles(), signoff.RoleSystem) {
 		want := r == signoff.RoleOwner || r == signoff.RoleOperator
-		for _, op := range []identity.Operation{identity.OpDecisionDecide, identity.OpApprove, identity.OpMerge, identity.OpKeyWrite,
+		for _, op := range []identity.Operation{identity.OpDecisionDecide, identity.OpApprove, identity.OpMerge, identity.OpKeyWrite, identity.OpHarnessReview,
 			identity.OpChangeRequest, identity.OpChangeExecute} {
 			if got := identity.Can(r, op); got != want {
 				t.Errorf("Can(%s, %s) = %v, want %v", r, op, got, want)
@@ -126,6 +126,8 @@ func TestPolicy(t *testing.T) {
 		identity.OpApprovalRead:    "owner operator",
 		identity.OpApprove:         "owner operator",
 		identity.OpMerge:           "owner operator",
+		identity.OpHarnessRead:     "owner operator viewer",
+		identity.OpHarnessReview:   "owner operator",
 		identity.OpKeyRead:         "owner operator",
 		identity.OpKeyWrite:        "owner operator",
 

@@ -58,8 +58,12 @@ const (
 	OpApprovalRead    Operation = "approval.read"
 	OpApprove         Operation = "approval.sign"
 	OpMerge           Operation = "merge"
-	OpKeyRead         Operation = "key.read"
-	OpKeyWrite        Operation = "key.write"
+	// A reproduction's test source is read, and approved or rejected, by
+	// people before it freezes (the SYNKAI rule).
+	OpHarnessRead   Operation = "harness.read"
+	OpHarnessReview Operation = "harness.review"
+	OpKeyRead       Operation = "key.read"
+	OpKeyWrite      Operation = "key.write"
 
 	// The built-in flag store. There is no operation that sets a flag's
 	// value: changes go through change requests and the gate.
@@ -167,8 +171,13 @@ var policy = map[Operation][]signoff.Role{
 	OpApprovalRead:    desk,
 	OpApprove:         desk,
 	OpMerge:           desk,
-	OpKeyRead:         desk,
-	OpKeyWrite:        desk,
+	// Whether a reproduction's test checks the reported behaviour is
+	// decided by the people who run the desk, over its review digest;
+	// viewers read the source too. No agent, no reporter.
+	OpHarnessRead:   staff,
+	OpHarnessReview: desk,
+	OpKeyRead:       desk,
+	OpKeyWrite:      desk,
 
 	// Everyone but reporters reads flags (the planner needs the current
 	// state to draft a plan). Declaring a new flag and the environments'
