@@ -26,14 +26,14 @@ import (
 // reviewRig is a reported ShopLite bug whose reproduction (the sample's
 // coupon test, or a rigged one) waits for the reporter and for staff.
 type reviewRig struct {
-	s                    *sqlstore.DB
-	d                    *bugdesk.Desk
-	ws                   string
+	s                      *sqlstore.DB
+	d                      *bugdesk.Desk
+	ws                     string
 	owner, op, pia, viewer signoff.Actor
-	repro                signoff.Actor // the reproducer agent
-	sample               *shoplite.Sample
-	caseID, secret       string
-	h                    signoff.HarnessRecord
+	repro                  signoff.Actor // the reproducer agent
+	sample                 *shoplite.Sample
+	caseID, secret         string
+	h                      signoff.HarnessRecord
 }
 
 // newReviewRig reports the coupon bug and proposes a reproduction by
