@@ -145,18 +145,8 @@ func (d *Desk) harnessView(ctx context.Context, c signoff.Case, st signoff.BugLo
 		RebasedFrom: h.RebasedFrom, TestFiles: subject.Files, FailToPass: orEmpty(spec.FailToPass), PassToPass: orEmpty(spec.PassToPass),
 		ExpectedFailure: spec.ExpectedFailure, FailingOutput: h.FailingOutput, Findings: subject.Findings, ReviewDigest: digest,
 		ReporterAnswer: repair.ReporterStatus(*h), ReporterNote: h.ReporterNote, StaffStatus: repair.StaffStatus(*h),
-		StaffReview: h.StaffReview, Reviewable: awaitsStaff(c, *h)}
+		StaffReview: h.StaffReview, Reviewable: repair.AwaitsStaff(c.State, *h)}
 	return v, spec, nil
-}
-
-// awaitsStaff reports whether harness h of case c waits for a staff
-// decision: proposed while the reporter is asked, or confirmed by them.
-func awaitsStaff(c signoff.Case, h signoff.HarnessRecord) bool {
-	if h.StaffReview != nil {
-		return false
-	}
-	return (c.State == workflow.BugAwaitingReporterRepro && h.Status == signoff.HarnessProposed) ||
-		(c.State == workflow.BugReproduced && h.Status == signoff.HarnessConfirmed)
 }
 
 // harnessFiles reads the harness test files at its tests_from commit and
@@ -277,7 +267,7 @@ func (d *Desk) ReviewHarness(ctx context.Context, by signoff.Actor, caseID strin
 		return HarnessView{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s: no reproduction waits for a review", caseID, c.State)}
 	case h.StaffReview != nil:
 		return HarnessView{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("reproduction %s was already reviewed by %s (%s)", h.ID, h.StaffReview.By, h.StaffReview.Decision)}
-	case !awaitsStaff(c, *h):
+	case !repair.AwaitsStaff(c.State, *h):
 		return HarnessView{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s with reproduction %s %s: it does not wait for a staff review", caseID, c.State, h.ID, h.Status)}
 	case h.ProposedBy == by.ID:
 		return HarnessView{}, c, signoff.Errorf(signoff.EFORBIDDEN, "you proposed reproduction %s: another member of staff reviews it", h.ID)

@@ -170,6 +170,17 @@ func StaffStatus(h signoff.HarnessRecord) string {
 	return StatusNone
 }
 
+// AwaitsStaff reports whether harness h of a case in state waits for a
+// staff decision: proposed while the reporter is asked, or confirmed by
+// them, and not reviewed yet.
+func AwaitsStaff(state string, h signoff.HarnessRecord) bool {
+	if h.StaffReview != nil {
+		return false
+	}
+	return (state == "awaiting_reporter_repro" && h.Status == signoff.HarnessProposed) ||
+		(state == "reproduced" && h.Status == signoff.HarnessConfirmed)
+}
+
 // StaffApproved reports whether a member of staff approved h.
 func StaffApproved(h signoff.HarnessRecord) bool {
 	return h.StaffReview != nil && h.StaffReview.Decision == signoff.HarnessApprove

@@ -208,6 +208,32 @@ func TestReviewDigestCoversEverything(t *testing.T) {
 	}
 }
 
+// TestAwaitsStaff: a reproduction waits for a staff decision while the
+// reporter is asked about it or after their yes, until someone decides.
+func TestAwaitsStaff(t *testing.T) {
+	t.Parallel()
+	review := &signoff.HarnessReview{Decision: signoff.HarnessApprove}
+	for _, tc := range []struct {
+		state  string
+		status string
+		review *signoff.HarnessReview
+		want   bool
+	}{
+		{"awaiting_reporter_repro", signoff.HarnessProposed, nil, true},
+		{"awaiting_reporter_repro", signoff.HarnessProposed, review, false},
+		{"reproduced", signoff.HarnessConfirmed, nil, true},
+		{"reproduced", signoff.HarnessConfirmed, review, false},
+		{"reproduced", signoff.HarnessFrozen, review, false},
+		{"reproducing", signoff.HarnessProposed, nil, false},
+		{"fixing", signoff.HarnessFrozen, nil, false},
+		{"needs_human", signoff.HarnessConfirmed, nil, false},
+	} {
+		if got := repair.AwaitsStaff(tc.state, signoff.HarnessRecord{Status: tc.status, StaffReview: tc.review}); got != tc.want {
+			t.Errorf("AwaitsStaff(%s, %s, reviewed %v) = %v", tc.state, tc.status, tc.review != nil, got)
+		}
+	}
+}
+
 // TestFrozenNeedsBothPeople: a harness is frozen, for every purpose of
 // the loop, only when the reporter confirmed it and staff approved it.
 func TestFrozenNeedsBothPeople(t *testing.T) {

@@ -62,12 +62,16 @@ type approvalView struct {
 	Policy       []policyRow
 	Verdict      []repair.Row
 	Fingerprint  string
-	Approvals    []signoff.Approval
-	Cards        []cardView
-	Command      string
-	CanApprove   bool
-	WebApproval  bool
-	Expires      time.Time
+	// Source is the harness's test source on a bug card, and Review who
+	// approved it: the digest covers both.
+	Source      []repair.SourceFile
+	Review      *signoff.HarnessReview
+	Approvals   []signoff.Approval
+	Cards       []cardView
+	Command     string
+	CanApprove  bool
+	WebApproval bool
+	Expires     time.Time
 }
 
 func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
@@ -147,6 +151,10 @@ func (s *server) subject(r *http.Request, by signoff.Actor, c signoff.Case, v *a
 		v.PolicyDigest, v.Approvals, v.Verdict, v.Fingerprint = cv.PolicyDigest, cv.Approvals, cv.Card.Table, cv.Card.Fingerprint
 		v.Policy = approvalPolicyRows(cv.Policy.Quorum, cv.Policy.TTLHours, cv.Policy.NoSelfApproval, cv.Policy.ProposerCannotApprove)
 		v.Policy = append(v.Policy, policyRow{Rule: "verdict", Class: passClass(cv.Card.Verdict == "VERIFIED"), Result: cv.Card.Verdict, Detail: cv.Card.Reason})
+		review := cv.Card.HarnessReview
+		v.Source, v.Review = cv.Card.HarnessSource, &review
+		v.Policy = append(v.Policy, policyRow{Rule: "harness reviewed by staff", Class: passClass(review.Decision == signoff.HarnessApprove),
+			Result: review.Decision, Detail: fmt.Sprintf("%s approved the test source of reproduction %s over review digest %s", review.By, review.HarnessID, review.ReviewDigest)})
 	case signoff.KindChange:
 		if s.o.ChangeDesk == nil {
 			return signoff.Errorf(signoff.EUNAVAILABLE, "the change desk is not running in this server.")

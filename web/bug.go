@@ -34,6 +34,10 @@ type bugView struct {
 	Release    *signoff.ReleaseRecord
 	Round      int
 	Primary    string
+	// CurrentHarness is the round's reproduction (proposed, confirmed or
+	// frozen); ReviewWaits says it waits for a staff review of its source.
+	CurrentHarness string
+	ReviewWaits    bool
 }
 
 // triageView is what the triage crew recorded.
@@ -131,6 +135,9 @@ func (s *server) bugSection(ctx context.Context, by signoff.Actor, c signoff.Cas
 	}
 	st := l.State
 	v.Round, v.Primary, v.Merge, v.Release = st.Round, st.Primary, st.Merge, st.Release
+	if h := repair.CurrentHarness(st); h != nil {
+		v.CurrentHarness, v.ReviewWaits = h.ID, repair.AwaitsStaff(c.State, *h)
+	}
 	// Newest first: the current reproduction and candidate lead.
 	for i := len(st.Harnesses) - 1; i >= 0; i-- {
 		h := st.Harnesses[i]

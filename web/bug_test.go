@@ -51,7 +51,9 @@ func (r *rig) bugWithEvidence(t *testing.T) signoff.Case {
 	loop := signoff.BugLoopState{Round: 1,
 		Harnesses: []signoff.HarnessRecord{{ID: "hrn_1", Round: 1, Status: signoff.HarnessFrozen, Spec: json.RawMessage(`{"tests":["TestBasketTotal"]}`),
 			Digest: "d1", Base: "base1", Commit: "c1", Branch: "signoff/repro", TestFiles: []string{"basket_test.go"},
-			FailingOutput: "--- FAIL: TestBasketTotal\n    got 12, want 10 <b>bold</b>", ProposedBy: r.actors[signoff.RoleTriager].ID, Evidence: signoff.EvidenceAuthored, ProposedAt: now}},
+			FailingOutput: "--- FAIL: TestBasketTotal\n    got 12, want 10 <b>bold</b>", ProposedBy: r.actors[signoff.RoleTriager].ID, Evidence: signoff.EvidenceAuthored, ProposedAt: now,
+			ConfirmedAt: &now, FrozenAt: &now, StaffReview: &signoff.HarnessReview{HarnessID: "hrn_1", By: r.actors[signoff.RoleOperator].ID, Decision: signoff.HarnessApprove,
+				Note: "checks the total <i>only</i>", ReviewDigest: "e1" + strings.Repeat("0", 62), At: now}}},
 		Candidates: []signoff.Candidate{{ID: "cand_1", HarnessID: "hrn_1", Attempt: 1, Base: "base1", Commit: "fix1", Branch: "signoff/fix",
 			Diff:    "diff --git a/basket.go b/basket.go\n--- a/basket.go\n+++ b/basket.go\n@@ -1,3 +1,3 @@\n func total() int {\n-\treturn sum + removed\n+\treturn sum\n }\n",
 			Changed: []string{"basket.go"}, SubmittedBy: r.actors[signoff.RoleTriager].ID, SubmitterRole: signoff.RoleTriager, Evidence: signoff.EvidenceReplayed,
@@ -82,6 +84,9 @@ func TestCasePageBugEvidence(t *testing.T) {
 			`id="triage-severity">high`,
 			// the reproduction with its failing output and evidence type
 			"Harness <code>hrn_1</code>", "--- FAIL: TestBasketTotal", `<span class="badge evidence-authored">authored</span> Harness`,
+			// who approved its test, and the link to its source
+			`class="staff-review"><strong>approve</strong> by <code>` + r.actors[signoff.RoleOperator].ID, "e1" + strings.Repeat("0", 62),
+			"checks the total &lt;i&gt;only&lt;/i&gt;", `id="harness-link" href="/cases/` + c.ID + `/harness"`,
 			// the candidate: side by side, verdict table, fingerprint
 			`<span class="badge evidence-replayed">replayed</span> Candidate`, `class="row-change"`, "return sum &#43; removed", "basket.go</code> <span class=\"add-count\">+1</span>",
 			`class="verdict-table"`, "base-fails", "TestBasketTotal</code> (harness): pass", "f1a9" + strings.Repeat("0", 60),
@@ -90,7 +95,7 @@ func TestCasePageBugEvidence(t *testing.T) {
 				t.Errorf("%s: case page lacks %q", role, want)
 			}
 		}
-		for _, bad := range []string{"<script>alert(1)", "<b>bold</b>"} {
+		for _, bad := range []string{"<script>alert(1)", "<b>bold</b>", "<i>only</i>"} {
 			if strings.Contains(body, bad) {
 				t.Errorf("%s: %q is not escaped", role, bad)
 			}

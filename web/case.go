@@ -77,6 +77,12 @@ func summary(e signoff.Event) string {
 		return "reporter text through the airlock (dossier below)"
 	case "reporter.decided":
 		return fmt.Sprintf("reporter answered %q to %s", str("answer"), str("question"))
+	case "harness.reviewed":
+		out := fmt.Sprintf("staff %s reproduction %s over review digest %s", str("decision"), str("harness_id"), str("review_digest"))
+		if n := str("note"); n != "" {
+			out += ": " + n
+		}
+		return out
 	}
 	return ""
 }

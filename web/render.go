@@ -31,12 +31,13 @@ type page struct {
 
 // pageNames are the page templates; each is parsed with the layout and
 // the shared partials.
-var pageNames = []string{"login", "desk", "case", "approval", "report", "reported", "track", "error", "continue", "charts"}
+var pageNames = []string{"login", "desk", "case", "approval", "harness", "report", "reported", "track", "error", "continue", "charts"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
-		"when": when,
-		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"when":    when,
+		"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"visible": visibleSource,
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {

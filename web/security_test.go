@@ -62,6 +62,8 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 		{op, "GET", "/desk/rows/" + c.ID, http.StatusOK},
 		{op, "GET", "/cases/" + c.ID, http.StatusOK},
 		{op, "GET", "/cases/" + c.ID + "/approval", http.StatusOK},
+		{op, "GET", "/cases/" + c.ID + "/harness", http.StatusOK},
+		{anon, "GET", "/cases/" + c.ID + "/harness", http.StatusSeeOther},
 		{op, "GET", "/cases/case_00000000000000000000000000", http.StatusNotFound},
 	} {
 		req, err := http.NewRequest(tc.method, r.srv.URL+tc.path, nil)

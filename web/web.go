@@ -202,6 +202,8 @@ func (s *server) routes() {
 	s.mux.HandleFunc("GET /desk/events", s.deskEvents)
 	s.mux.HandleFunc("GET /cases/{id}", s.signedIn(s.casePage))
 	s.mux.HandleFunc("GET /cases/{id}/approval", s.signedIn(s.approvalPage))
+	s.mux.HandleFunc("GET /cases/{id}/harness", s.signedIn(s.harnessPage))
+	s.mux.HandleFunc("POST /cases/{id}/harness/review", s.signedInPost(s.reviewHarness))
 	s.mux.HandleFunc("POST /cases/{id}/decisions/{decision}", s.signedInPost(s.decide))
 	s.changeRoutes()
 	s.chartRoutes()
