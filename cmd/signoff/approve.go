@@ -628,6 +628,14 @@ func printCard(w io.Writer, d *display, c repair.Card, v cardView, pol approval.
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "End of diff.")
+	fmt.Fprintf(w, "Harness test source (%d file(s), in full; the subject digest covers it):\n", len(c.HarnessSource))
+	printSources(w, d, "Harness file", c.HarnessSource)
+	hr := c.HarnessReview
+	fmt.Fprintf(w, "%-18s %s by %s at %s, over review digest %s (reproduction %s)\n", "Harness review:",
+		d.line(hr.Decision), d.line(hr.By), hr.At.Format(time.RFC3339), d.line(hr.ReviewDigest), d.line(hr.HarnessID))
+	if hr.Note != "" {
+		fmt.Fprintf(w, "%-18s %s\n", "Review note:", d.line(hr.Note))
+	}
 	if len(v.Approvals) > 0 {
 		fmt.Fprintf(w, "Approvals so far (%d):\n", len(v.Approvals))
 		for _, a := range v.Approvals {

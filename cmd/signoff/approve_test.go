@@ -54,7 +54,10 @@ func testCard() repair.Card {
 			{Stage: "base", Run: 1, Outcome: "fail", Detail: "TestCouponAppliesOnce failed", Tests: []repair.Test{{Name: "TestCouponAppliesOnce", Kind: "fail_to_pass", Outcome: "fail"}}},
 			{Stage: "candidate", Run: 1, Outcome: "pass", Detail: "all passed", Tests: []repair.Test{{Name: "TestCouponAppliesOnce", Kind: "fail_to_pass", Outcome: "pass"}, {Name: "TestTotal", Kind: "pass_to_pass", Outcome: "pass"}}},
 		},
-		Review: "[advisory, model] looks right"}
+		Review:        "[advisory, model] looks right",
+		HarnessSource: repair.Sources(map[string][]byte{"cart/coupon_repro_test.go": []byte("package cart\n\nfunc TestCouponAppliesOnce(t *testing.T) { // SOURCE-MARKER\x1b[2K\n}\n")}),
+		HarnessReview: signoff.HarnessReview{HarnessID: "harn_3", By: "act_pia", Decision: signoff.HarnessApprove, Note: "checks the total",
+			ReviewDigest: strings.Repeat("e", 64), At: time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)}}
 }
 
 // fakeAPI plays the approval routes of the API.
@@ -266,6 +269,9 @@ func TestApproveRefusesWithoutTerminal(t *testing.T) {
 		"stage candidate | run 1 | pass | all passed | tests: TestCouponAppliesOnce (fail_to_pass) pass; TestTotal (pass_to_pass) pass",
 		"fp-1234", "Review note (advisory only, not an approval): [advisory, model] looks right",
 		`+// hidden\x1b[2K`, "+// END-OF-DIFF-MARKER", fmt.Sprintf("%-18s %s", "Subject digest:", d), "quorum 1, approvals live 72 hours", testPolicy.Digest(),
+		"Harness test source (1 file(s), in full; the subject digest covers it):",
+		"Harness file cart/coupon_repro_test.go (sha256 " + card.HarnessSource[0].SHA256, `// SOURCE-MARKER\x1b[2K`,
+		"approve by act_pia at 2026-01-05T10:00:00Z, over review digest " + strings.Repeat("e", 64) + " (reproduction harn_3)", "checks the total",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the card output lacks %q", want)
