@@ -59,7 +59,7 @@ func TestDemoWalkBug(t *testing.T) {
 	t.Logf("\n%s", text)
 	for _, line := range []string{
 		"report                 [simulated]", "triage                 [live]", "reproduction           [authored]",
-		"reporter: it is my bug [simulated]", "false fix              [authored]", "genuine fix            [authored]",
+		"staff: test reviewed   [simulated]", "reporter: it is my bug [simulated]", "false fix              [authored]", "genuine fix            [authored]",
 		"signed approval        [simulated]", "merge                  [simulated]", "release                [live]",
 		"live smoke             [live]", "reporter: fix works    [simulated]", "chain verified", "final: verified",
 		"0 dead, 0 pending", "every signature verified",
@@ -100,6 +100,7 @@ func TestDemoWalkBug(t *testing.T) {
 		{"report.received", "", ""},
 		{"reproduction.proposed", "evidence", signoff.EvidenceAuthored},
 		{"reproduction.proposed", "run_evidence", signoff.EvidenceLive},
+		{"harness.reviewed", "decision", "approve"},
 		{"harness.frozen", "", ""},
 		{"candidate.submitted", "evidence", signoff.EvidenceAuthored},
 		{"verification.completed", "verdict", "REJECTED"},
@@ -233,7 +234,22 @@ func (g *gates) toApproval(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The reporter recognises their bug first: the case waits, reproduced,
+	// with nothing fixed, until a member of staff approves the test.
 	if err := g.reporterSays(g.token, "yes", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.waitState(g.caseID, []string{"reproduced"}, "fixing", "needs_human"); err != nil {
+		t.Fatal(err)
+	}
+	l, err := g.loop(g.caseID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := l.State.Harnesses[len(l.State.Harnesses)-1]; h.Status != signoff.HarnessConfirmed || h.FrozenAt != nil {
+		t.Fatalf("harness after the reporter alone: %s (frozen at %v)", h.Status, h.FrozenAt)
+	}
+	if _, err := g.staffReviews(g.caseID, g.d.operatorToken); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.waitState(g.caseID, []string{"awaiting_approval"}, "needs_human"); err != nil {
@@ -287,6 +303,14 @@ func TestBugLoopGates(t *testing.T) {
 	g := startGates(t)
 	g.toApproval(t)
 	v := g.card(t)
+	// The card carries the test source the verdict rests on, and who
+	// approved it.
+	if src := v.Card.HarnessSource; len(src) != 1 || !strings.Contains(src[0].Content, "func TestCouponAppliesOnce") {
+		t.Fatalf("card source = %+v", src)
+	}
+	if r := v.Card.HarnessReview; r.By != g.d.operator.ID || r.Decision != signoff.HarnessApprove || r.ReviewDigest == "" {
+		t.Fatalf("card harness review = %+v", r)
+	}
 	before := g.state(t)
 	post := func(token string, st approval.Statement, key ed25519.PrivateKey) int {
 		env, err := approval.Sign(st, key)
@@ -424,7 +448,7 @@ func TestBugLoopGates(t *testing.T) {
 		t.Errorf("round %d, merge %v, release %v after reopening", l.State.Round, l.State.Merge, l.State.Release)
 	}
 	for _, h := range l.State.Harnesses {
-		if h.Status == signoff.HarnessFrozen || h.Status == signoff.HarnessProposed {
+		if h.Status == signoff.HarnessFrozen || h.Status == signoff.HarnessConfirmed || h.Status == signoff.HarnessProposed {
 			t.Errorf("harness %s is still %s after reopening", h.ID, h.Status)
 		}
 	}
@@ -529,6 +553,9 @@ func TestBugLoopDuplicates(t *testing.T) {
 	dup, dupTok := report("The SAVE10 coupon is applied twice at checkout: my 100.00 lamp cost 81.00, not 90.00")
 	if c, err := g.waitState(dup, []string{"duplicate"}, "needs_human", "dropped", "needs_info", "awaiting_triage_approval", "ticketed", "reproducing", "awaiting_reporter_repro"); err != nil {
 		t.Fatalf("second report: %v (state %s)", err, c.State)
+	}
+	if _, err := g.staffReviews(g.caseID, g.d.operatorToken); err != nil {
+		t.Fatal(err)
 	}
 	if err := g.reporterSays(g.token, "yes", ""); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,16 +138,21 @@ func (e *clusterEnv) addBugs(n int) {
 				t.Fatal(err)
 			}
 		}
+		// Frozen: the reporter confirmed it and the operator approved its
+		// test (written through the store: the review digest stands in for
+		// the one the operator would have read).
 		now := time.Now().UTC()
-		h := signoff.HarnessRecord{ID: signoff.NewID(signoff.PrefixHarness), Round: 1, Status: signoff.HarnessFrozen, Spec: raw, Digest: digest,
+		hid := signoff.NewID(signoff.PrefixHarness)
+		h := signoff.HarnessRecord{ID: hid, Round: 1, Status: signoff.HarnessFrozen, Spec: raw, Digest: digest,
 			Base: sample.Base, Commit: spec.TestsFrom, Branch: shoplite.BranchReproCoupon, TestFiles: spec.TestFiles,
-			ProposedBy: e.owner.ID, Evidence: signoff.EvidenceAuthored, ProposedAt: now, FrozenAt: &now}
+			ProposedBy: e.owner.ID, Evidence: signoff.EvidenceAuthored, ProposedAt: now, ConfirmedAt: &now, FrozenAt: &now,
+			StaffReview: &signoff.HarnessReview{HarnessID: hid, By: e.operator.ID, Decision: signoff.HarnessApprove, ReviewDigest: strings.Repeat("e", 64), At: now}}
 		st := signoff.BugLoopState{Round: 1}
 		var version int64
 		for _, step := range []struct {
 			by  signoff.Actor
 			cmd string
-		}{{sys, "start_reproduction"}, {e.owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {sys, "start_fix"}} {
+		}{{sys, "start_reproduction"}, {e.owner, "propose_reproduction"}, {rep, "confirm_reproduction"}, {e.operator, "approve_harness"}, {sys, "start_fix"}} {
 			if step.cmd == "propose_reproduction" {
 				st.Harnesses = []signoff.HarnessRecord{h}
 			}

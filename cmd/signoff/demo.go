@@ -330,8 +330,11 @@ side by side with their verdict tables, and the approval page shows the exact di
  1. Report the coupon bug through the report form above, or the API (public intake, airlock, then the triage crew):
     curl -s -H 'Content-Type: application/json' -d '{"text":"SAVE10 takes 19%% off: my 100.00 lamp cost 81.00 at checkout","device":"Firefox 133","os":"Linux","app_version":"1.0.0","steps":"add the lamp, apply SAVE10, check out"}' %[1]s/api/v1/projects/%[9]s/reports
     Keep the tracking token. The reproducer's test (authored) runs on main in the sandbox (live).
- 2. As the reporter: curl -s %[1]s/api/v1/track/TOKEN      (shows the failing output and question_digest)
+ 2. As staff, read the test's source and approve it (or on the case page's reproduction review):
+    SIGNOFF_URL=%[1]s SIGNOFF_TOKEN=%[7]s signoff harness review --case CASE --approve
+    As the reporter: curl -s %[1]s/api/v1/track/TOKEN      (shows the failing output and question_digest)
     curl -s -H 'Content-Type: application/json' -d '{"question_digest":"DIGEST","answer":"yes"}' %[1]s/api/v1/track/TOKEN/decision
+    Once both agree, the harness is frozen and the fixer starts.
  3. The fixer's first candidate is REJECTED, the second VERIFIED, the reviewer notes it (advisory):
     curl -s -H 'Authorization: Bearer %[7]s' %[1]s/api/v1/cases/CASE/loop
  4. Approve the exact candidate and merge it (a person):

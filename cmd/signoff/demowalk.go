@@ -278,18 +278,30 @@ func (w *walker) walk() error {
 		return err
 	}
 
-	// 4. The reporter recognises their bug.
+	// 4. A member of staff reads the test's source and approves it (the
+	// SYNKAI rule): nothing is fixed on a test no person has read.
+	v, err := w.staffReviews(id, d.operatorToken)
+	if err != nil {
+		return err
+	}
+	if err := w.stage(id, "staff: test reviewed", signoff.EvidenceSimulated, fmt.Sprintf("the demo operator read the test source (%d file(s), %d static finding(s)) and approved it (simulated person): review digest %s",
+		len(v.TestFiles), len(v.Findings), v.ReviewDigest)); err != nil {
+		return err
+	}
+
+	// 5. The reporter recognises their bug; with both agreed, the harness
+	// freezes and the fix starts.
 	if err := w.reporterSays(tok, "yes", ""); err != nil {
 		return err
 	}
 	if _, err := w.waitState(id, []string{"reproduced", "fixing", "verifying"}); err != nil {
 		return err
 	}
-	if err := w.stage(id, "reporter: it is my bug", signoff.EvidenceSimulated, "the demo answers as the reporter; the harness is frozen (digest on the ledger)"); err != nil {
+	if err := w.stage(id, "reporter: it is my bug", signoff.EvidenceSimulated, "the demo answers as the reporter; reporter and staff agree: the harness is frozen (digest on the ledger)"); err != nil {
 		return err
 	}
 
-	// 5. The false fix is rejected, 6. the genuine one verified.
+	// 6. The false fix is rejected, 7. the genuine one verified.
 	if err := w.waitCandidate(id, 1, "REJECTED"); err != nil {
 		return err
 	}
@@ -309,7 +321,8 @@ func (w *walker) walk() error {
 		return err
 	}
 
-	// 7. Approval of the exact card, signed with the operator's key.
+	// 8. Approval of the exact card (its test source included), signed
+	// with the operator's key.
 	var card bugdesk.CardView
 	if _, err := w.call("GET", "/api/v1/cases/"+id+"/approval", d.operatorToken, nil, &card); err != nil {
 		return err
@@ -332,7 +345,7 @@ func (w *walker) walk() error {
 		return err
 	}
 
-	// 8. The merge, a person's act.
+	// 9. The merge, a person's act.
 	var m signoff.MergeRecord
 	if _, err := w.call("POST", "/api/v1/cases/"+id+"/merge", d.operatorToken, nil, &m); err != nil {
 		return err
@@ -341,7 +354,7 @@ func (w *walker) walk() error {
 		return err
 	}
 
-	// 9. Redeploy, ancestry and smoke.
+	// 10. Redeploy, ancestry and smoke.
 	if _, err := w.waitState(id, []string{"awaiting_reporter_confirmation"}, "needs_human"); err != nil {
 		return err
 	}
@@ -363,7 +376,7 @@ func (w *walker) walk() error {
 		return err
 	}
 
-	// 10. The reporter's last word.
+	// 11. The reporter's last word.
 	if err := w.reporterSays(tok, "yes", ""); err != nil {
 		return err
 	}
@@ -399,6 +412,25 @@ func (w *walker) waitCandidate(id string, attempt int, verdict string) error {
 		}
 	}
 	return fmt.Errorf("no verdict for candidate %d after %s", attempt, stageTimeout)
+}
+
+// staffReviews reads the case's reproduction as the person with token,
+// checks that its review digest is the digest of what it holds, and
+// approves it over that digest.
+func (w *walker) staffReviews(id, token string) (bugdesk.HarnessView, error) {
+	var v bugdesk.HarnessView
+	if _, err := w.call("GET", "/api/v1/cases/"+id+"/harness", token, nil, &v); err != nil {
+		return v, err
+	}
+	if dg, err := v.Subject().Digest(); err != nil || dg != v.ReviewDigest {
+		return v, fmt.Errorf("the reproduction's digest %s is not its review digest %s (%v)", dg, v.ReviewDigest, err)
+	}
+	if len(v.TestFiles) == 0 {
+		return v, fmt.Errorf("the reproduction of %s shows no test source", id)
+	}
+	_, err := w.call("POST", "/api/v1/cases/"+id+"/harness/review", token, bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: signoff.HarnessApprove,
+		Note: "the test checks the total a coupon leaves, which is what the reporter described"}, nil)
+	return v, err
 }
 
 func (w *walker) reporterSays(tok, answer, text string) error {
