@@ -478,6 +478,8 @@ func testLoopAtomicRefusals(t *testing.T, b Backend) {
 		{"agent approves", fixer, withEffects(signoff.LoopUpdate{Command: "approve"}), signoff.EFORBIDDEN, ""},
 		{"agent merges", reviewer, withEffects(signoff.LoopUpdate{Command: "merge"}), signoff.EFORBIDDEN, ""},
 		{"agent resumes", fixer, withEffects(signoff.LoopUpdate{Command: "resume_fix"}), signoff.EFORBIDDEN, ""},
+		{"agent approves a reproduction", reviewer, withEffects(signoff.LoopUpdate{Command: "approve_harness"}), signoff.EFORBIDDEN, ""},
+		{"agent rejects a reproduction", fixer, withEffects(signoff.LoopUpdate{Command: "reject_harness"}), signoff.EFORBIDDEN, ""},
 		{"unknown command", k.sys, withEffects(signoff.LoopUpdate{Command: "teleport"}), signoff.EINVALID, ""},
 		{"unknown approval", k.sys, withEffects(signoff.LoopUpdate{Consume: []string{signoff.NewID(signoff.PrefixApproval)}}), signoff.ECONFLICT, workflow.BugTriaging},
 		{"reserved event", k.sys, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Events: []signoff.LoopEvent{{Type: "case.transitioned"}}}, signoff.EINVALID, ""},
@@ -610,8 +612,17 @@ func testLoopFullPath(t *testing.T, b Backend) {
 	_, _, err = s.AdvanceLoop(ctx, stranger, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Command: "confirm_reproduction"})
 	wantCode(t, err, signoff.ENOTFOUND)
 	l, _ = k.step(t, reporter, l, "confirm_reproduction")
+	// A member of staff approves the test; the reporter and agents cannot.
+	for _, who := range []signoff.Actor{reporter, repro} {
+		_, _, err = s.AdvanceLoop(ctx, who, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Command: "approve_harness"})
+		wantCode(t, err, signoff.EFORBIDDEN)
+	}
+	l, cs := k.step(t, op.actor, l, "approve_harness")
+	if cs.State != workflow.BugReproduced {
+		t.Fatalf("after approve_harness: %s", cs.State)
+	}
 	l, _ = k.step(t, k.sys, l, "start_fix")
-	l, cs := k.step(t, fixer, l, "submit_candidate")
+	l, cs = k.step(t, fixer, l, "submit_candidate")
 	if cs.FixAttempts != 1 || cs.MaxFixAttempts != 1 {
 		t.Fatalf("attempts %d/%d", cs.FixAttempts, cs.MaxFixAttempts)
 	}

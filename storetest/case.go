@@ -233,7 +233,10 @@ func testDecisionsNeedTheirOwnPath(t *testing.T, b Backend) {
 	for _, try := range []struct {
 		by  signoff.Actor
 		cmd string
-	}{{rep, "confirm_reproduction"}, {rep, "reject_reproduction"}, {tb.owner, "confirm_reproduction"}, {tb.owner, "approve"}, {tb.owner, "merge"}} {
+	}{{rep, "confirm_reproduction"}, {rep, "reject_reproduction"}, {tb.owner, "confirm_reproduction"}, {tb.owner, "approve"}, {tb.owner, "merge"},
+		// The staff review of a reproduction is a decision over its review
+		// digest, given only through the bug desk.
+		{tb.owner, "reject_harness"}, {tb.owner, "approve_harness"}} {
 		_, _, err := s.TransitionCase(ctx, try.by, c.ID, signoff.TransitionInput{Command: try.cmd})
 		wantCode(t, err, signoff.EFORBIDDEN)
 	}
