@@ -420,3 +420,52 @@ func (r *Repo) Modes(ctx context.Context, rev string, paths []string) (map[strin
 	}
 	return modes, nil
 }
+
+// RestorePaths makes each of paths in the working tree and index what it
+// is in rev: rewritten when rev has it, deleted when rev does not (git's
+// no-overlay checkout). Paths are literal, never patterns, and git does
+// not write through a symbolic link on the way.
+func (r *Repo) RestorePaths(ctx context.Context, rev string, paths []string) error {
+	if err := checkRev(rev); err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	var list bytes.Buffer
+	for _, p := range paths {
+		if err := checkPath(p); err != nil {
+			return err
+		}
+		list.WriteString(p)
+		list.WriteByte(0)
+	}
+	_, err := r.run(ctx, list.Bytes(), []string{"GIT_LITERAL_PATHSPECS=1"}, "checkout", "--no-overlay", "--pathspec-from-file=-", "--pathspec-file-nul", rev)
+	return err
+}
+
+// Blobs maps every file path in the tree of rev to its mode and object id
+// ("100644 <id>"), so two trees can be compared path by path without
+// reading contents.
+func (r *Repo) Blobs(ctx context.Context, rev string) (map[string]string, error) {
+	if err := checkRev(rev); err != nil {
+		return nil, err
+	}
+	out, err := r.run(ctx, nil, nil, "ls-tree", "-r", "-z", "--full-tree", rev)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		meta, name, ok := bytes.Cut(rec, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		f := strings.Fields(string(meta))
+		if len(f) != 3 {
+			return nil, fmt.Errorf("gitx: unexpected ls-tree record %q", rec)
+		}
+		m[string(name)] = f[0] + " " + f[2]
+	}
+	return m, nil
+}

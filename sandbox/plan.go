@@ -57,6 +57,7 @@ const (
 // layout is a validated spec: absolute host paths with symlinks resolved,
 // clean targets, the working directory inside.
 type layout struct {
+	limits    Limits
 	srcTarget string
 	workdir   string
 	user      []mountOp // the spec's mounts, parents before children
@@ -72,6 +73,7 @@ func srcTarget(s Spec) string {
 // resolveSpec checks every path in s and orders its mounts.
 func resolveSpec(s Spec, l Limits) (layout, error) {
 	var lay layout
+	lay.limits = l
 	lay.srcTarget = srcTarget(s)
 	var ops []mountOp
 	ops = append(ops, mountOp{Kind: opTmpfs, Dst: "/tmp", Perm: 0o1777, Size: tmpfsSize(l)})
@@ -111,6 +113,25 @@ func resolveSpec(s Spec, l Limits) (layout, error) {
 	}
 	// A mount must come after the mount that holds its mountpoint.
 	sort.SliceStable(ops, func(i, j int) bool { return depth(ops[i].Dst) < depth(ops[j].Dst) })
+	// Files go last, into the tmpfs that holds them, so they live and die
+	// with the run and count against its size.
+	for _, f := range s.Files {
+		if err := checkTarget(f.Target); err != nil {
+			return lay, fmt.Errorf("file: %w", err)
+		}
+		if !underTmpfs(f.Target, s.Scratch) {
+			return lay, fmt.Errorf("file %s: not under /tmp or a scratch directory", f.Target)
+		}
+		if seen[f.Target] {
+			return lay, fmt.Errorf("file %s: two entries at one path", f.Target)
+		}
+		seen[f.Target] = true
+		perm := f.Perm
+		if perm == 0 {
+			perm = 0o644
+		}
+		ops = append(ops, mountOp{Kind: opData, Src: string(f.Content), Dst: f.Target, Perm: perm})
+	}
 	lay.user = ops
 
 	switch {
@@ -124,6 +145,16 @@ func resolveSpec(s Spec, l Limits) (layout, error) {
 		lay.workdir = filepath.Join(lay.srcTarget, s.Workdir)
 	}
 	return lay, nil
+}
+
+// underTmpfs says whether t lies strictly inside /tmp or a scratch target.
+func underTmpfs(t string, scratch []string) bool {
+	for _, d := range append([]string{"/tmp"}, scratch...) {
+		if strings.HasPrefix(t, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func tmpfsSize(l Limits) int64 {
@@ -169,8 +200,9 @@ func hostPath(p string) (string, error) {
 	return real, nil
 }
 
-// systemPlan is the part of the tree that does not depend on the spec.
-func systemPlan() []mountOp {
+// systemPlan is the part of the tree that does not depend on the spec
+// but for the size of /dev/shm, a tmpfs like /tmp and bounded the same.
+func systemPlan(l Limits) []mountOp {
 	var ops []mountOp
 	for _, d := range systemDirs {
 		ops = append(ops, hostEntry(d)...)
@@ -183,7 +215,7 @@ func systemPlan() []mountOp {
 		mountOp{Kind: opData, Src: groupData, Dst: "/etc/group", Perm: 0o644},
 		mountOp{Kind: opData, Src: hostsData, Dst: "/etc/hosts", Perm: 0o644},
 		mountOp{Kind: opDev, Dst: "/dev"},
-		mountOp{Kind: opTmpfs, Dst: "/dev/shm", Perm: 0o1777},
+		mountOp{Kind: opTmpfs, Dst: "/dev/shm", Perm: 0o1777, Size: tmpfsSize(l)},
 		mountOp{Kind: opProc, Dst: "/proc"},
 	)
 	return ops
@@ -208,5 +240,5 @@ func hostEntry(p string) []mountOp {
 
 // fullPlan is the whole tree of an isolated run, in mount order.
 func fullPlan(lay layout) []mountOp {
-	return slices.Concat(systemPlan(), lay.user)
+	return slices.Concat(systemPlan(lay.limits), lay.user)
 }

@@ -83,7 +83,7 @@ func TestResolveSpecOrder(t *testing.T) {
 // The system part of the tree shows nothing secret and nothing personal.
 func TestSystemPlan(t *testing.T) {
 	t.Parallel()
-	for _, op := range systemPlan() {
+	for _, op := range systemPlan(DefaultLimits) {
 		for _, bad := range []string{"/etc/shadow", "/etc/ssl/private", "/root", "/home", "/var", "/run"} {
 			if op.Dst == bad || strings.HasPrefix(op.Dst, bad+"/") {
 				t.Errorf("system plan exposes %s (%s)", op.Dst, op.Kind)
