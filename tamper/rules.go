@@ -1,0 +1,84 @@
+package tamper
+
+// Rule names. A finding's Rule is always one of these; Rules lists them.
+const (
+	// Result counterfeiting in a candidate's code (and, for the first, a
+	// file nobody can judge by reading it).
+	RuleUnparsableGo     = "unparsable-go"
+	RuleExitInLibrary    = "exit-in-library"
+	RuleStdoutWrite      = "stdout-write"
+	RuleLinkname         = "linkname"
+	RuleUnsafeNew        = "unsafe-new"
+	RuleCgo              = "cgo"
+	RuleAssembly         = "assembly"
+	RuleTestingInLibrary = "testing-in-library"
+	RuleTestMain         = "test-main"
+	RuleReadsSources     = "reads-sources"
+	RuleInitSideEffects  = "init-side-effects"
+	RuleProcessSpawn     = "process-spawn"
+	RuleEnvProbe         = "env-probe"
+	RuleConsoleOutput    = "console-output"
+
+	// Changes to which tests run or how they build.
+	RuleGoMod           = "go-mod"
+	RuleGoSum           = "go-sum"
+	RuleGoWork          = "go-work"
+	RuleVendor          = "vendor"
+	RuleBuildConstraint = "build-constraint"
+	RuleFileRemoved     = "file-removed"
+	RuleJSPackage       = "js-package"
+	RulePyConfig        = "py-config"
+
+	// A reproduction test that checks the code's bytes or surroundings
+	// instead of its behaviour (reads-sources and env-probe apply too).
+	RuleHashesFiles = "hashes-files"
+	RuleClock       = "clock"
+	RuleRandomness  = "randomness"
+	RuleNetwork     = "network"
+	RuleNoAssertion = "no-assertion"
+)
+
+// Rule describes one rule for the docs and the approval card. Severity is
+// the most a finding under the rule weighs; where some of its findings
+// weigh less, Description says when.
+type Rule struct {
+	Name        string `json:"name"`
+	Severity    string `json:"severity"`
+	Description string `json:"description"`
+}
+
+var rules = []Rule{
+	{RuleUnparsableGo, Refuse, "A candidate's Go file does not parse, so it cannot be judged by reading it (a proposed test that does not parse is only flagged)."},
+	{RuleExitInLibrary, Refuse, "Code ends or signals the process (os.Exit, syscall.Exit, runtime.Goexit, raw exit syscalls, process.exit, sys.exit, pytest.exit), in non-test code or in a test file the candidate changed; only flagged inside func main of package main."},
+	{RuleStdoutWrite, Refuse, "Non-test code writes the process's standard output or error directly, or reconfigures the standard logger (fmt.Print*, print builtins, os.Stdout, os.NewFile, log.SetOutput, /dev/stdout, process.stdout, sys.stdout), which is where the test runner reports verdicts."},
+	{RuleLinkname, Refuse, "A //go:linkname directive, in any Go file, reaches into another package's unexported symbols, such as the testing runtime's."},
+	{RuleUnsafeNew, Refuse, "A Go file imports unsafe that did not import it on base."},
+	{RuleCgo, Refuse, "A Go file imports \"C\" that did not on base: code the checks cannot read."},
+	{RuleAssembly, Refuse, "A .s or .syso file changes, or a Go function without a body is added: code in assembly or object files that the checks cannot read."},
+	{RuleTestingInLibrary, Refuse, "Non-test code detects or reaches into the test framework (testing import, testing.Testing, TestMain, os.Args, os.Executable, flag.CommandLine, go test flags, node:test, pytest, sys.argv)."},
+	{RuleTestMain, Refuse, "A test file gains a TestMain, which decides whether the tests run at all."},
+	{RuleReadsSources, Refuse, "Code reads the tests' or its own sources (\"_test.go\" or \"*.go\" patterns, testdata, runtime.Caller with file reads, go/parser.ParseDir, //go:embed of .go files); a directory listing without such a pattern, a bare Go file name, and any finding in a reproduction test are only flagged."},
+	{RuleInitSideEffects, Refuse, "A new or changed init calls into os, syscall, fmt, io, log, runtime, reflect, unsafe, net or os/exec, starts a goroutine, or reaches a refused use directly or through the package's helpers (as does a new package-level initializer); any other new or changed init is only flagged."},
+	{RuleProcessSpawn, Refuse, "Non-test code starts processes (os/exec, os.StartProcess, syscall.Exec, child_process, subprocess)."},
+	{RuleEnvProbe, Flag, "Code reads its surroundings: GO*/SIGNOFF* environment variables or the whole environment in a candidate; environment, host, working directory, pid or platform in a reproduction test."},
+	{RuleConsoleOutput, Flag, "Non-test code logs to the console (console.log, print, the standard log package)."},
+	{RuleGoMod, BuildChange, "A go.mod is added, removed or changed; the detail names each require, replace, exclude, retract, go, toolchain, module, godebug, tool or ignore directive that changed."},
+	{RuleGoSum, BuildChange, "A go.sum changes while its go.mod does not."},
+	{RuleGoWork, BuildChange, "A go.work or go.work.sum is added, changed or removed."},
+	{RuleVendor, BuildChange, "Files under a vendor/ directory change."},
+	{RuleBuildConstraint, BuildChange, "A Go file's //go:build (or // +build) line is added, changed or removed, which changes where it builds."},
+	{RuleFileRemoved, Flag, "A candidate deletes a Go file."},
+	{RuleJSPackage, BuildChange, "package.json changes scripts, test-runner settings, module settings or dependencies; a JavaScript test, build or TypeScript config, .npmrc, lockfile or node_modules changes."},
+	{RulePyConfig, BuildChange, "A Python test or packaging config changes (pytest.ini, tox.ini, setup.cfg, pyproject.toml, setup.py, noxfile.py, conftest.py, sitecustomize.py, usercustomize.py, *.pth); the detail names the sections that changed, pytest's first."},
+	{RuleHashesFiles, Flag, "A reproduction test hashes (crypto/*, hash/*, hashlib, createHash): it checks bytes, not behaviour."},
+	{RuleClock, Flag, "A reproduction test reads the clock (time.Now, time.Since, Date.now, time.time): its result depends on when it runs."},
+	{RuleRandomness, Flag, "A reproduction test uses unseeded or cryptographic randomness: its result depends on the draw."},
+	{RuleNetwork, Flag, "A reproduction test reaches the network (net, net/http outside httptest, fetch, requests, sockets)."},
+	{RuleNoAssertion, Flag, "A reproduction test function asserts nothing: no call on its *testing.T and no helper given it (no expect/assert in JavaScript, no assert in Python)."},
+}
+
+// Rules lists every rule with its severity and a one-line description, in
+// a fixed order: counterfeiting, build changes, reproduction.
+func Rules() []Rule {
+	return append([]Rule(nil), rules...)
+}
