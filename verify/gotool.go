@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/signoff-dev/signoff/gocache"
 	"github.com/signoff-dev/signoff/sandbox"
 )
 
@@ -57,15 +58,36 @@ func findGo() (goTool, error) {
 const (
 	sbCache    = "/signoff/go-build"
 	sbModCache = "/signoff/gomod"
+	// A run that may not write the trusted cache reads it here, through
+	// the cache program (this program, mounted at sbProg), and builds into
+	// a layer on its own /tmp.
+	sbTrusted = "/signoff/go-build-trusted"
+	sbProg    = "/signoff/bin/signoff"
+	sbLayer   = "/tmp/.signoff-gocache/layer"
+	sbPrivate = "/tmp/.signoff-gocache/local"
+)
+
+// Ways a run sees the build cache.
+const (
+	// cacheTrusted: the shared cache is writable. Only base runs, whose
+	// code is the project's own and whose tests a person reviewed.
+	cacheTrusted = "trusted"
+	// cacheLayered: the shared cache is read-only under a layer of the
+	// run's own that is thrown away with it.
+	cacheLayered = "layered"
+	// cachePrivate: a cold cache of the run's own, for backends that
+	// cannot mount the cache program.
+	cachePrivate = "private"
 )
 
 // spec runs command in src with the toolchain and module cache read-only,
-// the build cache writable, and an environment that keeps go offline and
+// the build cache as mode says (cacheTrusted, cacheLayered, cachePrivate),
+// and an environment that keeps go offline and
 // local: no proxy, no toolchain download, no VCS stamping, no cgo (the
 // sandbox has no C compiler to count on). -count=1 turns off go test's
 // result cache: every run must really run the tests, or N runs would be
 // one run and N-1 replays.
-func (g goTool) spec(command []string, src, cache string, l sandbox.Limits) sandbox.Spec {
+func (g goTool) spec(command []string, src, cache, mode string, l sandbox.Limits) (sandbox.Spec, error) {
 	env := map[string]string{
 		"PATH":        filepath.Join(g.goroot, "bin") + ":/usr/local/bin:/usr/bin:/bin",
 		"HOME":        "/tmp",
@@ -81,6 +103,7 @@ func (g goTool) spec(command []string, src, cache string, l sandbox.Limits) sand
 		"GOFLAGS":     "-mod=readonly -buildvcs=false -count=1",
 		"GOTELEMETRY": "off",
 		"GOENV":       "off",
+		"GOWORK":      "off",
 		"CGO_ENABLED": "0",
 	}
 	s := sandbox.Spec{
@@ -88,13 +111,31 @@ func (g goTool) spec(command []string, src, cache string, l sandbox.Limits) sand
 		Src:      src,
 		Env:      env,
 		ReadOnly: []sandbox.Mount{{Host: g.goroot, Target: g.goroot}},
-		Writable: []sandbox.Mount{{Host: cache, Target: sbCache}},
 		Limits:   l,
+	}
+	switch mode {
+	case cacheTrusted:
+		s.Writable = append(s.Writable, sandbox.Mount{Host: cache, Target: sbCache})
+	case cacheLayered:
+		exe, err := os.Executable()
+		if err != nil {
+			return sandbox.Spec{}, fmt.Errorf("the cache program: %w", err)
+		}
+		prog, err := gocache.Command(sbProg, sbTrusted, sbLayer)
+		if err != nil {
+			return sandbox.Spec{}, err
+		}
+		s.ReadOnly = append(s.ReadOnly, sandbox.Mount{Host: cache, Target: sbTrusted}, sandbox.Mount{Host: exe, Target: sbProg})
+		env["GOCACHE"], env["GOCACHEPROG"] = sbPrivate, prog
+	case cachePrivate:
+		env["GOCACHE"] = sbPrivate
+	default:
+		return sandbox.Spec{}, fmt.Errorf("unknown cache mode %q", mode)
 	}
 	if st, err := os.Stat(g.modcache); err == nil && st.IsDir() {
 		s.ReadOnly = append(s.ReadOnly, sandbox.Mount{Host: g.modcache, Target: sbModCache})
 	}
-	return s
+	return s, nil
 }
 
 func defaultCacheDir() (string, error) {

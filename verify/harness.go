@@ -63,6 +63,16 @@ type Harness struct {
 	ExpectedFailure string `json:"expected_failure"`
 	TimeoutSeconds  int    `json:"timeout_seconds"`
 	Runs            int    `json:"runs"`
+	// Protect adds globs to the frozen test tree (DefaultProtected);
+	// Unprotect removes default globs, each with a reason the card shows.
+	// A harness written before these existed has neither, and the same
+	// digest.
+	Protect   []string    `json:"protect,omitempty"`
+	Unprotect []Exemption `json:"unprotect,omitempty"`
+	// BuildChanges says what a candidate that changes which tests run or
+	// how they build gets: BuildRefuse (the default, also when empty) or
+	// BuildFlag.
+	BuildChanges string `json:"build_changes,omitempty"`
 }
 
 // commitID is a full SHA-1 or SHA-256 object name. Abbreviations and ref
@@ -171,7 +181,7 @@ func (h Harness) Validate() error {
 	if h.Runs < 1 || h.Runs > MaxRuns {
 		return fmt.Errorf("runs %d is outside 1..%d", h.Runs, MaxRuns)
 	}
-	return nil
+	return h.validateProtection()
 }
 
 // CheckPath accepts a clean, relative, slash-separated path inside the

@@ -30,6 +30,7 @@ const (
 	NotReproduced = "not-reproduced"   // base: the check did not detect the bug
 	Passed        = "passed"           // candidate: every harness test passed
 	Failed        = "failed"           // candidate: a harness test failed, was skipped or is missing
+	Counterfeit   = "counterfeit"      // candidate: passes reported without the witness of the tests' own completion
 	NotExecuted   = "not-executed"     // the run could not execute or produced no usable results
 	Skipped       = "skipped"          // not run, because an earlier stage already decided
 )
@@ -208,7 +209,7 @@ func Decide(stages []Stage) string {
 		}
 	}
 	for _, s := range stages {
-		if s.Name == StageCandidate && s.Outcome == Failed {
+		if s.Name == StageCandidate && (s.Outcome == Failed || s.Outcome == Counterfeit) {
 			return Rejected
 		}
 	}

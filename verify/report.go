@@ -7,6 +7,7 @@ import (
 
 	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/sandbox"
+	"github.com/signoff-dev/signoff/tamper"
 )
 
 // Report is the outcome of one verification.
@@ -32,7 +33,22 @@ type Report struct {
 	// differ from tests_from (discarded before running).
 	Changed      []string `json:"changed"`
 	HarnessEdits []string `json:"harness_edits"`
-	Stages       []Stage  `json:"stages"`
+	// Protected are the globs of the frozen test tree, restored from
+	// tests_from before every run; Unprotected the defaults the harness
+	// took out, with its reasons. TestEdits are the candidate's changes
+	// to protected paths, discarded, file by file.
+	Protected   []string    `json:"protected,omitempty"`
+	Unprotected []Exemption `json:"unprotected,omitempty"`
+	TestEdits   []TestEdit  `json:"test_edits,omitempty"`
+	// Findings are what the static checks saw in the candidate's diff
+	// (package tamper), whether or not they refused it; BuildChanges is
+	// the harness's policy for changes to how tests run or build.
+	Findings     []tamper.Finding `json:"findings,omitempty"`
+	BuildChanges string           `json:"build_changes,omitempty"`
+	// Cache says how the candidate's runs saw the shared build cache:
+	// layered (read-only, under a throwaway layer) or private (cold).
+	Cache  string  `json:"cache,omitempty"`
+	Stages []Stage `json:"stages"`
 	// TestFiles are the harness test files as they are at tests_from,
 	// kept for the evidence bundle (the harness digest covers them).
 	TestFiles map[string][]byte `json:"-"`
@@ -57,10 +73,24 @@ type Stage struct {
 	DurationMS int64         `json:"duration_ms"`
 	Runner     *RunSummary   `json:"runner,omitempty"`
 	Tests      []TestOutcome `json:"tests,omitempty"`
+	// Witness is the witness check of a candidate run.
+	Witness *WitnessCheck `json:"witness,omitempty"`
 	// Stdout and Stderr are the raw output of the run, kept for the
 	// evidence bundle; the JSON report carries their digests only.
 	Stdout []byte `json:"-"`
 	Stderr []byte `json:"-"`
+}
+
+// WitnessCheck is what the witness said about one candidate run: whether
+// it was applied (and if not, why), how many Test functions it
+// instrumented, how many harness test results it checked and which of
+// them lacked the witness of their pass.
+type WitnessCheck struct {
+	Applied      bool     `json:"applied"`
+	Reason       string   `json:"reason,omitempty"`
+	Instrumented int      `json:"instrumented,omitempty"`
+	Checked      int      `json:"checked"`
+	Missing      []string `json:"missing,omitempty"`
 }
 
 // RunSummary is the sandbox's account of one run.
@@ -121,6 +151,17 @@ func Table(r Report) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, s.Outcome, oneLine(s.Detail))
 	}
 	tw.Flush()
+	for _, e := range r.TestEdits {
+		fmt.Fprintf(&b, "discarded: %s (%s by the candidate; restored from tests_from)\n", e.Path, e.Change)
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "finding [%s] %s\n", f.Severity, oneLine(f.Detail))
+	}
+	for _, s := range r.Stages {
+		if s.Witness != nil && !s.Witness.Applied && s.Run == 1 {
+			fmt.Fprintf(&b, "witness %s\n", s.Witness.Reason)
+		}
+	}
 	if r.Environment.Sandbox != "" && !r.Environment.Isolated {
 		b.WriteString("warning: sandbox \"none\": the tests ran without isolation\n")
 	}

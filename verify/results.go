@@ -38,6 +38,9 @@ type TestResult struct {
 	Name    string `json:"name"`
 	Outcome string `json:"outcome"`
 	Output  string `json:"output,omitempty"`
+	// Witness holds the output lines that carry a witness mark, kept
+	// whole however long the output is (verify's witness checks them).
+	Witness []string `json:"witness,omitempty"`
 }
 
 // PackageFailure is a package that failed without running any test: its
@@ -78,6 +81,7 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 		started, ended bool
 		outcome        string
 		out            strings.Builder
+		witness        []string
 	}
 	type pkgState struct {
 		tests       int
@@ -130,6 +134,9 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 						t.started = true
 					case "output":
 						appendCapped(&t.out, ev.Output)
+						if strings.Contains(ev.Output, witnessMarker) && len(t.witness) < maxWitnessLogs {
+							t.witness = append(t.witness, capString(ev.Output))
+						}
 					case "pass", "fail", "skip":
 						// The first result stands: a later event for the
 						// same name cannot turn a failure into a pass.
@@ -166,7 +173,7 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 			out = Fail
 			appendCapped(&t.out, "\n[signoff: the test started but reported no result]\n")
 		}
-		res.Tests = append(res.Tests, TestResult{Package: k.pkg, Name: k.test, Outcome: out, Output: t.out.String()})
+		res.Tests = append(res.Tests, TestResult{Package: k.pkg, Name: k.test, Outcome: out, Output: t.out.String(), Witness: t.witness})
 	}
 	for _, name := range pkgOrder {
 		p := pkgs[name]

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,12 +37,12 @@ type Options struct {
 	// harness test files are not among them: a candidate's edits to those
 	// are discarded and reported, and its copies are replaced.
 	HarnessPaths []string
-	// CacheDir is the Go build cache shared by runs (the only host path a
-	// run can write). Empty means a "signoff/go-build" directory in the
-	// user's cache directory. Sharing it is what makes a warm verification
-	// take about a second instead of a minute; the price is that a hostile
-	// test could plant entries for later runs, so give each verification
-	// of untrusted code its own directory when that matters.
+	// CacheDir is the trusted Go build cache shared by runs. Empty means a
+	// "signoff/go-build" directory in the user's cache directory. Only
+	// base runs write it (the project's own code under reviewed tests);
+	// a candidate's runs, and a reproduction's, read it through a layer
+	// of their own that is thrown away with the run, so nothing a
+	// candidate's code writes is read by any other run.
 	CacheDir string
 	// Limits overrides the sandbox defaults; its WallTime is always the
 	// harness's timeout.
@@ -99,6 +99,11 @@ func Reproduce(ctx context.Context, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	// A reproduction nobody has reviewed yet is not trusted with the
+	// shared cache. Base's own tests are: building them first fills the
+	// cache, so the reproduction's runs compile only its own test.
+	v.untrustedBase = true
+	v.warm(ctx)
 	if v.runs(ctx, StageBase, v.h.Base, rep.Runs, Reproduced, &rep) {
 		rep.Verdict = Reproduced
 		rep.Reason = fmt.Sprintf("every fail-to-pass test failed on base with the expected failure (%d run(s))", rep.Runs)
@@ -168,6 +173,8 @@ func prepare(ctx context.Context, opts Options) (*verifier, Report, error) {
 		Environment: Environment{GoVersion: gt.version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 			Sandbox: opts.Runner.Name(), Isolated: opts.Runner.Name() != "none"},
 		Changed: []string{}, HarnessEdits: []string{},
+		Protected: h.ProtectedGlobs(), Unprotected: h.Unprotect, BuildChanges: h.BuildPolicy(),
+		Cache: candidateCache(opts.Runner),
 	}
 	if rep.Fingerprint, err = Fingerprint(rep.Identity()); err != nil {
 		return nil, Report{}, fmt.Errorf("verify: fingerprint: %w", err)
@@ -184,7 +191,7 @@ func finish(r Report) Report {
 		decisive := false
 		switch r.Verdict {
 		case Rejected:
-			decisive = s.Outcome == Refused || s.Outcome == Failed
+			decisive = s.Outcome == Refused || s.Outcome == Failed || s.Outcome == Counterfeit
 		case Inconclusive:
 			decisive = s.Outcome == NotReproduced || s.Outcome == NotExecuted
 		}
@@ -213,6 +220,53 @@ type verifier struct {
 	limits sandbox.Limits
 	goTool goTool
 	cache  string
+	// untrustedBase makes base runs use the layered cache too (a
+	// reproduction under review).
+	untrustedBase bool
+}
+
+// warm builds base with its own tests (and nothing of the harness) in a
+// trusted run that runs no test, to fill the shared cache. It is best
+// effort: a failure here shows in the runs that follow.
+func (v *verifier) warm(ctx context.Context) {
+	cmd := v.h.Command
+	if len(cmd) < 2 || path.Base(cmd[0]) != "go" || cmd[1] != "test" || candidateCache(v.opts.Runner) != cacheLayered {
+		return
+	}
+	mu := repoLock(v.repo.Dir)
+	mu.Lock()
+	wt, err := v.repo.AddWorktree(ctx, v.h.Base)
+	mu.Unlock()
+	if err != nil {
+		return
+	}
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		wt.Close()
+	}()
+	if slices.Contains(cmd, "-args") {
+		return
+	}
+	// Last, so it wins over a -run of the harness's own.
+	spec, err := v.goTool.spec(slices.Concat(cmd, []string{"-run=^$"}), wt.Dir, v.cache, cacheTrusted, v.limits)
+	if err == nil {
+		v.opts.Runner.Run(ctx, spec)
+	}
+}
+
+// candidateCache is how runs of untrusted code see the build cache with
+// runner r: through a throwaway layer where the sandbox can mount the
+// cache program, else in a cold cache of their own.
+func candidateCache(r sandbox.Runner) string {
+	if r == nil {
+		return ""
+	}
+	switch r.Name() {
+	case sandbox.BackendBwrap, sandbox.BackendNamespaces:
+		return cacheLayered
+	}
+	return cachePrivate
 }
 
 // ReadTestFiles reads the harness test files as they are at tests_from.
@@ -263,7 +317,38 @@ func (v *verifier) diff(ctx context.Context, cand string, rep *Report) (Stage, e
 			rep.HarnessEdits = append(rep.HarnessEdits, p)
 		}
 	}
+	tfBlobs, err := v.repo.Blobs(ctx, v.h.TestsFrom)
+	if err != nil {
+		return st, err
+	}
+	candBlobs, err := v.repo.Blobs(ctx, cand)
+	if err != nil {
+		return st, err
+	}
+	// Edits are judged against what the candidate was built on: the
+	// reproduction's commit when it descends from it, else base.
+	editBase := changed
+	if onTests, err := v.repo.IsAncestor(ctx, v.h.TestsFrom, cand); err == nil && onTests {
+		if editBase, err = v.repo.DiffNames(ctx, v.h.TestsFrom, cand); err != nil {
+			return st, err
+		}
+	}
+	rep.TestEdits = protectedEdits(editBase, rep.Protected, tfBlobs, candBlobs)
+	baseBlobs, err := v.repo.Blobs(ctx, v.h.Base)
+	if err != nil {
+		return st, err
+	}
+	if rep.Findings, err = v.findings(ctx, cand, changed, rep.Protected, baseBlobs, candBlobs); err != nil {
+		return st, err
+	}
 	st.Outcome, st.Detail = CheckDiff(changed, rep.HarnessEdits, v.opts.HarnessPaths, v.opts.Allowlist)
+	if st.Outcome != Refused {
+		if o, d := CheckFindings(rep.Findings, rep.BuildChanges); o == Refused && staticChecksRefuse {
+			st.Outcome, st.Detail = o, d
+		} else if len(rep.TestEdits) > 0 {
+			st.Outcome, st.Detail = Restored, st.Detail+"; "+describeEdits(rep.TestEdits)
+		}
+	}
 	if !anc {
 		st.Outcome = Refused
 		st.Detail = fmt.Sprintf("not run: the candidate %s does not descend from base %s", short(cand), short(v.h.Base))
@@ -289,8 +374,8 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 		defer mu.Unlock()
 		wt.Close()
 	}()
-	if err := restoreHarness(wt.Dir, v.files); err != nil {
-		rep.Stages = append(rep.Stages, Stage{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot put the harness test files in place: " + err.Error()})
+	if _, err := freezeTree(ctx, v.repo, wt.Dir, commit, v.h.TestsFrom, v.h.ProtectedGlobs()); err != nil {
+		rep.Stages = append(rep.Stages, Stage{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot put the frozen test tree in place: " + err.Error()})
 		return false
 	}
 	for i := 1; i <= n; i++ {
@@ -307,7 +392,26 @@ func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Sta
 	st := Stage{Name: stage, Run: i}
 	start := time.Now()
 	defer func() { st.DurationMS = time.Since(start).Milliseconds() }()
-	spec := v.goTool.spec(v.h.Command, dir, v.cache, v.limits)
+	mode := cacheTrusted
+	if stage != StageBase || v.untrustedBase {
+		mode = candidateCache(v.opts.Runner)
+	}
+	spec, err := v.goTool.spec(v.h.Command, dir, v.cache, mode, v.limits)
+	if err != nil {
+		st.Outcome, st.Detail = NotExecuted, "cannot prepare the run: "+err.Error()
+		return st
+	}
+	var w *witness
+	if stage == StageCandidate {
+		w, st.Witness, err = v.witness(dir, &spec)
+		if err != nil {
+			st.Outcome, st.Detail = NotExecuted, "cannot prepare the witness: "+err.Error()
+			return st
+		}
+	}
+	if w != nil {
+		defer w.cleanup()
+	}
 	res, err := v.opts.Runner.Run(ctx, spec)
 	st.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
@@ -333,14 +437,80 @@ func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Sta
 	}
 	if len(results.Tests) == 0 && len(results.Failures) == 0 {
 		st.Outcome, st.Detail = NotExecuted, fmt.Sprintf("no test results (exit %d)%s", res.ExitCode, stderrTail(res.Stderr))
+		if stage == StageCandidate && res.ExitCode == 0 {
+			// The same frozen tests gave results on base in the same
+			// sandbox: a candidate whose run ends "successfully" with
+			// none stopped them itself.
+			st.Outcome, st.Detail = Counterfeit, "the command exited with status 0 and no test ran: the candidate's code ended the test process before the frozen tests (they ran on base)"
+		}
 		return st
 	}
 	if stage == StageBase {
 		st.Outcome, st.Detail, st.Tests = JudgeBase(v.h, results)
-	} else {
-		st.Outcome, st.Detail, st.Tests = JudgeCandidate(v.h, results)
+		return st
+	}
+	st.Outcome, st.Detail, st.Tests = JudgeCandidate(v.h, results)
+	if st.Outcome != Passed {
+		return st
+	}
+	// A pass counts only when three accounts agree: the event stream, the
+	// witness that only the frozen tests' own completion prints, and the
+	// exit status of the command.
+	if w != nil {
+		checkWitness(w, v.h, results, &st)
+		if st.Outcome != Passed {
+			return st
+		}
+	}
+	if res.ExitCode != 0 {
+		st.Outcome, st.Detail = NotExecuted, fmt.Sprintf("every harness test passed but the command exited with status %d: the results and the exit status disagree%s", res.ExitCode, stderrTail(res.Stderr))
 	}
 	return st
+}
+
+// witness instruments a candidate run where the sandbox can take the
+// witness's files, and says on the stage why not where it cannot.
+func (v *verifier) witness(dir string, spec *sandbox.Spec) (*witness, *WitnessCheck, error) {
+	if v.h.Format != FormatGoTestJSON {
+		return nil, &WitnessCheck{Reason: "not applied: the harness's results are " + v.h.Format + "; the witness instruments Go tests"}, nil
+	}
+	if candidateCache(v.opts.Runner) != cacheLayered {
+		return nil, &WitnessCheck{Reason: "not applied: the " + v.opts.Runner.Name() + " sandbox cannot take the witness's files"}, nil
+	}
+	w, why, err := newWitness(dir, "/src", spec.Command)
+	if err != nil || w == nil {
+		return nil, &WitnessCheck{Reason: "not applied: " + why}, err
+	}
+	spec.Command, spec.Files = w.command, append(spec.Files, w.files...)
+	return w, &WitnessCheck{Applied: true, Instrumented: w.tests}, nil
+}
+
+// checkWitness turns a passed run whose harness tests lack the witness of
+// their pass into a counterfeit one.
+func checkWitness(w *witness, h Harness, res Results, st *Stage) {
+	var missing []string
+	checked := 0
+	for _, n := range slices.Concat(h.FailToPass, h.PassToPass) {
+		for _, t := range res.Lookup(n).Tests {
+			checked++
+			if !w.witnessed(res, t.Package, t.Name) {
+				missing = append(missing, t.Package+"."+t.Name)
+			}
+		}
+	}
+	st.Witness.Checked, st.Witness.Missing = checked, missing
+	if len(missing) > 0 {
+		st.Outcome = Counterfeit
+		st.Detail = fmt.Sprintf("%s reported passing without the witness that only the frozen test's own completion prints: the results were written by something other than the tests (%d of %d unwitnessed)",
+			strings.Join(firstN(missing, 5), ", "), len(missing), checked)
+	}
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(slices.Clone(s[:n]), fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
 }
 
 // notExecuted says why a finished run cannot be judged, or "".
@@ -382,45 +552,6 @@ func repoLock(dir string) *sync.Mutex {
 	}
 	mu, _ := worktreeLocks.LoadOrStore(dir, &sync.Mutex{})
 	return mu.(*sync.Mutex)
-}
-
-// restoreHarness writes the harness test files over a checkout. It works
-// through an os.Root and replaces whatever is at each path, so a candidate
-// cannot redirect the files elsewhere with symbolic links, and refuses a
-// path whose directories are not plain directories.
-func restoreHarness(dir string, files map[string][]byte) error {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	for p, b := range files {
-		if err := CheckPath(p); err != nil {
-			return err
-		}
-		parts := strings.Split(p, "/")
-		for i := 1; i < len(parts); i++ {
-			d := strings.Join(parts[:i], "/")
-			fi, err := root.Lstat(d)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				if err := root.Mkdir(d, 0o755); err != nil {
-					return err
-				}
-			case err != nil:
-				return err
-			case !fi.IsDir():
-				return fmt.Errorf("%s: %s is not a directory in the candidate", p, d)
-			}
-		}
-		if err := root.RemoveAll(p); err != nil {
-			return err
-		}
-		if err := root.WriteFile(p, b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func short(id string) string {

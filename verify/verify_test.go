@@ -64,9 +64,15 @@ func events(tests ...string) []byte {
 	return []byte(b.String())
 }
 
+// ok is a run that printed stdout and exited as go test would: 1 when a
+// test failed, else 0.
 func ok(stdout []byte) func(sandbox.Spec) (sandbox.Result, error) {
 	return func(s sandbox.Spec) (sandbox.Result, error) {
-		return sandbox.Result{Backend: "fake", Limits: s.Limits, ExitCode: 1, Stdout: stdout, Isolated: true}, nil
+		code := 0
+		if strings.Contains(string(stdout), `"Action":"fail"`) {
+			code = 1
+		}
+		return sandbox.Result{Backend: "fake", Limits: s.Limits, ExitCode: code, Stdout: stdout, Isolated: true}, nil
 	}
 }
 
@@ -119,10 +125,14 @@ func TestVerifyRestoresTheHarnessOverTheCandidate(t *testing.T) {
 	if rep.Verdict != verify.Verified {
 		t.Fatalf("verdict = %s\n%s", rep.Verdict, verify.Table(rep))
 	}
-	// Runs see the source read-only at /src and write only the build cache.
+	// Runs see the source read-only at /src; the base run writes only the
+	// shared build cache, the candidate's no host path at all.
 	sp := f.specs[0]
-	if len(sp.Writable) != 1 || sp.Env["GOPROXY"] != "off" || sp.Env["GOFLAGS"] == "" || sp.Limits.WallTime.Seconds() != float64(h.TimeoutSeconds) {
-		t.Fatalf("spec = %+v", sp)
+	if len(sp.Writable) != 1 || sp.Env["GOPROXY"] != "off" || sp.Env["GOFLAGS"] == "" || sp.Env["GOWORK"] != "off" || sp.Limits.WallTime.Seconds() != float64(h.TimeoutSeconds) {
+		t.Fatalf("base spec = %+v", sp)
+	}
+	if cs := f.specs[1]; len(cs.Writable) != 0 || !strings.HasPrefix(cs.Env["GOCACHE"], "/tmp/") {
+		t.Fatalf("candidate spec = %+v: a candidate's run may write no host path", cs)
 	}
 	if fp, _ := verify.Fingerprint(rep.Identity()); fp != rep.Fingerprint || len(fp) != 64 {
 		t.Fatalf("fingerprint %s does not recompute (%s)", rep.Fingerprint, fp)

@@ -86,7 +86,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&out, "out", "", "write an evidence bundle to this directory (must not exist or be empty)")
 	fs.StringVar(&keyFile, "key", "", "Ed25519 private key to sign the bundle with (default: a fresh key, reported as self-signed)")
-	fs.StringVar(&cache, "cache", "", "Go build cache shared by runs (default: signoff/go-build in the user cache directory)")
+	fs.StringVar(&cache, "cache", "", "trusted Go build cache (default: signoff/go-build in the user cache directory): base runs write it, a candidate's runs read it through a layer thrown away with them")
 	if err := parse(fs, e, args); err != nil {
 		return usageStatus(err)
 	}
