@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -92,7 +93,7 @@ func WriteBundle(dir string, r verify.Report, harness []byte, key ed25519.Privat
 			EvidenceType: EvidenceLive, Stage: s.Name, Run: s.Run, Commit: commit,
 			HarnessDigest: r.HarnessDigest, RunnerDigest: r.RunnerDigest, Fingerprint: r.Fingerprint,
 			Outcome: s.Outcome, Detail: s.Detail, DurationMS: s.DurationMS, Runner: s.Runner, Tests: s.Tests,
-			Stdout: stdout.Name, Stderr: stderr.Name,
+			Stdout: stdout.Name, Stderr: stderr.Name, Witness: s.Witness,
 		}
 		subjects := append(slices.Clone(common), stdout, stderr)
 		verdictSubjects = append(verdictSubjects, w.statement(statementsDir+"/"+name+".dsse.json", PredicateRun, subjects, pred, key))
@@ -483,6 +484,7 @@ func checkVerdict(f *Findings, root *os.Root, stmts map[string]*parsed, digests 
 		if h.Base != r.Base {
 			f.add("base", StatusFailed, "the harness names base %s, the verdict %s", h.Base, r.Base)
 		}
+		checkDefences(f, h, r)
 	}
 
 	// Fingerprint and verdict.
@@ -562,6 +564,7 @@ func checkVerdict(f *Findings, root *os.Root, stmts map[string]*parsed, digests 
 		check("outcome", rp.Outcome == s.Outcome && rp.Detail == s.Detail)
 		check("evidence type", rp.EvidenceType == EvidenceLive)
 		check("runner summary", rp.Runner != nil && s.Runner != nil && *rp.Runner == *s.Runner)
+		check("witness", reflect.DeepEqual(rp.Witness, s.Witness))
 		subjects := map[string]string{}
 		for _, sub := range p.statement.Subject {
 			subjects[sub.Name] = sub.Digest.SHA256
@@ -572,6 +575,51 @@ func checkVerdict(f *Findings, root *os.Root, stmts map[string]*parsed, digests 
 			f.add(item, StatusFailed, "%s disagrees with the verdict or its outputs: %s", file, strings.Join(bad, ", "))
 		} else {
 			f.add(item, StatusOK, "%s: %s, consistent with the verdict and its outputs", file, s.Outcome)
+		}
+	}
+}
+
+// checkDefences checks what the report says about the defences against a
+// counterfeit verdict: the frozen test tree it names is the harness's, no
+// finding that refuses stands behind a VERIFIED verdict, and every
+// candidate run of a VERIFIED verdict carries a witness check with
+// nothing missing (or says why the witness was not applied).
+func checkDefences(f *Findings, h verify.Harness, r verify.Report) {
+	switch {
+	case r.Protected == nil && r.BuildChanges == "":
+		f.add("frozen test tree", StatusUnchecked, "the report predates the frozen test tree: only the harness's own test files were restored")
+		return
+	case !slices.Equal(r.Protected, h.ProtectedGlobs()):
+		f.add("frozen test tree", StatusFailed, "the report restored %v, the harness protects %v", r.Protected, h.ProtectedGlobs())
+	case r.BuildChanges != h.BuildPolicy():
+		f.add("frozen test tree", StatusFailed, "the report applied build-change policy %q, the harness says %q", r.BuildChanges, h.BuildPolicy())
+	default:
+		f.add("frozen test tree", StatusOK, "%d protected glob(s) restored from tests_from, %d candidate edit(s) to them discarded, %d default(s) exempted", len(r.Protected), len(r.TestEdits), len(r.Unprotected))
+	}
+	refusing, _ := verify.CheckFindings(r.Findings, r.BuildChanges)
+	switch {
+	case refusing == verify.Refused && r.Verdict == verify.Verified:
+		f.add("static checks", StatusFailed, "the report is VERIFIED but its own findings refuse the candidate")
+	default:
+		f.add("static checks", StatusOK, "%d finding(s) recorded, consistent with the verdict", len(r.Findings))
+	}
+	if r.Verdict != verify.Verified {
+		return
+	}
+	for _, s := range r.Stages {
+		if s.Name != verify.StageCandidate || s.Run == 0 {
+			continue
+		}
+		item := fmt.Sprintf("witness of candidate run %d", s.Run)
+		switch w := s.Witness; {
+		case w == nil:
+			f.add(item, StatusUnchecked, "no witness check recorded")
+		case !w.Applied:
+			f.add(item, StatusUnchecked, "the witness was %s", w.Reason)
+		case len(w.Missing) > 0 || w.Checked == 0:
+			f.add(item, StatusFailed, "VERIFIED with %d of %d harness results unwitnessed", len(w.Missing), w.Checked)
+		default:
+			f.add(item, StatusOK, "%d harness result(s) carried the witness of their pass", w.Checked)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/signoff-dev/signoff/evidence"
 	"github.com/signoff-dev/signoff/sandbox"
+	"github.com/signoff-dev/signoff/tamper"
 	"github.com/signoff-dev/signoff/verify"
 )
 
@@ -51,16 +52,21 @@ func synthetic(t testing.TB) (verify.Report, []byte) {
 			Tests:  []verify.TestOutcome{{Name: "TestCouponAppliesOnce", Kind: verify.FailToPass, Outcome: verify.Fail}},
 			Stdout: stdout, Stderr: stderr}
 	}
+	witnessed := func(s verify.Stage) verify.Stage {
+		s.Witness = &verify.WitnessCheck{Applied: true, Instrumented: 2, Checked: 2}
+		return s
+	}
 	r := verify.Report{
 		Base: base, Candidate: candidate, CandidateRev: "fix/genuine", HarnessDigest: hd, RunnerDigest: "r", Runs: 2,
 		Environment: verify.Environment{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", Sandbox: "bwrap", Isolated: true},
 		Changed:     []string{"cart/cart.go"}, HarnessEdits: []string{}, TestFiles: files,
+		Protected: h.ProtectedGlobs(), BuildChanges: h.BuildPolicy(), Cache: "layered",
 		Stages: []verify.Stage{
 			{Name: verify.StageDiff, Outcome: verify.OK, Detail: "1 file changed"},
 			run(verify.StageBase, 1, verify.Reproduced, "got 8100"),
 			run(verify.StageBase, 2, verify.Reproduced, "got 8100"),
-			run(verify.StageCandidate, 1, verify.Passed, "ok"),
-			run(verify.StageCandidate, 2, verify.Passed, "ok"),
+			witnessed(run(verify.StageCandidate, 1, verify.Passed, "ok")),
+			witnessed(run(verify.StageCandidate, 2, verify.Passed, "ok")),
 		},
 	}
 	r.Verdict = verify.Decide(r.Stages)
@@ -104,6 +110,7 @@ func TestBundleVerifiesUnderTheTrustedKey(t *testing.T) {
 		"statements/base-1.dsse.json", "statements/candidate-2.dsse.json", "statements/verdict.dsse.json",
 		"outputs/base-1.stdout", "outputs/candidate-2.stderr", "harness.json", "tests/cart/coupon_repro_test.go",
 		"harness digest", "fingerprint", "verdict", "candidate run 2",
+		"frozen test tree", "static checks", "witness of candidate run 1", "witness of candidate run 2",
 	} {
 		if !slices.ContainsFunc(f.Items, func(it evidence.Finding) bool { return it.Item == want && it.Status == evidence.StatusOK }) {
 			t.Errorf("no ok finding for %s:\n%s", want, f)
@@ -112,6 +119,48 @@ func TestBundleVerifiesUnderTheTrustedKey(t *testing.T) {
 	// What an offline check cannot establish is said, even when all holds.
 	if u := f.With(evidence.StatusUnchecked); len(u) != 1 || u[0].Item != "runs" {
 		t.Errorf("unchecked = %+v, want only the note that runs are not re-executed", u)
+	}
+}
+
+// TestBundleChecksTheDefences signs reports that claim VERIFIED against
+// their own record of the defences (as a broken or lying verifier would)
+// and checks that evidence verify catches each.
+func TestBundleChecksTheDefences(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, item string
+		edit       func(*verify.Report)
+	}{
+		{"an unwitnessed pass", "witness of candidate run 2", func(r *verify.Report) {
+			r.Stages[4].Witness = &verify.WitnessCheck{Applied: true, Checked: 2, Missing: []string{"example.com/shop/cart.TestCouponAppliesOnce"}}
+		}},
+		{"a finding that refuses", "static checks", func(r *verify.Report) {
+			r.Findings = []tamper.Finding{{Rule: "exit-in-library", Severity: tamper.Refuse, Path: "cart/zz.go", Detail: "calls os.Exit"}}
+		}},
+		{"a test tree other than the harness's", "frozen test tree", func(r *verify.Report) {
+			r.Protected = []string{"cart/coupon_repro_test.go"}
+		}},
+		{"a build policy other than the harness's", "frozen test tree", func(r *verify.Report) {
+			r.BuildChanges = verify.BuildFlag
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pub, key := newKey(t)
+			r, raw := synthetic(t)
+			tc.edit(&r)
+			dir := filepath.Join(t.TempDir(), "bundle")
+			if err := evidence.WriteBundle(dir, r, raw, key, false); err != nil {
+				t.Fatal(err)
+			}
+			f, err := evidence.VerifyBundle(dir, []ed25519.PublicKey{pub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.OK() || !slices.ContainsFunc(f.Items, func(it evidence.Finding) bool { return it.Item == tc.item && it.Status == evidence.StatusFailed }) {
+				t.Fatalf("no failed finding for %q:\n%s", tc.item, f)
+			}
+		})
 	}
 }
 

@@ -57,6 +57,8 @@ type RunPredicate struct {
 	Tests         []verify.TestOutcome `json:"tests"`
 	Stdout        string               `json:"stdout"`
 	Stderr        string               `json:"stderr"`
+	// Witness is the witness check of a candidate run.
+	Witness *verify.WitnessCheck `json:"witness,omitempty"`
 }
 
 // VerdictPredicate records the whole verification: the report, whose
