@@ -242,6 +242,20 @@ func TestBrowser(t *testing.T) {
 	desk.run("new case page", chromedp.Navigate(base+"/cases/"+newCase), chromedp.WaitVisible(chromedp.ID("timeline")))
 	desk.checkPage("new case")
 
+	// The reporter said yes, and nothing is fixed until a member of staff
+	// has read the test: the operator reviews its source on its page.
+	waiting := waitForState(t, d, d.shop.ID, "Coupon SAVE10", workflow.BugReproduced)
+	desk.run("review page", chromedp.Navigate(base+"/cases/"+waiting+"/harness"), chromedp.WaitVisible(chromedp.ID("harness-review-form")))
+	if n := value(desk, "test source", chromedp.Evaluate[int](`document.querySelectorAll('pre.source').length`)); n == 0 {
+		t.Fatal("the review page shows no test source")
+	}
+	desk.checkPage("harness review")
+	desk.shot("harness-review")
+	desk.run("approve the test", chromedp.Click(chromedp.ID("harness-approve")), chromedp.WaitNotPresent(chromedp.ID("harness-review-form")))
+	if st := value(desk, "staff review", chromedp.Text(chromedp.ID("staff-review-status"))); !strings.HasPrefix(st, "approved") {
+		t.Fatalf("staff review after approving on the page: %q", st)
+	}
+
 	// The reported bug, once its verified candidate waits for approval:
 	// triage evidence, the reproduction, the candidates side by side with
 	// their verdict tables.
@@ -284,6 +298,10 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("a viewer is offered %d buttons or forms", n)
 	}
 	view.checkPage("case (viewer)")
+	view.run("viewer review page", chromedp.Navigate(base+"/cases/"+reported+"/harness"), chromedp.WaitVisible(chromedp.ID("review-digest")))
+	if n := value(view, "viewer review buttons", chromedp.Evaluate[int](`document.querySelectorAll('main button, main form').length`)); n != 0 {
+		t.Fatalf("a viewer is offered %d buttons or forms on the review page", n)
+	}
 	view.run("charts", chromedp.Navigate(base+"/charts"), chromedp.WaitVisible(chromedp.CSS("main svg")))
 	view.checkPage("charts")
 	view.shot("charts")
