@@ -405,6 +405,30 @@ func TestStaffReviewsTheReproduction(t *testing.T) {
 		})
 	}
 
+	t.Run("a person resumes fixing without a frozen reproduction", func(t *testing.T) {
+		t.Parallel()
+		r := newReviewRig(t, nil, nil)
+		if _, err := r.reporterSays(t, "yes", ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"escalate", "resume_fix"} {
+			if _, _, err := r.s.TransitionCase(ctx, r.owner, r.caseID, signoff.TransitionInput{Command: cmd}); err != nil {
+				t.Fatalf("%s: %v", cmd, err)
+			}
+		}
+		// The fix job finds no frozen reproduction: no fixer task, and the
+		// case goes back to a person.
+		if err := r.d.StartFix(ctx, r.ws, r.caseID); signoff.ErrorCode(err) != signoff.ECONFLICT {
+			t.Fatalf("StartFix: %v", err)
+		}
+		if c, _ := r.state(t); c.State != workflow.BugNeedsHuman {
+			t.Fatalf("case is %s", c.State)
+		}
+		if ts, err := r.s.ListTasks(ctx, r.owner, signoff.TaskFilter{CaseID: r.caseID, Status: signoff.TaskOpen, Limit: 10}); err != nil || len(ts) != 0 {
+			t.Fatalf("open tasks = %v, %v", ts, err)
+		}
+	})
+
 	t.Run("the reporter says no after staff approved", func(t *testing.T) {
 		t.Parallel()
 		r := newReviewRig(t, nil, nil)
