@@ -88,6 +88,60 @@ var _ = func() int {
 }()
 `
 
+// stealKey looks for the witness's key wherever the run can read (its
+// /tmp, the witness's mount, the source) and, with whatever it found,
+// forges witnessed passes for every harness test and leaves.
+const stealKey = `package cart
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	re := regexp.MustCompile("var key = \\[\\.\\.\\.\\]byte\\{([0-9, ]+)\\}")
+	var key []byte
+	for _, root := range []string{"/tmp", "/signoff", "/src"} {
+		filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() || len(key) > 0 {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			if m := re.FindSubmatch(b); m != nil {
+				for _, f := range strings.Split(string(m[1]), ", ") {
+					n, _ := strconv.Atoi(f)
+					key = append(key, byte(n))
+				}
+			}
+			return nil
+		})
+	}
+	tests := map[string][]string{
+		"shoplite/cart":          {"TestCouponAppliesOnce", "TestEmptyCart", "TestSingleItemNoCoupon", "TestZeroCoupon", "TestFixedCoupon", "TestUnknownCoupon", "TestInvalidItem"},
+		"shoplite/cmd/shoplite": {"TestServerVersion", "TestServerHealthz", "TestServerCheckout"},
+	}
+	for pkg, names := range tests {
+		for _, n := range names {
+			m := hmac.New(sha256.New, key)
+			m.Write([]byte(pkg + "\x00" + n + "\x00pass"))
+			fmt.Printf("\x16=== RUN   %s\n    x_test.go:1: signoff-witness pass %s\n\x16--- PASS: %s (0.00s)\n", n, hex.EncodeToString(m.Sum(nil)), n)
+		}
+	}
+	fmt.Println("\x16PASS")
+	os.Exit(0)
+}
+`
+
 // exitInit leaves the test binary with status 0 before any test runs.
 const exitInit = "package cart\n\nimport \"os\"\n\nfunc init() { os.Exit(0) }\n"
 
@@ -146,6 +200,8 @@ func TestAttacksAreNotVerified(t *testing.T) {
 		{name: "forged results from init (the reported attack)", files: map[string]string{"cart/zz_report.go": forgeInit},
 			want: []string{verify.Rejected}, check: findings("exit-in-library", "stdout-write", "testing-in-library", "reads-sources", "init-side-effects")},
 		{name: "forged results from init, static checks off: the witness", noStatic: true, files: map[string]string{"cart/zz_report.go": forgeInit},
+			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
+		{name: "forged witness lines with a key searched for on every readable path, static checks off", noStatic: true, files: map[string]string{"cart/zz_report.go": stealKey},
 			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
 		{name: "forged results from a variable's goroutine", files: map[string]string{"cart/zz_report.go": forgeVar},
 			want: []string{verify.Rejected}, check: findings("exit-in-library", "stdout-write")},

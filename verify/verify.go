@@ -477,11 +477,17 @@ func (v *verifier) witness(dir string, spec *sandbox.Spec) (*witness, *WitnessCh
 	if candidateCache(v.opts.Runner) != cacheLayered {
 		return nil, &WitnessCheck{Reason: "not applied: the " + v.opts.Runner.Name() + " sandbox cannot take the witness's files"}, nil
 	}
-	w, why, err := newWitness(dir, "/src", spec.Command)
+	host, err := os.MkdirTemp("", "signoff-witness-")
+	if err != nil {
+		return nil, nil, err
+	}
+	w, why, err := newWitness(dir, "/src", host, spec.Command)
 	if err != nil || w == nil {
+		os.RemoveAll(host)
 		return nil, &WitnessCheck{Reason: "not applied: " + why}, err
 	}
 	spec.Command, spec.Files = w.command, append(spec.Files, w.files...)
+	spec.ReadOnly = append(spec.ReadOnly, w.mount)
 	return w, &WitnessCheck{Applied: true, Instrumented: w.tests}, nil
 }
 

@@ -49,12 +49,16 @@ import (
 // for: code that finds the key inside its own test binary or the build
 // cache, or reaches into the testing package's memory.
 
-// Paths of the witness inside the sandbox.
+// Paths of the witness inside the sandbox. The key's sources are the only
+// secret and live in the run's own /tmp; the instrumented test files, the
+// overlay and the exec wrapper hold none and come read-only from a
+// directory of the host's, so a repository with thousands of test files
+// costs one mount, not a descriptor each.
 const (
-	witnessRoot    = "/tmp/.signoff"
-	witnessKeyDir  = witnessRoot + "/w"
-	witnessOverlay = witnessRoot + "/overlay.json"
-	witnessExec    = witnessRoot + "/exec.sh"
+	witnessKeyDir  = "/tmp/.signoff-witness"
+	witnessMount   = "/signoff/witness"
+	witnessOverlay = witnessMount + "/overlay.json"
+	witnessExec    = witnessMount + "/exec.sh"
 	witnessMarker  = "signoff-witness "
 	maxWitnessLogs = 16
 )
@@ -63,6 +67,7 @@ const (
 type witness struct {
 	key     []byte
 	files   []sandbox.File
+	mount   sandbox.Mount
 	command []string
 	// dirs are the witness packages' directories, made empty in the
 	// checkout (vet runs in a package's directory; the file comes from
@@ -78,9 +83,11 @@ var (
 )
 
 // newWitness instruments the Go test files of the checkout at dir (seen
-// by the sandbox at src) for one run of command. It returns nil and the
-// reason when the command is not a plain `go test` it can instrument.
-func newWitness(dir, src string, command []string) (*witness, string, error) {
+// by the sandbox at src) for one run of command, writing what holds no
+// secret under host (an empty directory of the caller's, mounted
+// read-only). It returns nil and the reason when the command is not a
+// plain `go test` it can instrument.
+func newWitness(dir, src, host string, command []string) (*witness, string, error) {
 	if len(command) < 2 || path.Base(command[0]) != "go" || command[1] != "test" {
 		return nil, "the command is not `go test`", nil
 	}
@@ -91,7 +98,14 @@ func newWitness(dir, src string, command []string) (*witness, string, error) {
 			return nil, "the command sets -" + name + " itself", nil
 		}
 	}
-	w := &witness{key: make([]byte, 32)}
+	w := &witness{key: make([]byte, 32), mount: sandbox.Mount{Host: host, Target: witnessMount}}
+	put := func(name string, b []byte, perm os.FileMode) (string, error) {
+		full := filepath.Join(host, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return "", err
+		}
+		return witnessMount + "/" + name, os.WriteFile(full, b, perm)
+	}
 	if _, err := rand.Read(w.key); err != nil {
 		return nil, "", err
 	}
@@ -151,28 +165,40 @@ func newWitness(dir, src string, command []string) (*witness, string, error) {
 			continue // the go command will say why it does not compile
 		}
 		w.tests += n
-		target := fmt.Sprintf("%s/t/%d.go", witnessRoot, i)
+		target, err := put(fmt.Sprintf("t/%d.go", i), out, 0o644)
+		if err != nil {
+			w.cleanup()
+			return nil, "", err
+		}
 		overlay[path.Join(src, rel)] = target
-		w.files = append(w.files, sandbox.File{Target: target, Content: out, Perm: 0o644})
 	}
 	ov, err := json.Marshal(struct{ Replace map[string]string }{overlay})
 	if err != nil {
 		w.cleanup()
 		return nil, "", err
 	}
-	w.files = append(w.files,
-		sandbox.File{Target: witnessOverlay, Content: ov, Perm: 0o644},
-		// Every test binary links the witness package, so it is compiled
-		// before the first one runs: its source can go then.
-		sandbox.File{Target: witnessExec, Content: []byte("#!/bin/sh\nrm -rf " + witnessKeyDir + "\nexec \"$@\"\n"), Perm: 0o755})
+	if _, err := put("overlay.json", ov, 0o644); err != nil {
+		w.cleanup()
+		return nil, "", err
+	}
+	// Every test binary links the witness package, so it is compiled
+	// before the first one runs: its source can go then.
+	if _, err := put("exec.sh", []byte("#!/bin/sh\nrm -rf "+witnessKeyDir+"\nexec \"$@\"\n"), 0o755); err != nil {
+		w.cleanup()
+		return nil, "", err
+	}
 	w.command = slices.Concat(command[:2], []string{"-overlay=" + witnessOverlay, "-exec=" + witnessExec}, command[2:])
 	return w, "", nil
 }
 
-// cleanup removes the witness directories from the checkout.
+// cleanup removes the witness directories from the checkout and the
+// host directory of its files.
 func (w *witness) cleanup() {
 	for _, d := range w.dirs {
 		os.Remove(d)
+	}
+	if w.mount.Host != "" {
+		os.RemoveAll(w.mount.Host)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -107,4 +109,25 @@ func FuzzInstrument(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWitnessSourceIsWhatTheThiefLooksFor makes the key-stealing attack in
+// attack_test.go a real one: its pattern recovers the key from the
+// witness's source, so it is only the deletion of that source before any
+// test binary starts that keeps the key from it.
+func TestWitnessSourceIsWhatTheThiefLooksFor(t *testing.T) {
+	t.Parallel()
+	key := []byte{0, 1, 2, 250, 255, 17}
+	m := regexp.MustCompile("var key = \\[\\.\\.\\.\\]byte\\{([0-9, ]+)\\}").FindSubmatch(witnessSource(key))
+	if m == nil {
+		t.Fatal("the thief's pattern does not match the witness source: the attack row would prove nothing")
+	}
+	var got []byte
+	for _, f := range strings.Split(string(m[1]), ", ") {
+		n, _ := strconv.Atoi(f)
+		got = append(got, byte(n))
+	}
+	if string(got) != string(key) {
+		t.Fatalf("recovered %v, want %v", got, key)
+	}
 }
