@@ -1,0 +1,5 @@
+//go:build !race
+
+package tamper_test
+
+const raceEnabled = false
