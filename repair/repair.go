@@ -216,6 +216,10 @@ type Card struct {
 	// HarnessReview is the member of staff who approved the harness's
 	// test source, and the review digest they approved.
 	HarnessReview signoff.HarnessReview `json:"harness_review"`
+	// Defences is what the verification did against a counterfeit
+	// verdict: the frozen test tree and the candidate's discarded edits to
+	// it, every static finding, the witness of each candidate run.
+	Defences Defences `json:"defences"`
 }
 
 // Digest is the SHA-256 of the card's canonical JSON: the subject an
@@ -243,7 +247,8 @@ func NewCard(c signoff.Case, h signoff.HarnessRecord, cand signoff.Candidate, re
 	card := Card{Case: c.ID, Project: c.ProjectID, Title: c.Title, CandidateID: cand.ID, Attempt: cand.Attempt,
 		SubmittedBy: cand.SubmittedBy, Evidence: cand.Evidence, Base: cand.Base, Candidate: cand.Commit, Branch: cand.Branch,
 		Diff: cand.Diff, HarnessID: h.ID, HarnessDigest: h.Digest, Verdict: report.Verdict, Reason: report.Reason,
-		Table: Table(report), Fingerprint: report.Fingerprint, HarnessSource: slices.Clone(source), HarnessReview: *h.StaffReview}
+		Table: Table(report), Fingerprint: report.Fingerprint, HarnessSource: slices.Clone(source), HarnessReview: *h.StaffReview,
+		Defences: DefencesOf(report)}
 	if cand.Review != nil {
 		card.Review = fmt.Sprintf("[advisory, %s] %s", cand.Review.Evidence, cand.Review.Note)
 	}

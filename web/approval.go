@@ -64,8 +64,11 @@ type approvalView struct {
 	Fingerprint  string
 	// Source is the harness's test source on a bug card, and Review who
 	// approved it: the digest covers both.
-	Source      []repair.SourceFile
-	Review      *signoff.HarnessReview
+	Source []repair.SourceFile
+	Review *signoff.HarnessReview
+	// Defences is what the verification did against a counterfeit verdict
+	// (bug cards): discarded test edits, static findings, the witness.
+	Defences    *repair.Defences
 	Approvals   []signoff.Approval
 	Cards       []cardView
 	Command     string
@@ -153,6 +156,8 @@ func (s *server) subject(r *http.Request, by signoff.Actor, c signoff.Case, v *a
 		v.Policy = append(v.Policy, policyRow{Rule: "verdict", Class: passClass(cv.Card.Verdict == "VERIFIED"), Result: cv.Card.Verdict, Detail: cv.Card.Reason})
 		review := cv.Card.HarnessReview
 		v.Source, v.Review = cv.Card.HarnessSource, &review
+		defences := cv.Card.Defences
+		v.Defences = &defences
 		v.Policy = append(v.Policy, policyRow{Rule: "harness reviewed by staff", Class: passClass(review.Decision == signoff.HarnessApprove),
 			Result: review.Decision, Detail: fmt.Sprintf("%s approved the test source of reproduction %s over review digest %s", review.By, review.HarnessID, review.ReviewDigest)})
 	case signoff.KindChange:

@@ -636,6 +636,23 @@ func printCard(w io.Writer, d *display, c repair.Card, v cardView, pol approval.
 	if hr.Note != "" {
 		fmt.Fprintf(w, "%-18s %s\n", "Review note:", d.line(hr.Note))
 	}
+	df := c.Defences
+	fmt.Fprintf(w, "Against a counterfeit verdict: %d protected glob(s) restored from the harness before every run; build changes %s; cache %s\n",
+		len(df.Protected), d.line(df.BuildChanges), d.line(df.Cache))
+	for _, e := range df.Unprotected {
+		fmt.Fprintf(w, "  exempted from the frozen tree: %s (%s)\n", d.line(e.Glob), d.line(e.Reason))
+	}
+	fmt.Fprintf(w, "  test edits discarded: %d\n", len(df.TestEdits))
+	for _, e := range df.TestEdits {
+		fmt.Fprintf(w, "    %s (%s)\n", d.line(e.Path), d.line(e.Change))
+	}
+	fmt.Fprintf(w, "  static findings: %d\n", len(df.Findings))
+	for _, f := range df.Findings {
+		fmt.Fprintf(w, "    [%s] %s: %s\n", d.line(f.Severity), d.line(f.Rule), d.line(f.Detail))
+	}
+	for _, l := range df.Witness {
+		fmt.Fprintf(w, "  witness %s\n", d.line(l))
+	}
 	if len(v.Approvals) > 0 {
 		fmt.Fprintf(w, "Approvals so far (%d):\n", len(v.Approvals))
 		for _, a := range v.Approvals {

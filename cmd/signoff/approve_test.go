@@ -24,6 +24,8 @@ import (
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/repair"
+	"github.com/signoff-dev/signoff/tamper"
+	"github.com/signoff-dev/signoff/verify"
 )
 
 // The API is played by a fake here: the real server path is tested end to
@@ -57,7 +59,11 @@ func testCard() repair.Card {
 		Review:        "[advisory, model] looks right",
 		HarnessSource: repair.Sources(map[string][]byte{"cart/coupon_repro_test.go": []byte("package cart\n\nfunc TestCouponAppliesOnce(t *testing.T) { // SOURCE-MARKER\x1b[2K\n}\n")}),
 		HarnessReview: signoff.HarnessReview{HarnessID: "harn_3", By: "act_pia", Decision: signoff.HarnessApprove, Note: "checks the total",
-			ReviewDigest: strings.Repeat("e", 64), At: time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)}}
+			ReviewDigest: strings.Repeat("e", 64), At: time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)},
+		Defences: repair.Defences{Protected: []string{"**/*_test.go"}, Unprotected: []verify.Exemption{{Glob: "test/**", Reason: "fixtures, not tests"}},
+			TestEdits: []verify.TestEdit{{Path: "cart/cart_test.go", Change: verify.EditModified}},
+			Findings:  []tamper.Finding{{Rule: "env-probe", Severity: tamper.Flag, Path: "cart/cart.go", Line: 3, Detail: "reads GOFLAGS\x1b[2K"}},
+			BuildChanges: verify.BuildRefuse, Cache: "layered", Witness: []string{"run 1: all 10 harness results carried the witness of their pass"}}}
 }
 
 // fakeAPI plays the approval routes of the API.
@@ -272,6 +278,9 @@ func TestApproveRefusesWithoutTerminal(t *testing.T) {
 		"Harness test source (1 file(s), in full; the subject digest covers it):",
 		"Harness file cart/coupon_repro_test.go (sha256 " + card.HarnessSource[0].SHA256, `// SOURCE-MARKER\x1b[2K`,
 		"approve by act_pia at 2026-01-05T10:00:00Z, over review digest " + strings.Repeat("e", 64) + " (reproduction harn_3)", "checks the total",
+		"Against a counterfeit verdict: 1 protected glob(s) restored from the harness before every run; build changes refuse; cache layered",
+		"exempted from the frozen tree: test/** (fixtures, not tests)", "test edits discarded: 1", "cart/cart_test.go (modified)",
+		`[flag] env-probe: reads GOFLAGS\x1b[2K`, "witness run 1: all 10 harness results carried the witness of their pass",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the card output lacks %q", want)

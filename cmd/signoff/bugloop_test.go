@@ -311,6 +311,11 @@ func TestBugLoopGates(t *testing.T) {
 	if r := v.Card.HarnessReview; r.By != g.d.operator.ID || r.Decision != signoff.HarnessApprove || r.ReviewDigest == "" {
 		t.Fatalf("card harness review = %+v", r)
 	}
+	// And what the verification did against a counterfeit verdict: the
+	// frozen test tree and the witness of every candidate run.
+	if df := v.Card.Defences; len(df.Protected) == 0 || len(df.Witness) != 1 || !strings.Contains(df.Witness[0], "carried the witness of their pass") {
+		t.Fatalf("card defences = %+v", df)
+	}
 	before := g.state(t)
 	post := func(token string, st approval.Statement, key ed25519.PrivateKey) int {
 		env, err := approval.Sign(st, key)
