@@ -61,8 +61,8 @@ func testCard() repair.Card {
 		HarnessReview: signoff.HarnessReview{HarnessID: "harn_3", By: "act_pia", Decision: signoff.HarnessApprove, Note: "checks the total",
 			ReviewDigest: strings.Repeat("e", 64), At: time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)},
 		Defences: repair.Defences{Protected: []string{"**/*_test.go"}, Unprotected: []verify.Exemption{{Glob: "test/**", Reason: "fixtures, not tests"}},
-			TestEdits: []verify.TestEdit{{Path: "cart/cart_test.go", Change: verify.EditModified}},
-			Findings:  []tamper.Finding{{Rule: "env-probe", Severity: tamper.Flag, Path: "cart/cart.go", Line: 3, Detail: "reads GOFLAGS\x1b[2K"}},
+			TestEdits:    []verify.TestEdit{{Path: "cart/cart_test.go", Change: verify.EditModified}},
+			Findings:     []tamper.Finding{{Rule: "env-probe", Severity: tamper.Flag, Path: "cart/cart.go", Line: 3, Detail: "reads GOFLAGS\x1b[2K"}},
 			BuildChanges: verify.BuildRefuse, Cache: "layered", Witness: []string{"run 1: all 10 harness results carried the witness of their pass"}}}
 }
 
