@@ -37,6 +37,9 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./secretbox/
 	$(GO) test -run '^$$' -fuzz FuzzSideBySide -fuzztime 20000x ./web/
 	$(GO) test -run '^$$' -fuzz FuzzParseHarness -fuzztime 20000x ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzInstrument -fuzztime 20000x ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzCandidate -fuzztime 20000x ./tamper/
+	$(GO) test -run '^$$' -fuzz FuzzServe -fuzztime 5000x ./gocache/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePlan -fuzztime 20000x ./change/
 	$(GO) test -run '^$$' -fuzz FuzzIntake -fuzztime 2000x ./httpapi/
 	$(GO) test -run '^$$' -fuzz FuzzOFREP -fuzztime 2000x ./httpapi/
@@ -83,6 +86,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 60s ./secretbox/
 	$(GO) test -run '^$$' -fuzz FuzzSideBySide -fuzztime 60s ./web/
 	$(GO) test -run '^$$' -fuzz FuzzParseHarness -fuzztime 60s ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzInstrument -fuzztime 60s ./verify/
+	$(GO) test -run '^$$' -fuzz FuzzCandidate -fuzztime 60s ./tamper/
+	$(GO) test -run '^$$' -fuzz FuzzServe -fuzztime 60s ./gocache/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePlan -fuzztime 60s ./change/
 	$(GO) test -run '^$$' -fuzz FuzzIntake -fuzztime 60s ./httpapi/
 	$(GO) test -run '^$$' -fuzz FuzzOFREP -fuzztime 60s ./httpapi/
