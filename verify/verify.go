@@ -343,6 +343,17 @@ func (v *verifier) diff(ctx context.Context, cand string, rep *Report) (Stage, e
 	}
 	st.Outcome, st.Detail = CheckDiff(changed, rep.HarnessEdits, v.opts.HarnessPaths, v.opts.Allowlist)
 	if st.Outcome != Refused {
+		// Git applies the checked-out tree's attributes when it writes
+		// files (encodings, line ends): a candidate's .gitattributes would
+		// change the bytes of the frozen tests it is judged by, whatever
+		// the harness's build policy.
+		for _, p := range changed {
+			if path.Base(p) == ".gitattributes" {
+				st.Outcome, st.Detail = Refused, "not run: "+p+" changes: git attributes change the bytes of the frozen test files at checkout"
+			}
+		}
+	}
+	if st.Outcome != Refused {
 		if o, d := CheckFindings(rep.Findings, rep.BuildChanges); o == Refused && staticChecksRefuse {
 			st.Outcome, st.Detail = o, d
 		} else if len(rep.TestEdits) > 0 {

@@ -183,7 +183,10 @@ func newWitness(dir, src, host string, command []string) (*witness, string, erro
 	}
 	// Every test binary links the witness package, so it is compiled
 	// before the first one runs: its source can go then.
-	if _, err := put("exec.sh", []byte("#!/bin/sh\nrm -rf "+witnessKeyDir+"\nexec \"$@\"\n"), 0o755); err != nil {
+	// The test binary is made execute-only too: code in it that opens its
+	// own executable to look for the key must first give itself back the
+	// right to read it.
+	if _, err := put("exec.sh", []byte("#!/bin/sh\nrm -rf "+witnessKeyDir+"\nchmod 0111 \"$1\" 2>/dev/null\nexec \"$@\"\n"), 0o755); err != nil {
 		w.cleanup()
 		return nil, "", err
 	}
@@ -376,12 +379,15 @@ import (
 
 var key = [...]byte{` + lit.String() + `}
 
-// Done is deferred first by every frozen Test function.
+// Done is deferred first by every frozen Test function. A test that is
+// panicking has not failed yet in the testing package's eyes: recover
+// tells, and the panic goes on.
 func Done(t *testing.T, pkg string) {
 	t.Helper()
 	outcome := "pass"
+	r := recover()
 	switch {
-	case t.Failed():
+	case r != nil || t.Failed():
 		outcome = "fail"
 	case t.Skipped():
 		outcome = "skip"
@@ -389,6 +395,9 @@ func Done(t *testing.T, pkg string) {
 	m := hmac.New(sha256.New, key[:])
 	m.Write([]byte(pkg + "\x00" + t.Name() + "\x00" + outcome))
 	t.Log("` + strings.TrimSpace(witnessMarker) + ` " + outcome + " " + hex.EncodeToString(m.Sum(nil)))
+	if r != nil {
+		panic(r)
+	}
 }
 `)
 }
