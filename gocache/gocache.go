@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -86,11 +87,28 @@ func Serve(r io.Reader, w io.Writer, trusted, layer string) error {
 	}
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
+	var mu sync.Mutex
 	send := func(res response) error {
+		mu.Lock()
+		defer mu.Unlock()
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
 		return bw.Flush()
+	}
+	// The go command accepts answers in any order: a store, which writes
+	// a file that may be large, is answered on its own, so lookups are
+	// not held up behind it.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	errs := make(chan error, 1)
+	answer := func(res response) {
+		if err := send(res); err != nil {
+			select {
+			case errs <- err:
+			default:
+			}
+		}
 	}
 	if err := send(response{KnownCommands: []string{"get", "put", "close"}}); err != nil {
 		return err
@@ -114,19 +132,24 @@ func Serve(r io.Reader, w io.Writer, trusted, layer string) error {
 				return fmt.Errorf("request %d: body of %d bytes, announced %d", req.ID, len(body), req.BodySize)
 			}
 		}
-		res := response{ID: req.ID}
+		select {
+		case err := <-errs:
+			return err
+		default:
+		}
 		switch req.Command {
 		case "get":
-			res = get(req, trusted, layer)
+			// Answered at once: a lookup is a read of one small file,
+			// and the go command waits on each.
+			answer(get(req, trusted, layer))
 		case "put":
-			res = put(req, body, layer)
+			wg.Add(1)
+			go func() { defer wg.Done(); answer(put(req, body, layer)) }()
 		case "close":
-			return send(res)
+			wg.Wait()
+			return send(response{ID: req.ID})
 		default:
-			res.Err = fmt.Sprintf("unknown command %q", req.Command)
-		}
-		if err := send(res); err != nil {
-			return err
+			answer(response{ID: req.ID, Err: fmt.Sprintf("unknown command %q", req.Command)})
 		}
 	}
 }

@@ -57,6 +57,10 @@ type Results struct {
 	Failures []PackageFailure `json:"package_failures,omitempty"`
 	// Skipped counts input lines that were not events (go-test-json only).
 	Skipped int `json:"skipped_lines,omitempty"`
+	// Keys are the witness keys the -exec wrapper printed, by package:
+	// the first such line of each package's output, which the wrapper
+	// writes before the test binary starts.
+	Keys map[string]string `json:"-"`
 }
 
 // testEvent is one line of go test -json (cmd/test2json).
@@ -84,6 +88,7 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 		witness        []string
 	}
 	type pkgState struct {
+		sawOutput   bool
 		tests       int
 		outcome     string
 		failedBuild string
@@ -151,6 +156,15 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 					switch ev.Action {
 					case "output":
 						appendCapped(&p.out, ev.Output)
+						if !p.sawOutput {
+							p.sawOutput = true
+							if m := witnessKey.FindStringSubmatch(ev.Output); m != nil {
+								if res.Keys == nil {
+									res.Keys = map[string]string{}
+								}
+								res.Keys[ev.Package] = m[1]
+							}
+						}
 					case "pass", "fail", "skip":
 						p.outcome = ev.Action
 						if ev.FailedBuild != "" {

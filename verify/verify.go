@@ -47,6 +47,12 @@ type Options struct {
 	// Limits overrides the sandbox defaults; its WallTime is always the
 	// harness's timeout.
 	Limits sandbox.Limits
+	// Parallel runs the candidate's runs beside base's instead of after
+	// them: about a quarter faster on two cores, at the price of starting
+	// the candidate's runs even when base will turn out not to reproduce
+	// the bug (they are then stopped and discarded). The verdict is the
+	// same either way.
+	Parallel bool
 }
 
 // Verify runs the whole verification and returns the report. The error is
@@ -75,6 +81,9 @@ func Verify(ctx context.Context, opts Options) (Report, error) {
 		return finish(rep), nil
 	}
 
+	if v.opts.Parallel {
+		return v.sideBySide(ctx, cand, runs, rep), nil
+	}
 	// Stage 1: the harness must detect the bug on base, every run.
 	ok := v.runs(ctx, StageBase, h.Base, runs, Reproduced, &rep)
 	if !ok {
@@ -84,6 +93,34 @@ func Verify(ctx context.Context, opts Options) (Report, error) {
 	// Stage 2: with the harness restored, the candidate must pass, every run.
 	v.runs(ctx, StageCandidate, cand, runs, Passed, &rep)
 	return finish(rep), nil
+}
+
+// sideBySide runs the base stage and the candidate stage at once, each in
+// its own worktree and sandbox. The verdict is decided exactly as in
+// sequence: the candidate's runs count only when every base run
+// reproduced the bug; otherwise they are stopped, and their results
+// discarded and said to be.
+func (v *verifier) sideBySide(ctx context.Context, cand string, runs int, rep Report) Report {
+	candCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var candRep Report
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v.runs(candCtx, StageCandidate, cand, runs, Passed, &candRep)
+	}()
+	ok := v.runs(ctx, StageBase, v.h.Base, runs, Reproduced, &rep)
+	if !ok {
+		stop()
+	}
+	<-done
+	if !ok {
+		rep.Stages = append(rep.Stages, Stage{Name: StageCandidate, Outcome: Skipped,
+			Detail: "not counted: the harness did not detect the bug on base (the candidate's runs, started beside base's, were stopped and their results discarded)"})
+		return finish(rep)
+	}
+	rep.Stages = append(rep.Stages, candRep.Stages...)
+	return finish(rep)
 }
 
 // Reproduce runs only the base stage: it checks that the harness detects
@@ -492,12 +529,12 @@ func (v *verifier) witness(dir string, spec *sandbox.Spec) (*witness, *WitnessCh
 	if err != nil {
 		return nil, nil, err
 	}
-	w, why, err := newWitness(dir, "/src", host, spec.Command)
+	w, why, err := newWitness(dir, "/src", host, sbProg, spec.Command)
 	if err != nil || w == nil {
 		os.RemoveAll(host)
 		return nil, &WitnessCheck{Reason: "not applied: " + why}, err
 	}
-	spec.Command, spec.Files = w.command, append(spec.Files, w.files...)
+	spec.Command = w.command
 	spec.ReadOnly = append(spec.ReadOnly, w.mount)
 	return w, &WitnessCheck{Applied: true, Instrumented: w.tests}, nil
 }
@@ -510,7 +547,7 @@ func checkWitness(w *witness, h Harness, res Results, st *Stage) {
 	for _, n := range slices.Concat(h.FailToPass, h.PassToPass) {
 		for _, t := range res.Lookup(n).Tests {
 			checked++
-			if !w.witnessed(res, t.Package, t.Name) {
+			if !witnessed(res, t.Package, t.Name) {
 				missing = append(missing, t.Package+"."+t.Name)
 			}
 		}

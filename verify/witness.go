@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/signoff-dev/signoff/sandbox"
 )
@@ -28,51 +29,110 @@ import (
 // runs with the tests (docs/verification.md has the whole design). A
 // candidate's code runs in the test process, before the tests and beside
 // them, so it can print the framing lines of a passing run and leave. What
-// it cannot print is a line that only the frozen tests' own completion
-// produces:
+// it should not be able to print is a line that only the frozen tests' own
+// completion produces:
 //
 //   - Every Test function of the frozen test tree is given, in a copy the
-//     go command reads through -overlay (the checkout is not touched), a
-//     first statement `defer w.Done(t, pkg)`. Done logs, through the
-//     test's own t.Log, an HMAC of its package, name and outcome under a
-//     key made for this run.
-//   - The key is in the source of a package that exists only in the
-//     overlay, under a name made for this run, in the run's private /tmp.
-//     The go command compiles it before any test binary links; the -exec
-//     wrapper deletes it before the first test binary starts, so no
-//     candidate code runs while the key is on a path.
+//     go command reads through -overlay (the checkout is not touched, line
+//     numbers stay), a first statement `defer signoffWitnessDone(t, pkg)`.
+//     The function lives in a file the overlay adds to each test package;
+//     it logs, through the test's own t.Log, an HMAC of the package, the
+//     test's name and its outcome.
+//   - Its key is not in any source: the compiled test binary holds a fixed
+//     placeholder, and the -exec wrapper (this program, run in the
+//     sandbox) writes a fresh random key over it just before the binary
+//     starts, prints the key as the package's first line of output, makes
+//     the binary execute-only and executes it. No key exists anywhere
+//     before the binary that holds it starts; the verifier reads each
+//     package's key from its first line.
 //   - A test the results say passed counts only if its own output holds
-//     the HMAC of its pass. A run with a missing or wrong witness is
-//     counterfeit: REJECTED.
+//     the HMAC of its pass under its package's key.
 //
 // What it does not stop, and what the static checks of package tamper are
-// for: code that finds the key inside its own test binary or the build
-// cache, or reaches into the testing package's memory.
+// for: code in the test process that reads the key out of its own
+// executable or memory (any secret in a process is within reach of code
+// in it). The sources the checks refuse are the ones such code needs.
 
-// Paths of the witness inside the sandbox. The key's sources are the only
-// secret and live in the run's own /tmp; the instrumented test files, the
-// overlay and the exec wrapper hold none and come read-only from a
-// directory of the host's, so a repository with thousands of test files
-// costs one mount, not a descriptor each.
+// Names of the witness in the sandbox and in the instrumented code.
 const (
-	witnessKeyDir  = "/tmp/.signoff-witness"
-	witnessMount   = "/signoff/witness"
-	witnessOverlay = witnessMount + "/overlay.json"
-	witnessExec    = witnessMount + "/exec.sh"
-	witnessMarker  = "signoff-witness "
-	maxWitnessLogs = 16
+	witnessMount     = "/signoff/witness"
+	witnessOverlay   = witnessMount + "/overlay.json"
+	witnessMarker    = "signoff-witness "
+	witnessKeyMarker = "signoff-witness-key "
+	witnessExecArg   = "__signoff_witness_exec"
+	witnessFunc      = "signoffWitnessDone"
+	maxWitnessLogs   = 16
 )
+
+// witnessPlaceholder is what the compiled key holds until the -exec
+// wrapper writes the run's key over it: 32 bytes no program holds by
+// chance.
+var witnessPlaceholder = func() [32]byte {
+	return sha256.Sum256([]byte("signoff: witness key placeholder, overwritten by the -exec wrapper before the test binary starts"))
+}()
+
+func init() {
+	if len(os.Args) > 2 && os.Args[1] == witnessExecArg {
+		if err := witnessExec(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "signoff witness:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// witnessExec is the -exec wrapper: it keys the test binary args[0], says
+// the key on standard output, makes the binary execute-only, and becomes
+// it.
+func witnessExec(args []string) error {
+	bin := args[0]
+	key, err := keyBinary(bin)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(os.Stdout, "%s%x\n", witnessKeyMarker, key); err != nil {
+		return err
+	}
+	return syscall.Exec(bin, args, os.Environ())
+}
+
+// keyBinary writes a fresh key over every copy of the placeholder in the
+// binary and makes it execute-only: code in it that opens its own
+// executable to look for the key must first give itself back the right to
+// read it.
+func keyBinary(bin string) ([32]byte, error) {
+	var key [32]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return key, err
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		return key, err
+	}
+	f, err := os.OpenFile(bin, os.O_WRONLY, 0)
+	if err != nil {
+		return key, err
+	}
+	for off := 0; ; {
+		i := bytes.Index(b[off:], witnessPlaceholder[:])
+		if i < 0 {
+			break
+		}
+		if _, err := f.WriteAt(key[:], int64(off+i)); err != nil {
+			f.Close()
+			return key, err
+		}
+		off += i + len(key)
+	}
+	if err := f.Close(); err != nil {
+		return key, err
+	}
+	return key, os.Chmod(bin, 0o111)
+}
 
 // witness is one run's instrumentation.
 type witness struct {
-	key     []byte
-	files   []sandbox.File
 	mount   sandbox.Mount
 	command []string
-	// dirs are the witness packages' directories, made empty in the
-	// checkout (vet runs in a package's directory; the file comes from
-	// the overlay) and removed by cleanup.
-	dirs []string
 	// tests counts the instrumented Test functions.
 	tests int
 }
@@ -80,14 +140,16 @@ type witness struct {
 var (
 	testFuncName = regexp.MustCompile(`^Test($|[^a-z])`)
 	witnessLine  = regexp.MustCompile(`signoff-witness (pass|fail|skip) ([0-9a-f]{64})`)
+	witnessKey   = regexp.MustCompile(`^signoff-witness-key ([0-9a-f]{64})\n?$`)
 )
 
 // newWitness instruments the Go test files of the checkout at dir (seen
-// by the sandbox at src) for one run of command, writing what holds no
-// secret under host (an empty directory of the caller's, mounted
-// read-only). It returns nil and the reason when the command is not a
-// plain `go test` it can instrument.
-func newWitness(dir, src, host string, command []string) (*witness, string, error) {
+// by the sandbox at src) for one run of command, writing the instrumented
+// copies, the witness files and the overlay under host (an empty
+// directory of the caller's, mounted read-only); exe is this program as
+// the sandbox sees it. It returns nil and the reason when the command is
+// not a plain `go test` it can instrument.
+func newWitness(dir, src, host, exe string, command []string) (*witness, string, error) {
 	if len(command) < 2 || path.Base(command[0]) != "go" || command[1] != "test" {
 		return nil, "the command is not `go test`", nil
 	}
@@ -98,25 +160,17 @@ func newWitness(dir, src, host string, command []string) (*witness, string, erro
 			return nil, "the command sets -" + name + " itself", nil
 		}
 	}
-	w := &witness{key: make([]byte, 32), mount: sandbox.Mount{Host: host, Target: witnessMount}}
-	put := func(name string, b []byte, perm os.FileMode) (string, error) {
+	if strings.ContainsAny(exe, " \t'\"\\") {
+		return nil, "", fmt.Errorf("witness: executable path %q has a space or quote", exe)
+	}
+	w := &witness{mount: sandbox.Mount{Host: host, Target: witnessMount}}
+	put := func(name string, b []byte) (string, error) {
 		full := filepath.Join(host, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return "", err
 		}
-		return witnessMount + "/" + name, os.WriteFile(full, b, perm)
+		return witnessMount + "/" + name, os.WriteFile(full, b, 0o644)
 	}
-	if _, err := rand.Read(w.key); err != nil {
-		return nil, "", err
-	}
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return nil, "", err
-	}
-	suffix := hex.EncodeToString(rnd[:])
-	alias := "signoffwitness_" + suffix
-	pkgDir := "_signoffwitness_" + suffix
-
 	tests, err := goTestFiles(dir)
 	if err != nil {
 		return nil, "", err
@@ -125,81 +179,66 @@ func newWitness(dir, src, host string, command []string) (*witness, string, erro
 		return nil, "the checkout has no Go test files", nil
 	}
 	overlay := map[string]string{}
-	mods := map[string]string{} // module root (relative) -> witness import path
 	roots := map[string]string{}
+	type pkgKey struct{ dir, name string }
+	packages := map[pkgKey]bool{}
 	for i, rel := range tests {
 		root, modPath, err := moduleOf(dir, path.Dir(rel), roots)
 		if err != nil {
-			w.cleanup()
 			return nil, "", err
 		}
 		if root == "" {
-			w.cleanup()
 			return nil, "no go.mod above " + rel, nil
-		}
-		wpath, ok := mods[root]
-		if !ok {
-			wpath = modPath + "/" + pkgDir
-			mods[root] = wpath
-			d := filepath.Join(dir, filepath.FromSlash(root), pkgDir)
-			if err := os.Mkdir(d, 0o755); err != nil {
-				w.cleanup()
-				return nil, "", fmt.Errorf("witness directory: %w", err)
-			}
-			w.dirs = append(w.dirs, d)
-			keyFile := fmt.Sprintf("%s/%d.go", witnessKeyDir, len(mods))
-			overlay[path.Join(src, root, pkgDir, "witness.go")] = keyFile
-			w.files = append(w.files, sandbox.File{Target: keyFile, Content: witnessSource(w.key), Perm: 0o644})
 		}
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
-			w.cleanup()
 			return nil, "", err
 		}
 		pkg := modPath
 		if sub := strings.TrimPrefix(strings.TrimPrefix(path.Dir(rel), root), "/"); sub != "" && sub != "." {
 			pkg = modPath + "/" + sub
 		}
-		out, n, ok := instrument(b, alias, wpath, pkg)
+		out, n, name, ok := instrument(b, pkg)
 		if !ok {
 			continue // the go command will say why it does not compile
 		}
+		packages[pkgKey{path.Dir(rel), name}] = true
+		if n == 0 {
+			continue
+		}
 		w.tests += n
-		target, err := put(fmt.Sprintf("t/%d.go", i), out, 0o644)
+		target, err := put(fmt.Sprintf("t/%d.go", i), out)
 		if err != nil {
-			w.cleanup()
 			return nil, "", err
 		}
 		overlay[path.Join(src, rel)] = target
 	}
+	// One witness file per test package (a directory may hold the
+	// package's own tests and an external _test package).
+	for k := range packages {
+		file := path.Join(src, k.dir, "zz_signoffwitness_"+k.name+"_test.go")
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(k.dir), path.Base(file))); err == nil {
+			return nil, "the checkout already has " + path.Join(k.dir, path.Base(file)), nil
+		}
+		target, err := put(fmt.Sprintf("w/%s/%s.go", strings.ReplaceAll(k.dir, "/", "_"), k.name), witnessSource(k.name))
+		if err != nil {
+			return nil, "", err
+		}
+		overlay[file] = target
+	}
 	ov, err := json.Marshal(struct{ Replace map[string]string }{overlay})
 	if err != nil {
-		w.cleanup()
 		return nil, "", err
 	}
-	if _, err := put("overlay.json", ov, 0o644); err != nil {
-		w.cleanup()
+	if _, err := put("overlay.json", ov); err != nil {
 		return nil, "", err
 	}
-	// Every test binary links the witness package, so it is compiled
-	// before the first one runs: its source can go then.
-	// The test binary is made execute-only too: code in it that opens its
-	// own executable to look for the key must first give itself back the
-	// right to read it.
-	if _, err := put("exec.sh", []byte("#!/bin/sh\nrm -rf "+witnessKeyDir+"\nchmod 0111 \"$1\" 2>/dev/null\nexec \"$@\"\n"), 0o755); err != nil {
-		w.cleanup()
-		return nil, "", err
-	}
-	w.command = slices.Concat(command[:2], []string{"-overlay=" + witnessOverlay, "-exec=" + witnessExec}, command[2:])
+	w.command = slices.Concat(command[:2], []string{"-overlay=" + witnessOverlay, "-exec=" + exe + " " + witnessExecArg}, command[2:])
 	return w, "", nil
 }
 
-// cleanup removes the witness directories from the checkout and the
-// host directory of its files.
+// cleanup removes the host directory of the witness's files.
 func (w *witness) cleanup() {
-	for _, d := range w.dirs {
-		os.Remove(d)
-	}
 	if w.mount.Host != "" {
 		os.RemoveAll(w.mount.Host)
 	}
@@ -238,25 +277,16 @@ func goTestFiles(dir string) ([]string, error) {
 // nearest go.mod at or above it, and its module path.
 func moduleOf(dir, rel string, cache map[string]string) (root, modPath string, err error) {
 	for d := rel; ; d = path.Dir(d) {
-		if mp, ok := cache[d]; ok {
-			if mp == "" {
-				goto up
+		mp, ok := cache[d]
+		if !ok {
+			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(d), "go.mod")); err == nil {
+				mp = modulePath(b)
 			}
+			cache[d] = mp
+		}
+		if mp != "" {
 			return d, mp, nil
 		}
-		{
-			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(d), "go.mod"))
-			if err == nil {
-				mp := modulePath(b)
-				cache[d] = mp
-				if mp != "" {
-					return d, mp, nil
-				}
-			} else {
-				cache[d] = ""
-			}
-		}
-	up:
 		if d == "." || d == "/" || d == "" {
 			return "", "", nil
 		}
@@ -277,17 +307,16 @@ func modulePath(gomod []byte) string {
 	return ""
 }
 
-// instrument inserts the witness into one test file, keeping every line
-// where it was (failure messages name file:line): the import goes on the
-// package clause's line, each Test function's defer right after its
-// opening brace, the use of the import after the last line. It reports
-// how many functions it instrumented, and false when the file does not
-// parse.
-func instrument(src []byte, alias, wpath, pkg string) ([]byte, int, bool) {
+// instrument gives each Test function of one test file a first statement
+// `defer signoffWitnessDone(t, pkg)`, keeping every line where it was
+// (failure messages name file:line). It returns the file, how many
+// functions it instrumented, the file's package name, and false when the
+// file does not parse.
+func instrument(src []byte, pkg string) ([]byte, int, string, bool) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
-		return nil, 0, false
+		return nil, 0, "", false
 	}
 	testing := ""
 	for _, im := range f.Imports {
@@ -303,7 +332,7 @@ func instrument(src []byte, alias, wpath, pkg string) ([]byte, int, bool) {
 		text    string
 	}
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
-	edits := []edit{{at: off(f.Name.End()), end: off(f.Name.End()), text: "; import " + alias + " " + strconv.Quote(wpath)}}
+	var edits []edit
 	n := 0
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
@@ -314,7 +343,7 @@ func instrument(src []byte, alias, wpath, pkg string) ([]byte, int, bool) {
 		if len(params) != 1 || len(params[0].Names) > 1 || !isTestingT(params[0].Type, testing) || (fn.Type.Results != nil && len(fn.Type.Results.List) > 0) {
 			continue
 		}
-		name := "signoffwitness_t"
+		name := "signoffWitnessT"
 		switch {
 		case len(params[0].Names) == 0:
 			edits = append(edits, edit{at: off(params[0].Type.Pos()), end: off(params[0].Type.Pos()), text: name + " "})
@@ -325,7 +354,7 @@ func instrument(src []byte, alias, wpath, pkg string) ([]byte, int, bool) {
 			name = params[0].Names[0].Name
 		}
 		at := off(fn.Body.Lbrace) + 1
-		edits = append(edits, edit{at: at, end: at, text: " defer " + alias + ".Done(" + name + ", " + strconv.Quote(pkg) + ");"})
+		edits = append(edits, edit{at: at, end: at, text: " defer " + witnessFunc + "(" + name + ", " + strconv.Quote(pkg) + ");"})
 		n++
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
@@ -333,11 +362,7 @@ func instrument(src []byte, alias, wpath, pkg string) ([]byte, int, bool) {
 	for _, e := range edits {
 		out = slices.Concat(out[:e.at], []byte(e.text), out[e.end:])
 	}
-	if !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	out = append(out, []byte("\nvar _ = "+alias+".Done\n")...)
-	return out, n, true
+	return out, n, f.Name.Name, true
 }
 
 // isTestingT says whether e is *testing.T (or *T under a dot import).
@@ -356,33 +381,38 @@ func isTestingT(e ast.Expr, testing string) bool {
 	return false
 }
 
-// witnessSource is the witness package: Done logs the HMAC of the test's
-// package, name and outcome under this run's key.
-func witnessSource(key []byte) []byte {
+// witnessSource is the witness file of test package name: its Done logs
+// the HMAC of the test's package, name and outcome under the key the
+// -exec wrapper wrote over the placeholder. Its imports have names no
+// package would declare, since a file's imports share a scope with the
+// package's declarations.
+func witnessSource(name string) []byte {
 	var lit strings.Builder
-	for i, b := range key {
+	for i, b := range witnessPlaceholder {
 		if i > 0 {
 			lit.WriteString(", ")
 		}
 		fmt.Fprintf(&lit, "%d", b)
 	}
-	return []byte(`// Code generated by signoff verify for one run. DO NOT EDIT.
+	return []byte(`// Code generated by signoff verify. DO NOT EDIT.
 
-package signoffwitness
+package ` + name + `
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"testing"
+	signoffWitnessHMAC "crypto/hmac"
+	signoffWitnessSHA256 "crypto/sha256"
+	signoffWitnessHex "encoding/hex"
+	signoffWitnessTesting "testing"
 )
 
-var key = [...]byte{` + lit.String() + `}
+// signoffWitnessKey holds a placeholder until the -exec wrapper writes
+// this run's key over it.
+var signoffWitnessKey = [...]byte{` + lit.String() + `}
 
-// Done is deferred first by every frozen Test function. A test that is
-// panicking has not failed yet in the testing package's eyes: recover
-// tells, and the panic goes on.
-func Done(t *testing.T, pkg string) {
+// ` + witnessFunc + ` is deferred first by every frozen Test function. A
+// test that is panicking has not failed yet in the testing package's
+// eyes: recover tells, and the panic goes on.
+func ` + witnessFunc + `(t *signoffWitnessTesting.T, pkg string) {
 	t.Helper()
 	outcome := "pass"
 	r := recover()
@@ -392,9 +422,9 @@ func Done(t *testing.T, pkg string) {
 	case t.Skipped():
 		outcome = "skip"
 	}
-	m := hmac.New(sha256.New, key[:])
+	m := signoffWitnessHMAC.New(signoffWitnessSHA256.New, signoffWitnessKey[:])
 	m.Write([]byte(pkg + "\x00" + t.Name() + "\x00" + outcome))
-	t.Log("` + strings.TrimSpace(witnessMarker) + ` " + outcome + " " + hex.EncodeToString(m.Sum(nil)))
+	t.Log("` + strings.TrimSpace(witnessMarker) + ` " + outcome + " " + signoffWitnessHex.EncodeToString(m.Sum(nil)))
 	if r != nil {
 		panic(r)
 	}
@@ -402,18 +432,24 @@ func Done(t *testing.T, pkg string) {
 `)
 }
 
-// mac is what the witness of test name in package pkg logs for outcome.
-func (w *witness) mac(pkg, name, outcome string) string {
-	m := hmac.New(sha256.New, w.key)
+// witnessMAC is what the witness of test name in package pkg logs for
+// outcome under key.
+func witnessMAC(key []byte, pkg, name, outcome string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(pkg + "\x00" + name + "\x00" + outcome))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
 // witnessed says whether the results hold, in the output of the top-level
-// test of name in pkg, the witness of its pass.
-func (w *witness) witnessed(res Results, pkg, name string) bool {
+// test of name in pkg, the witness of its pass under the key the wrapper
+// gave that package's binary.
+func witnessed(res Results, pkg, name string) bool {
+	key, err := hex.DecodeString(res.Keys[pkg])
+	if err != nil || len(key) != 32 {
+		return false
+	}
 	top, _, _ := strings.Cut(name, "/")
-	want := w.mac(pkg, top, Pass)
+	want := witnessMAC(key, pkg, top, Pass)
 	for _, t := range res.Tests {
 		if t.Package != pkg || t.Name != top {
 			continue

@@ -1,11 +1,13 @@
 package verify
 
 import (
+	"bytes"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"regexp"
-	"strconv"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,30 +35,31 @@ func TestInstrument(t *testing.T) {
 	for _, tc := range []struct {
 		name, src string
 		want      int      // instrumented functions
+		pkg       string   // package clause
 		has, not  []string // substrings of the output
 	}{
-		{"plain", "package cart\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tt.Log(1)\n}\n", 1,
-			[]string{"package cart; import W \"m/_w\"", "func TestA(t *testing.T) { defer W.Done(t, \"m/cart\");", "var _ = W.Done"}, nil},
-		{"renamed import and unnamed parameter", "package cart\n\nimport tt \"testing\"\n\nfunc TestA(*tt.T) {}\n", 1,
-			[]string{"func TestA(signoffwitness_t *tt.T) { defer W.Done(signoffwitness_t"}, nil},
-		{"blank parameter", "package cart\n\nimport \"testing\"\n\nfunc TestA(_ *testing.T) {}\n", 1,
-			[]string{"func TestA(signoffwitness_t *testing.T)"}, nil},
-		{"dot import", "package cart\n\nimport . \"testing\"\n\nfunc TestA(t *T) {}\n", 1, []string{"defer W.Done(t,"}, nil},
+		{"plain", "package cart\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tt.Log(1)\n}\n", 1, "cart",
+			[]string{"func TestA(t *testing.T) { defer signoffWitnessDone(t, \"m/cart\");"}, nil},
+		{"renamed import and unnamed parameter", "package cart\n\nimport tt \"testing\"\n\nfunc TestA(*tt.T) {}\n", 1, "cart",
+			[]string{"func TestA(signoffWitnessT *tt.T) { defer signoffWitnessDone(signoffWitnessT"}, nil},
+		{"blank parameter", "package cart\n\nimport \"testing\"\n\nfunc TestA(_ *testing.T) {}\n", 1, "cart",
+			[]string{"func TestA(signoffWitnessT *testing.T)"}, nil},
+		{"dot import", "package cart\n\nimport . \"testing\"\n\nfunc TestA(t *T) {}\n", 1, "cart", []string{"defer signoffWitnessDone(t,"}, nil},
 		{"not tests: helpers, benchmarks, lower-case, methods, generics", "package cart\n\nimport \"testing\"\n\n" +
 			"func Testify(t *testing.T) {}\nfunc BenchmarkA(b *testing.B) {}\nfunc helper(t *testing.T) {}\n" +
-			"type s struct{}\nfunc (s) TestM(t *testing.T) {}\nfunc TestG[T any](t *testing.T) {}\nfunc TestMain(m *testing.M) {}\n", 0, nil, []string{"defer W.Done"}},
-		{"external test package and a comment on the package line", "package cart_test // the API\n\nimport (\n\t\"testing\"\n)\n\nfunc Test(t *testing.T) {}\nfunc Test_x(t *testing.T) {}\n", 2,
-			[]string{"package cart_test; import W \"m/_w\" // the API"}, nil},
-		{"no testing import", "package cart\n\nfunc TestA(t *T) {}\n\ntype T struct{}\n", 0, nil, []string{"defer"}},
+			"type s struct{}\nfunc (s) TestM(t *testing.T) {}\nfunc TestG[T any](t *testing.T) {}\nfunc TestMain(m *testing.M) {}\n", 0, "cart", nil, []string{"defer"}},
+		{"external test package and a comment on the package line", "package cart_test // the API\n\nimport (\n\t\"testing\"\n)\n\nfunc Test(t *testing.T) {}\nfunc Test_x(t *testing.T) {}\n", 2, "cart_test",
+			[]string{"package cart_test // the API\n"}, nil},
+		{"no testing import", "package cart\n\nfunc TestA(t *T) {}\n\ntype T struct{}\n", 0, "cart", nil, []string{"defer"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, n, ok := instrument([]byte(tc.src), "W", "m/_w", "m/cart")
+			out, n, pkg, ok := instrument([]byte(tc.src), "m/cart")
 			if !ok {
 				t.Fatal("did not parse")
 			}
-			if n != tc.want {
-				t.Errorf("instrumented %d, want %d\n%s", n, tc.want, out)
+			if n != tc.want || pkg != tc.pkg {
+				t.Errorf("instrumented %d in package %s, want %d in %s\n%s", n, pkg, tc.want, tc.pkg, out)
 			}
 			for _, h := range tc.has {
 				if !strings.Contains(string(out), h) {
@@ -76,7 +79,7 @@ func TestInstrument(t *testing.T) {
 			}
 		})
 	}
-	if _, _, ok := instrument([]byte("package"), "W", "m/_w", "m"); ok {
+	if _, _, _, ok := instrument([]byte("package"), "m"); ok {
 		t.Error("a file that does not parse was instrumented")
 	}
 }
@@ -98,7 +101,7 @@ func FuzzInstrument(f *testing.F) {
 		if _, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution); err != nil {
 			return
 		}
-		out, _, ok := instrument(src, "W", "m/_w", "m")
+		out, _, _, ok := instrument(src, "m")
 		if !ok {
 			t.Fatalf("a file that parses was not instrumented:\n%s", src)
 		}
@@ -111,23 +114,30 @@ func FuzzInstrument(f *testing.F) {
 	})
 }
 
-// TestWitnessSourceIsWhatTheThiefLooksFor makes the key-stealing attack in
-// attack_test.go a real one: its pattern recovers the key from the
-// witness's source, so it is only the deletion of that source before any
-// test binary starts that keeps the key from it.
-func TestWitnessSourceIsWhatTheThiefLooksFor(t *testing.T) {
+// TestKeyBinary: the wrapper writes the key over every copy of the
+// placeholder and nothing else, and leaves the binary execute-only.
+func TestKeyBinary(t *testing.T) {
 	t.Parallel()
-	key := []byte{0, 1, 2, 250, 255, 17}
-	m := regexp.MustCompile("var key = \\[\\.\\.\\.\\]byte\\{([0-9, ]+)\\}").FindSubmatch(witnessSource(key))
-	if m == nil {
-		t.Fatal("the thief's pattern does not match the witness source: the attack row would prove nothing")
+	bin := filepath.Join(t.TempDir(), "cart.test")
+	content := append(append(append([]byte("head"), witnessPlaceholder[:]...), []byte("middle")...), witnessPlaceholder[:]...)
+	if err := os.WriteFile(bin, append(content, "tail"...), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	var got []byte
-	for _, f := range strings.Split(string(m[1]), ", ") {
-		n, _ := strconv.Atoi(f)
-		got = append(got, byte(n))
+	key, err := keyBinary(bin)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if string(got) != string(key) {
-		t.Fatalf("recovered %v, want %v", got, key)
+	if fi, err := os.Stat(bin); err != nil || fi.Mode().Perm() != 0o111 {
+		t.Fatalf("mode %v, %v: want execute-only", fi.Mode(), err)
+	}
+	os.Chmod(bin, 0o644)
+	got, _ := os.ReadFile(bin)
+	want := append(append(append(append([]byte("head"), key[:]...), []byte("middle")...), key[:]...), "tail"...)
+	if !bytes.Equal(got, want) || bytes.Equal(key[:], witnessPlaceholder[:]) {
+		t.Fatalf("patched binary = %q", got)
+	}
+	// The witness source carries the placeholder, never a key.
+	if !bytes.Contains(witnessSource("cart"), []byte(fmt.Sprint(witnessPlaceholder[0])+", "+fmt.Sprint(witnessPlaceholder[1]))) {
+		t.Fatal("the witness source does not hold the placeholder")
 	}
 }

@@ -126,7 +126,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	}
 	rep, err := verify.Verify(ctx, verify.Options{
 		RepoDir: repo, Harness: h, Candidate: cand, Runs: runs, Runner: runner,
-		Allowlist: allow, HarnessPaths: protect, CacheDir: cache,
+		Allowlist: allow, HarnessPaths: protect, CacheDir: cache, Parallel: true,
 	})
 	if err != nil {
 		return setupError(e, "verify", err)
