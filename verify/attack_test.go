@@ -445,3 +445,43 @@ func TestReproduceOnTheRealSandbox(t *testing.T) {
 		t.Fatalf("verdict %s, cache %q: %s\n%s", rep.Verdict, rep.Cache, rep.Reason, verify.Table(rep))
 	}
 }
+
+// TestVerifySideBySide runs base and candidate stages at once, as signoff
+// verify and the bug loop do: the verdicts are the sequential ones, and a
+// candidate's runs beside a base that does not reproduce are not counted.
+func TestVerifySideBySide(t *testing.T) {
+	runner := realRunner(t)
+	s := sample(t)
+	for _, tc := range []struct {
+		name string
+		h    func(*verify.Harness)
+		cand string
+		want string
+	}{
+		{"genuine fix", nil, shoplite.BranchGenuine, verify.Verified},
+		{"false fix", nil, shoplite.BranchFalseBreaks, verify.Rejected},
+		{"a harness whose test passes on base", func(h *verify.Harness) {
+			h.FailToPass, h.PassToPass = []string{"TestZeroCoupon"}, []string{"TestEmptyCart"}
+		}, shoplite.BranchGenuine, verify.Inconclusive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := couponHarness(t, s)
+			if tc.h != nil {
+				tc.h(&h)
+			}
+			rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: h, Candidate: tc.cand, Runner: runner, CacheDir: buildCache(t), Parallel: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tc.want {
+				t.Fatalf("verdict %s, want %s: %s\n%s", rep.Verdict, tc.want, rep.Reason, verify.Table(rep))
+			}
+			if c := stage(rep, verify.StageCandidate, 0); tc.want == verify.Inconclusive && (c.Outcome != verify.Skipped || !strings.Contains(c.Detail, "not counted")) {
+				t.Fatalf("candidate stage beside a base that did not reproduce = %+v", c)
+			}
+			if fp, _ := verify.Fingerprint(rep.Identity()); fp != rep.Fingerprint {
+				t.Fatal("fingerprint does not recompute")
+			}
+		})
+	}
+}
