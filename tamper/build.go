@@ -30,6 +30,11 @@ func buildChanges(files []File) []Finding {
 		}
 		p := cleanPath(f.Path)
 		name := path.Base(p)
+		if strings.EqualFold(name, ".gitattributes") {
+			// Anywhere, vendored or not: attributes apply to the tree below.
+			out = append(out, finding(RuleGitAttributes, BuildChange, f.Path, 0, fileVerb(f)+": its filters, encodings and line endings decide what the frozen tests and their data are when they are checked out"))
+			continue
+		}
 		if root, ok := treeRoot(p); ok {
 			if trees[root] == nil {
 				roots = append(roots, root)

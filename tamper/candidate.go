@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"go/token"
 	"path"
 	"slices"
 	"strings"
@@ -46,11 +47,13 @@ type occurrence struct {
 	rule     string
 	severity string
 	line     int
-	what     string // the construct, e.g. "os.Exit"
-	scope    string // the enclosing top-level declaration, "" outside one
-	text     string // the trimmed source line, or a normalized body when exact
-	exact    bool   // only an identical text on base accounts for it
-	msg      string // what the reader is told, without the location
+	what     string    // the construct, e.g. "os.Exit"
+	scope    string    // the enclosing top-level declaration, "" outside one
+	text     string    // the trimmed source line, or a normalized body when exact
+	exact    bool      // only an identical text on base accounts for it
+	msg      string    // what the reader is told, without the location
+	pos      token.Pos // where in a Go file, for judging what init runs
+	call     bool      // a call of what it names, not a mention
 }
 
 // fresh returns the candidate occurrences base does not account for. For

@@ -91,6 +91,18 @@ const (
 	whySpawn   = "a fix never needs to start processes"
 	whyEnv     = "code that reads the toolchain's surroundings can behave differently under test"
 	whyLog     = "logging from library code is worth a look"
+	whyStack   = "the call stack shows the test runner's frames (testing.tRunner, pytest's) when a test called the code, and a fix never needs to know it is under test"
+	whyProc    = "the process's entries in /proc hold its command line, executable and memory, which say whether this is a test binary, and a fix never needs to know it is under test"
+	whyFlags   = "the command line's flags are the go test flags in a test binary, and a fix never needs them"
+	whyRaw     = "the checks cannot tell what a raw system call does (any trap number can mean exit or write, under any name), and a fix never needs one"
+	whyBinary  = "parsing executables is how code reads the test binary it runs in, and a fix never needs to"
+	whyProbe   = "code that reads its surroundings can behave differently under test"
+	whySandbox = "the verifier's sandbox has HOME and TMPDIR at /tmp, the source at /src, uid 65534 (nobody) and host name sandbox, so comparing the surroundings with them tells a verification run from a developer's machine, and a fix never needs to"
+)
+
+const (
+	unixPkg    = "golang.org/x/sys/unix"
+	windowsPkg = "golang.org/x/sys/windows"
 )
 
 // goWatch maps import path + "." + member (or "." + builtin) to its rule.
@@ -153,6 +165,129 @@ var goWatch = map[string]watch{
 	"log.Panic":                           {RuleConsoleOutput, whyLog},
 	"log.Panicf":                          {RuleConsoleOutput, whyLog},
 	"log.Panicln":                         {RuleConsoleOutput, whyLog},
+
+	// The standard logger writes to the test's standard error.
+	"log.Default":                               {RuleStdoutWrite, "the standard logger writes to the test's standard error, where the runner's output is read, and a fix never needs its writer"},
+	"log.Writer":                                {RuleStdoutWrite, "the standard logger's writer is the test's standard error, where the runner's output is read"},
+	"log/slog.SetDefault":                       {RuleStdoutWrite, "a fix never needs to redirect the process-wide logger"},
+	"log/slog.SetLogLoggerLevel":                {RuleStdoutWrite, "a fix never needs to reconfigure the process-wide logger"},
+	"log/slog.Debug":                            {RuleConsoleOutput, whyLog},
+	"log/slog.Info":                             {RuleConsoleOutput, whyLog},
+	"log/slog.Warn":                             {RuleConsoleOutput, whyLog},
+	"log/slog.Error":                            {RuleConsoleOutput, whyLog},
+	"log/slog.Log":                              {RuleConsoleOutput, whyLog},
+	"log/slog.DebugContext":                     {RuleConsoleOutput, whyLog},
+	"log/slog.InfoContext":                      {RuleConsoleOutput, whyLog},
+	"log/slog.WarnContext":                      {RuleConsoleOutput, whyLog},
+	"log/slog.ErrorContext":                     {RuleConsoleOutput, whyLog},
+	"runtime/debug.PrintStack":                  {RuleStdoutWrite, "it writes to the test's standard error, where the runner's output is read"},
+	"runtime/debug.WriteHeapDump":               {RuleStdoutWrite, "a heap dump written to a raw descriptor can be the test's output"},
+	"runtime/debug.SetCrashOutput":              {RuleStdoutWrite, "a fix never needs to redirect the process's crash output"},
+	"runtime.Breakpoint":                        {RuleExitInLibrary, "a breakpoint trap ends the test process, and " + whyExit},
+	"golang.org/x/sys/unix.Pwrite":              {RuleStdoutWrite, whyStdout},
+	"golang.org/x/sys/windows.Exit":             {RuleExitInLibrary, whyExit},
+	"golang.org/x/sys/windows.ExitProcess":      {RuleExitInLibrary, whyExit},
+	"golang.org/x/sys/windows.TerminateProcess": {RuleExitInLibrary, whyExit},
+	"syscall.TerminateProcess":                  {RuleExitInLibrary, whyExit},
+	"syscall.GetStdHandle":                      {RuleStdoutWrite, whyStdout},
+	"golang.org/x/sys/windows.GetStdHandle":     {RuleStdoutWrite, whyStdout},
+	"golang.org/x/sys/windows.Stdout":           {RuleStdoutWrite, whyStdout},
+	"golang.org/x/sys/windows.Stderr":           {RuleStdoutWrite, whyStdout},
+
+	// Knowing it is under test without the testing package.
+	"runtime/debug.ReadBuildInfo": {RuleTestingInLibrary, "the build info's main package path ends in .test in a test binary, and " + whyTesting},
+	"debug/buildinfo.ReadFile":    {RuleTestingInLibrary, whyBinary},
+	"runtime.Stack":               {RuleTestingInLibrary, whyStack},
+	"runtime/debug.Stack":         {RuleTestingInLibrary, whyStack},
+	"runtime.Callers":             {RuleTestingInLibrary, whyStack},
+	"runtime.CallersFrames":       {RuleTestingInLibrary, whyStack},
+	"runtime.FuncForPC":           {RuleTestingInLibrary, whyStack},
+	"runtime/pprof.Lookup":        {RuleTestingInLibrary, whyStack},
+	"runtime/pprof.Profiles":      {RuleTestingInLibrary, whyStack},
+	"flag.Parse":                  {RuleTestingInLibrary, whyFlags},
+	"flag.Parsed":                 {RuleTestingInLibrary, "whether the command line was parsed says whether this is a test binary, and a fix never needs to know"},
+	"flag.Lookup":                 {RuleTestingInLibrary, "looking up a command-line flag by any name finds the go test flags, and a fix never needs them"},
+	"flag.Set":                    {RuleTestingInLibrary, whyFlags},
+	"flag.Arg":                    {RuleTestingInLibrary, whyFlags},
+	"flag.Args":                   {RuleTestingInLibrary, whyFlags},
+	"flag.NArg":                   {RuleTestingInLibrary, whyFlags},
+	"flag.NFlag":                  {RuleTestingInLibrary, whyFlags},
+	"flag.Usage":                  {RuleTestingInLibrary, whyFlags},
+	"flag.PrintDefaults":          {RuleTestingInLibrary, whyFlags},
+	"flag.ExitOnError":            {RuleTestingInLibrary, "a flag set that exits on error ends the process when it parses -h (with status 0), and a fix never needs to"},
+
+	// Raw system calls by other ways than syscall.Syscall.
+	"syscall.NewLazyDLL":                        {RuleRawSyscall, whyRaw},
+	"syscall.LoadDLL":                           {RuleRawSyscall, whyRaw},
+	"syscall.MustLoadDLL":                       {RuleRawSyscall, whyRaw},
+	"syscall.LoadLibrary":                       {RuleRawSyscall, whyRaw},
+	"syscall.GetProcAddress":                    {RuleRawSyscall, whyRaw},
+	"golang.org/x/sys/windows.NewLazyDLL":       {RuleRawSyscall, whyRaw},
+	"golang.org/x/sys/windows.NewLazySystemDLL": {RuleRawSyscall, whyRaw},
+	"golang.org/x/sys/windows.LoadDLL":          {RuleRawSyscall, whyRaw},
+	"golang.org/x/sys/windows.MustLoadDLL":      {RuleRawSyscall, whyRaw},
+	"golang.org/x/sys/windows.LoadLibrary":      {RuleRawSyscall, whyRaw},
+	"golang.org/x/sys/windows.GetProcAddress":   {RuleRawSyscall, whyRaw},
+
+	// The surroundings: only flagged, each use (see flagOnly).
+	"os.Getenv":                     {RuleEnvProbe, whyProbe},
+	"os.LookupEnv":                  {RuleEnvProbe, whyProbe},
+	"syscall.Getenv":                {RuleEnvProbe, whyProbe},
+	"os.Hostname":                   {RuleEnvProbe, whyProbe},
+	"os.Getwd":                      {RuleEnvProbe, whyProbe},
+	"syscall.Getwd":                 {RuleEnvProbe, whyProbe},
+	"os.UserHomeDir":                {RuleEnvProbe, whyProbe},
+	"os.Getuid":                     {RuleEnvProbe, whyProbe},
+	"os.Geteuid":                    {RuleEnvProbe, whyProbe},
+	"os.Getgid":                     {RuleEnvProbe, whyProbe},
+	"os.Getegid":                    {RuleEnvProbe, whyProbe},
+	"os.Getgroups":                  {RuleEnvProbe, whyProbe},
+	"os.Getpid":                     {RuleEnvProbe, whyProbe},
+	"os.Getppid":                    {RuleEnvProbe, whyProbe},
+	"syscall.Getuid":                {RuleEnvProbe, whyProbe},
+	"syscall.Geteuid":               {RuleEnvProbe, whyProbe},
+	"syscall.Getpid":                {RuleEnvProbe, whyProbe},
+	"syscall.Getppid":               {RuleEnvProbe, whyProbe},
+	"golang.org/x/sys/unix.Getuid":  {RuleEnvProbe, whyProbe},
+	"golang.org/x/sys/unix.Geteuid": {RuleEnvProbe, whyProbe},
+	"golang.org/x/sys/unix.Getpid":  {RuleEnvProbe, whyProbe},
+	"golang.org/x/sys/unix.Getppid": {RuleEnvProbe, whyProbe},
+	"golang.org/x/sys/unix.Uname":   {RuleEnvProbe, whyProbe},
+	"syscall.Uname":                 {RuleEnvProbe, whyProbe},
+	"os/user.Current":               {RuleEnvProbe, whyProbe},
+	"os/user.LookupId":              {RuleEnvProbe, whyProbe},
+	"os/user.Lookup":                {RuleEnvProbe, whyProbe},
+}
+
+// pidReads are the process ids: with /proc named in the file, reading
+// /proc/<pid>/cmdline says whether this is a test binary.
+var pidReads = map[string]bool{
+	"os.Getpid": true, "os.Getppid": true, "syscall.Getpid": true, "syscall.Getppid": true,
+	"golang.org/x/sys/unix.Getpid": true, "golang.org/x/sys/unix.Getppid": true,
+}
+
+// sandboxProbes read the surroundings a comparison with the sandbox's
+// values (see isSandboxValue) can tell apart.
+var sandboxProbes = map[string]bool{
+	"os.TempDir": true, "path/filepath.Abs": true, "os.Executable": true, "os.UserCacheDir": true,
+	"os.UserConfigDir": true, "os.Environ": true, "syscall.Environ": true,
+}
+
+// hostProbes read the host's name.
+var hostProbes = map[string]bool{
+	"os.Hostname": true, "syscall.Uname": true, "golang.org/x/sys/unix.Uname": true,
+}
+
+// existenceProbes say whether a path exists: probing the sandbox's paths.
+var existenceProbes = map[string]bool{
+	"os.Stat": true, "os.Lstat": true, "syscall.Stat": true, "syscall.Access": true,
+	"golang.org/x/sys/unix.Stat": true, "golang.org/x/sys/unix.Access": true,
+}
+
+// binaryPkgs parse executables: the way to read the test binary itself.
+var binaryPkgs = map[string]bool{
+	"debug/elf": true, "debug/gosym": true, "debug/buildinfo": true, "debug/dwarf": true,
+	"debug/macho": true, "debug/pe": true, "debug/plan9obj": true,
 }
 
 // ruleSeverity is the severity a rule's findings have unless a check says
@@ -167,10 +302,6 @@ func ruleSeverity(rule string) string {
 }
 
 var (
-	rawSyscalls = map[string]bool{
-		"Syscall": true, "Syscall6": true, "Syscall9": true, "SyscallNoError": true,
-		"RawSyscall": true, "RawSyscall6": true, "RawSyscallNoError": true,
-	}
 	exitTraps  = map[string]bool{"SYS_EXIT": true, "SYS_EXIT_GROUP": true, "SYS_KILL": true, "SYS_TKILL": true, "SYS_TGKILL": true}
 	writeTraps = map[string]bool{"SYS_WRITE": true, "SYS_WRITEV": true, "SYS_PWRITE64": true, "SYS_PWRITEV": true, "SYS_PWRITEV2": true, "SYS_DUP2": true, "SYS_DUP3": true}
 
@@ -184,7 +315,7 @@ var (
 		"os.ReadFile": true, "os.Open": true, "os.OpenFile": true,
 		"io/ioutil.ReadFile": true, "io/fs.ReadFile": true,
 	}
-	envReads = map[string]bool{"os.Getenv": true, "os.LookupEnv": true, "syscall.Getenv": true}
+	envReads = map[string]bool{"os.Getenv": true, "os.LookupEnv": true, "syscall.Getenv": true, "golang.org/x/sys/unix.Getenv": true}
 
 	// initPkgs are the packages whose calls make a new init suspect.
 	initPkgs = map[string]bool{
@@ -232,6 +363,34 @@ func isGoGlob(s string) bool {
 	return strings.Contains(s, "*.go") || (strings.ContainsAny(s, "*?[") && strings.HasSuffix(s, ".go"))
 }
 
+// flagOnly are watched members whose findings are flags though their
+// rule can weigh more.
+func flagOnly(w watch) bool { return w.rule == RuleEnvProbe || w.rule == RuleConsoleOutput }
+
+// isRawSyscall reports whether a syscall, unix or windows member makes a
+// system call by number.
+func isRawSyscall(pkg, name string) bool {
+	return (pkg == "syscall" || pkg == unixPkg || pkg == windowsPkg) &&
+		(strings.HasPrefix(name, "Syscall") || strings.HasPrefix(name, "RawSyscall"))
+}
+
+var (
+	procRe = regexp.MustCompile(`/proc\b|(^|/)(self|thread-self|[0-9]+|%d|%v)/(exe|mem|maps|smaps|cmdline|comm|auxv|environ|fd)\b|/cmdline\b|^cmdline$`)
+	// verdictRe matches the lines go test's runner writes for a verdict.
+	verdictRe = regexp.MustCompile(`(?m)^\s*(--- (PASS|FAIL|SKIP):|=== (RUN|PAUSE|CONT|NAME) )|(?m)^(PASS|FAIL)\n|(?m)^ok  \t`)
+	devNames  = []string{"/dev/stdout", "/dev/stderr", "/dev/std", "/proc/self/fd", "/dev/fd", "/dev/tty", "/dev/pts", "/dev/console"}
+)
+
+// namesProc reports whether a string names /proc or the process's own
+// entries in it: its command line, executable, memory or environment. A
+// bare "proc" counts in a file that reads files; net/http/pprof's route
+// /debug/pprof/cmdline does not count.
+func namesProc(s string, readsFiles bool) bool {
+	pprofRoute := strings.HasPrefix(s, "/debug/pprof/") && !strings.Contains(s, "/proc")
+	return procRe.MatchString(s) && !pprofRoute ||
+		readsFiles && (s == "proc" || strings.HasPrefix(s, "proc/"))
+}
+
 // goLibrary returns the occurrences of every Go rule but init-side-effects
 // in one side of a file.
 func goLibrary(g *goSource, test bool) []occurrence {
@@ -244,18 +403,23 @@ func goLibrary(g *goSource, test bool) []occurrence {
 	}
 	isMain := g.file.Name != nil && g.file.Name.Name == "main"
 	var out []occurrence
-	add := func(rule, severity string, line int, scope, what, msg string) {
+	addAt := func(rule, severity string, pos token.Pos, call bool, line int, scope, what, msg string) {
 		// A command's func main may exit and print; tests do not call it.
 		if isMain && scope == "main" && severity == Refuse && rule != RuleLinkname && rule != RuleUnsafeNew {
 			severity = Flag
 			msg += " (only flagged: it is in func main of a command)"
 		}
-		out = append(out, occurrence{rule: rule, severity: severity, line: line, what: what, scope: scope, text: g.text(line), msg: msg})
+		out = append(out, occurrence{rule: rule, severity: severity, line: line, what: what, scope: scope, text: g.text(line), msg: msg, pos: pos, call: call})
+	}
+	add := func(rule, severity string, line int, scope, what, msg string) {
+		addAt(rule, severity, token.NoPos, false, line, scope, what, msg)
 	}
 
 	// A directory listing is refused in a file that names Go sources; a
-	// stack frame's file name, in a file that reads or lists files.
-	namesSources, readsFiles := false, false
+	// stack frame's file name, in a file that reads or lists files; a
+	// process id, in a file that names /proc; a comparison with the
+	// sandbox's values, in a file that reads its surroundings.
+	namesSources, readsFiles, probes, procNamed := false, false, false, false
 	for _, l := range g.lits {
 		namesSources = namesSources || namesTests(l.value) || isGoFileName(l.value)
 	}
@@ -263,7 +427,12 @@ func goLibrary(g *goSource, test bool) []occurrence {
 		namesSources = namesSources || (d.name == "go:embed" && embedsSources(d.args))
 	}
 	for _, r := range g.refs {
-		readsFiles = readsFiles || fileReads[r.pkg+"."+r.name] || dirListings[r.pkg+"."+r.name]
+		key := r.pkg + "." + r.name
+		readsFiles = readsFiles || fileReads[key] || dirListings[key]
+		probes = probes || goWatch[key].rule == RuleEnvProbe || sandboxProbes[key]
+	}
+	for _, l := range g.lits {
+		procNamed = procNamed || namesProc(l.value, readsFiles)
 	}
 	linknamed := map[string]bool{}
 	for _, d := range g.dirs {
@@ -280,38 +449,100 @@ func goLibrary(g *goSource, test bool) []occurrence {
 		if r.call != nil {
 			verb = "calls"
 		}
+		ref := func(rule, severity, msg string) {
+			addAt(rule, severity, r.pos, r.call != nil, r.line, r.scope, what, msg)
+		}
 		if w, ok := goWatch[key]; ok && w.rule != "" {
-			add(w.rule, ruleSeverity(w.rule), r.line, r.scope, what, fmt.Sprintf("%s %s %s: %s", verb, what, where, w.why))
+			severity := ruleSeverity(w.rule)
+			if flagOnly(w) {
+				severity = Flag
+			}
+			msg := fmt.Sprintf("%s %s %s: %s", verb, what, where, w.why)
+			switch {
+			case envReads[key]:
+				name, ok := firstStringArg(r.call)
+				switch {
+				case ok && (strings.HasPrefix(name, "GO") || strings.HasPrefix(name, "SIGNOFF")):
+					msg = fmt.Sprintf("reads $%s %s: %s", name, where, whyEnv)
+				case ok:
+					msg = fmt.Sprintf("reads $%s %s: %s", name, where, whyProbe)
+				default:
+					msg = fmt.Sprintf("%s %s %s with a name that is not a literal: %s", verb, what, where, whyProbe)
+				}
+			case pidReads[key] && procNamed:
+				w.rule, severity = RuleTestingInLibrary, Refuse
+				msg = fmt.Sprintf("%s %s %s, in a file that names /proc: /proc/<pid>/cmdline says whether this is a test binary, and %s", verb, what, where, whyTesting)
+			}
+			ref(w.rule, severity, msg)
 		}
 		switch {
-		case (r.pkg == "syscall" || r.pkg == "golang.org/x/sys/unix") && rawSyscalls[r.name]:
-			trap := trapName(r.call)
+		case isRawSyscall(r.pkg, r.name):
+			trap, named := trapName(r.call)
 			switch {
 			case writeTraps[trap]:
-				add(RuleStdoutWrite, Refuse, r.line, r.scope, what, fmt.Sprintf("%s %s(%s) %s: %s", verb, what, trap, where, whyStdout))
-			case exitTraps[trap] || !strings.HasPrefix(trap, "SYS_"):
+				ref(RuleStdoutWrite, Refuse, fmt.Sprintf("%s %s(%s) %s: %s", verb, what, trap, where, whyStdout))
+			case exitTraps[trap] || !named:
 				if trap == "" {
 					trap = "a trap number it does not name"
 				}
-				add(RuleExitInLibrary, Refuse, r.line, r.scope, what, fmt.Sprintf("%s %s with %s %s: raw system calls can end the test process, and %s", verb, what, trap, where, whyExit))
+				ref(RuleExitInLibrary, Refuse, fmt.Sprintf("%s %s with %s %s: raw system calls can end the test process, and %s", verb, what, trap, where, whyExit))
+			default:
+				own := ""
+				if g.constNames[trap] {
+					own = ", a constant the file declares itself,"
+				}
+				ref(RuleRawSyscall, Refuse, fmt.Sprintf("%s %s with %s%s %s: %s", verb, what, trap, own, where, whyRaw))
 			}
-		case envReads[key]:
-			if name, ok := firstStringArg(r.call); ok && (strings.HasPrefix(name, "GO") || strings.HasPrefix(name, "SIGNOFF")) {
-				add(RuleEnvProbe, Flag, r.line, r.scope, what, fmt.Sprintf("reads $%s %s: %s", name, where, whyEnv))
+		case (key == "syscall.Close" || key == unixPkg+".Close") && r.call != nil && len(r.call.Args) == 1:
+			if fd, ok := fdConst(r.call.Args[0]); ok && fd >= 0 && fd <= 2 {
+				ref(RuleStdoutWrite, Refuse, fmt.Sprintf("%s %s(%d) %s: closing the standard descriptors lets a file opened next take their place, and %s", verb, what, fd, where, whyStdout))
+			}
+		case key == "flag.NewFlagSet" && r.call != nil && len(r.call.Args) == 2:
+			// flag.ExitOnError by name is reported on its own.
+			if sel, ok := r.call.Args[1].(*ast.SelectorExpr); !ok || sel.Sel.Name != "ContinueOnError" && sel.Sel.Name != "PanicOnError" && sel.Sel.Name != "ExitOnError" {
+				ref(RuleTestingInLibrary, Refuse, fmt.Sprintf("%s %s %s with an error handling that is not flag.ContinueOnError or flag.PanicOnError: a flag set that exits on error ends the process when it parses -h, and a fix never needs to", verb, what, where))
+			}
+		case existenceProbes[key] && r.call != nil && len(r.call.Args) > 0:
+			if v, ok := g.sandboxValue(r.call.Args[0]); ok && isSandboxValue(v) == sandboxKnown {
+				ref(RuleEnvProbe, Refuse, fmt.Sprintf("%s %s(%s) %s: %s", verb, what, quote(v), where, whySandbox))
 			}
 		case dirListings[key]:
 			if namesSources {
-				add(RuleReadsSources, Refuse, r.line, r.scope, what, fmt.Sprintf("%s %s %s, in a file that names Go sources or test data: %s", verb, what, where, whySources))
+				ref(RuleReadsSources, Refuse, fmt.Sprintf("%s %s %s, in a file that names Go sources or test data: %s", verb, what, where, whySources))
 			} else {
-				add(RuleReadsSources, Flag, r.line, r.scope, what, fmt.Sprintf("%s %s %s: listing files from library code is worth a look", verb, what, where))
+				ref(RuleReadsSources, Flag, fmt.Sprintf("%s %s %s: listing files from library code is worth a look", verb, what, where))
 			}
 		case key == "runtime.Caller" || key == "runtime.Callers":
-			if readsFiles {
-				add(RuleReadsSources, Refuse, r.line, r.scope, what, fmt.Sprintf("%s %s %s, in a file that also reads files: that is how code finds its own sources; %s", verb, what, where, whySources))
+			switch {
+			case readsFiles:
+				ref(RuleReadsSources, Refuse, fmt.Sprintf("%s %s %s, in a file that also reads files: that is how code finds its own sources; %s", verb, what, where, whySources))
+			case key == "runtime.Caller":
+				ref(RuleReadsSources, Flag, fmt.Sprintf("%s %s %s: the caller's file name says whether a test called the code; worth a look", verb, what, where))
 			}
 		}
 	}
 
+	if probes {
+		// "sandbox" is the verifier's host name, but also a payment
+		// provider's test mode: refused only beside a host name read.
+		hostProbe := false
+		for _, r := range g.refs {
+			hostProbe = hostProbe || hostProbes[r.pkg+"."+r.name]
+		}
+		for _, l := range g.lits {
+			hostProbe = hostProbe || l.value == "HOSTNAME" || strings.Contains(l.value, "/etc/hostname") || strings.Contains(l.value, "kernel/hostname")
+		}
+		for _, c := range g.cmps {
+			q := quote(c.value)
+			if isSandboxValue(c.value) == sandboxHostOnly && !hostProbe {
+				add(RuleEnvProbe, Flag, c.line, c.scope, q, fmt.Sprintf("compares with %s %s, in a file that reads its surroundings: the verifier's sandbox is named that, so read it", q, where))
+				continue
+			}
+			add(RuleEnvProbe, Refuse, c.line, c.scope, q, fmt.Sprintf("compares with %s %s, in a file that reads its surroundings: %s", q, where, whySandbox))
+		}
+	}
+
+	var verdicts []goLit
 	for _, l := range g.lits {
 		q := quote(l.value)
 		switch {
@@ -322,17 +553,33 @@ func goLibrary(g *goSource, test bool) []occurrence {
 		case isGoFileName(l.value):
 			add(RuleReadsSources, Flag, l.line, l.scope, q, fmt.Sprintf("names a Go source file (%s) %s: worth a look", q, where))
 		}
-		for _, dev := range []string{"/dev/stdout", "/dev/stderr", "/proc/self/fd", "/dev/fd", "/dev/tty"} {
-			if strings.Contains(l.value, dev) {
-				add(RuleStdoutWrite, Refuse, l.line, l.scope, dev, fmt.Sprintf("names %s %s: %s", dev, where, whyStdout))
+		dev := ""
+		for _, d := range devNames {
+			if strings.Contains(l.value, d) {
+				dev = d
 				break
 			}
 		}
-		if strings.Contains(l.value, "/proc/self/exe") || strings.Contains(l.value, "/proc/self/cmdline") {
-			add(RuleTestingInLibrary, Refuse, l.line, l.scope, q, fmt.Sprintf("names %s %s: %s", q, where, whyTesting))
+		switch {
+		case dev != "":
+			add(RuleStdoutWrite, Refuse, l.line, l.scope, dev, fmt.Sprintf("names %s (%s) %s: %s", dev, q, where, whyStdout))
+		case namesProc(l.value, readsFiles):
+			add(RuleTestingInLibrary, Refuse, l.line, l.scope, "/proc", fmt.Sprintf("names %s %s: %s", q, where, whyProc))
 		}
 		if goTestFlagRe.MatchString(l.value) {
 			add(RuleTestingInLibrary, Refuse, l.line, l.scope, q, fmt.Sprintf("names the go test flag %s %s: %s", q, where, whyTesting))
+		}
+		if verdictRe.MatchString(l.value) {
+			verdicts = append(verdicts, l)
+		}
+	}
+	// Verdict text matters where nothing else writes the runner's output
+	// (it then gets there through the logger or a writer passed in); a
+	// file that does is refused for that already.
+	if !slices.ContainsFunc(out, func(o occurrence) bool { return o.rule == RuleStdoutWrite }) {
+		for _, l := range verdicts {
+			q := quote(l.value)
+			add(RuleVerdictText, Refuse, l.line, l.scope, q, fmt.Sprintf("has the text of a test verdict (%s) %s: it is what the test runner writes, and a fix never needs to write it", q, where))
 		}
 	}
 
@@ -344,6 +591,8 @@ func goLibrary(g *goSource, test bool) []occurrence {
 			add(RuleCgo, Refuse, imp.line, "", imp.path, fmt.Sprintf("imports \"C\" %s: cgo code cannot be judged by reading the Go", where))
 		case imp.path == "testing" || strings.HasPrefix(imp.path, "testing/"):
 			add(RuleTestingInLibrary, Refuse, imp.line, "", imp.path, fmt.Sprintf("imports %s %s: %s", imp.path, where, whyTesting))
+		case binaryPkgs[imp.path]:
+			add(RuleTestingInLibrary, Refuse, imp.line, "", imp.path, fmt.Sprintf("imports %s %s: %s", imp.path, where, whyBinary))
 		case imp.path == "os/exec":
 			add(RuleProcessSpawn, Refuse, imp.line, "", imp.path, fmt.Sprintf("imports os/exec %s: %s", where, whySpawn))
 		}
@@ -379,6 +628,33 @@ func goLibrary(g *goSource, test bool) []occurrence {
 	return out
 }
 
+// fdConst is the value of a descriptor given as a constant, looking
+// through conversions (uintptr(1)) and the syscall package's names.
+func fdConst(e ast.Expr) (int64, bool) {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			e = x.X
+			continue
+		case *ast.CallExpr:
+			if _, ok := x.Fun.(*ast.Ident); ok && len(x.Args) == 1 {
+				e = x.Args[0]
+				continue
+			}
+		case *ast.SelectorExpr:
+			switch x.Sel.Name {
+			case "Stdin":
+				return 0, true
+			case "Stdout":
+				return 1, true
+			case "Stderr":
+				return 2, true
+			}
+		}
+		return intConst(e)
+	}
+}
+
 // quote quotes a string for a finding, shortening long ones.
 func quote(s string) string {
 	if len(s) > 60 {
@@ -391,19 +667,32 @@ func quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// trapName is the SYS_ constant a raw syscall is made with, "" if it is
-// not a named constant (or the function is not called).
-func trapName(call *ast.CallExpr) string {
+// trapName is the name a raw syscall's trap number is given by (a
+// constant, the syscall package's or another), and whether it is given
+// by a name at all: a number or an expression is not, nor is a function
+// that is not called.
+func trapName(call *ast.CallExpr) (string, bool) {
 	if call == nil || len(call.Args) == 0 {
-		return ""
+		return "", false
 	}
-	switch a := call.Args[0].(type) {
-	case *ast.Ident:
-		return a.Name
-	case *ast.SelectorExpr:
-		return a.Sel.Name
+	e := call.Args[0]
+	for {
+		switch a := e.(type) {
+		case *ast.ParenExpr:
+			e = a.X
+			continue
+		case *ast.CallExpr: // uintptr(SYS_X)
+			if _, ok := a.Fun.(*ast.Ident); ok && len(a.Args) == 1 {
+				e = a.Args[0]
+				continue
+			}
+		case *ast.Ident:
+			return a.Name, true
+		case *ast.SelectorExpr:
+			return a.Sel.Name, true
+		}
+		return "", false
 	}
-	return ""
 }
 
 // firstStringArg returns a call's first argument when it is a string literal.
@@ -441,14 +730,26 @@ func (g *goSource) summarize(occ []occurrence, t funcTable) {
 	g.byDecl(occ)
 	for _, d := range g.file.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv != nil || fd.Name.Name == "init" || fd.Name.Name == "_" || g.decls[d] == nil {
+		if !ok || fd.Recv == nil && fd.Name.Name == "init" || fd.Name.Name == "_" || g.decls[d] == nil {
 			continue
 		}
 		info := &funcInfo{reason: g.suspect(d, fd, helperBody)}
 		for _, c := range g.decls[d].calls {
 			info.callees = append(info.callees, c.callee)
 		}
-		t[fd.Name.Name] = info
+		if fd.Recv == nil {
+			t[fd.Name.Name] = info
+			continue
+		}
+		// Methods are found by name alone: a call x.m() may reach any
+		// method m of the package's types.
+		key := "." + fd.Name.Name
+		if prev := t[key]; prev != nil {
+			prev.reason = cmp.Or(prev.reason, info.reason)
+			prev.callees = append(prev.callees, info.callees...)
+			continue
+		}
+		t[key] = info
 	}
 }
 
@@ -505,9 +806,7 @@ func (g *goSource) suspect(d ast.Decl, n ast.Node, mode suspectMode) string {
 		if r.call == nil || !runs(r.pos) {
 			continue
 		}
-		w := goWatch[r.pkg+"."+r.name]
-		if mode == initBody && initPkgs[r.pkg] ||
-			mode == initializer && (w.rule != "" && ruleSeverity(w.rule) == Refuse || rawSyscalls[r.name] && (r.pkg == "syscall" || r.pkg == "golang.org/x/sys/unix")) {
+		if mode == initBody && initPkgs[r.pkg] {
 			rs = append(rs, reason{r.line, "calls", member(r.pkg, r.name)})
 			called[member(r.pkg, r.name)] = true
 		}
@@ -517,12 +816,19 @@ func (g *goSource) suspect(d ast.Decl, n ast.Node, mode suspectMode) string {
 			rs = append(rs, reason{g.line(pos), "starts", "a goroutine"})
 		}
 	}
-	if mode != initializer {
-		first, last := g.line(n.Pos()), g.line(n.End())
-		for _, o := range facts.occ {
-			if o.severity == Refuse && o.line >= first && o.line <= last && !called[o.what] {
-				rs = append(rs, reason{o.line, "uses", o.what})
+	first, last := g.line(n.Pos()), g.line(n.End())
+	for _, o := range facts.occ {
+		switch {
+		case o.severity != Refuse || called[o.what]:
+		case mode == initializer:
+			// Only what the initializer calls as it is evaluated: a
+			// literal or a stored function value runs nothing.
+			if o.call && runs(o.pos) {
+				rs = append(rs, reason{o.line, "calls", o.what})
+				called[o.what] = true
 			}
+		case o.line >= first && o.line <= last:
+			rs = append(rs, reason{o.line, "uses", o.what})
 		}
 	}
 	slices.SortStableFunc(rs, func(a, b reason) int { return cmp.Compare(a.line, b.line) })
@@ -587,10 +893,14 @@ func (t funcTable) reach(callees []string) string {
 				continue
 			}
 			seen[name] = true
-			if info.reason != "" {
-				return via + name + "(), which " + info.reason
+			shown := name + "()"
+			if m, ok := strings.CutPrefix(name, "."); ok {
+				shown = "a method " + m + "()"
 			}
-			if r := walk(info.callees, via+name+"(), which calls "); r != "" {
+			if info.reason != "" {
+				return via + shown + ", which " + info.reason
+			}
+			if r := walk(info.callees, via+shown+", which calls "); r != "" {
 				return r
 			}
 		}

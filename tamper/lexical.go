@@ -164,7 +164,10 @@ var jsCandidate = lexLang{
 		{rule: RuleStdoutWrite, severity: Refuse, why: whyStdout,
 			re: re(`\bprocess\s*\.\s*(stdout|stderr|_rawDebug)\b|\bwriteSync\s*\(\s*[12]\s*[,)]|/dev/(stdout|stderr|fd)\b|/proc/self/fd`)},
 		{rule: RuleTestingInLibrary, severity: Refuse, why: whyTesting,
-			re: re(`\bprocess\s*\.\s*argv\b`), lineNeeds: re(`test`)},
+			re: re(`\bprocess\s*(\.\s*argv\b|\[\s*['"` + "`" + `]argv\b)|\btypeof\s+(jest|vi|describe|expect|beforeEach|afterEach|beforeAll|afterAll)\b|\b(globalThis|global|window)\s*(\.\s*|\[\s*['"` + "`" + `])(jest|vi|describe|expect|__vitest_\w*)\b|\bprocess\s*\.\s*(binding|_linkedBinding|report|mainModule|_getActiveHandles|_getActiveRequests)\b|` +
+				`\b(require|import)\s*\(\s*['"` + "`" + `](node:)?(v8|inspector)['"` + "`" + `]|\bfrom\s*['"` + "`" + `](node:)?(v8|inspector)['"` + "`" + `]`)},
+		{rule: RuleTestingInLibrary, severity: Refuse, why: whyProc, unless: re(`/proc/self/fd`),
+			re: re(procLex)},
 		{rule: RuleTestingInLibrary, severity: Refuse, why: whyTesting,
 			re: re(`node:test\b|['"` + "`" + `]--test|\b(globalThis|global|window)\s*\.\s*(it|describe|test|expect|beforeEach|afterEach|beforeAll|afterAll)\s*=[^=]|\bNODE_TEST_CONTEXT\b|\bprocess\s*\.\s*execArgv\b|\bJEST_WORKER_ID\b|\bVITEST\b|\bNODE_ENV\b.*['"` + "`" + `]test['"` + "`" + `]`)},
 		{rule: RuleReadsSources, severity: Refuse, why: whySources,
@@ -174,8 +177,43 @@ var jsCandidate = lexLang{
 			re: re(`\bchild_process\b|\bBun\s*\.\s*spawn|\bDeno\s*\.\s*(run|Command)\b`)},
 		{rule: RuleConsoleOutput, severity: Flag, why: whyLog,
 			re: re(`\bconsole\s*\.\s*(log|info|warn|error|debug|trace)\b`)},
+		{rule: RuleEnvProbe, severity: Flag, why: whyProbe, unless: jsTestingEnv,
+			re: re(`\bprocess\s*\.\s*(env|cwd|getuid|geteuid|getgid|pid|ppid)\b|\bos\s*\.\s*(hostname|homedir|userInfo|tmpdir)\s*\(`)},
+		{rule: RuleEnvProbe, severity: Refuse, why: whySandbox, needs: jsProbes, re: jsCompare(sandboxLit, `|\b65534\b`)},
+		{rule: RuleEnvProbe, severity: Refuse, why: whySandbox, needs: jsHostProbes, re: jsCompare(sandboxName, "")},
 	},
 }
+
+// procLex names the process's own entries in /proc in a quoted string.
+const procLex = `/proc\b|\bself/(exe|mem|maps|smaps|cmdline|comm|auxv|environ)\b|/cmdline\b`
+
+// sandboxLit is a quoted string a comparison with tells the verifier's
+// sandbox apart (see isSandboxValue).
+const sandboxLit = `['"` + "`" + `]((/tmp|/src|/nonexistent)(/[^'"` + "`" + `]*)?|65534|nobody|nogroup)['"` + "`" + `]`
+
+// sandboxName is a quoted string mentioning a sandbox: the verifier's
+// host name, refused beside a host name read (it is also many payment
+// providers' test mode).
+const sandboxName = `['"` + "`" + `][^'"` + "`" + `]*[Ss]andbox[^'"` + "`" + `]*['"` + "`" + `]`
+
+// jsCompare matches a comparison of something with a quoted value lit.
+func jsCompare(lit, more string) *regexp.Regexp {
+	return re(`(===?|!==?)\s*` + lit + `|` + lit + `\s*(===?|!==?)|\.\s*(startsWith|endsWith|includes|indexOf|lastIndexOf|match|search|localeCompare)\s*\(\s*` + lit + `|\bcase\s+` + lit + more)
+}
+
+// pyCompare matches a comparison of something with a quoted value lit.
+func pyCompare(lit, more string) *regexp.Regexp {
+	return re(`(==|!=)\s*` + lit + `|` + lit + `\s*(==|!=|in\b|not\s+in\b)|\.\s*(startswith|endswith|find|rfind|index|count|__contains__)\s*\(\s*\(?\s*` + lit + `|\bin\s*[(\[{]\s*` + lit + `|\bcase\s+` + lit + more)
+}
+
+var (
+	jsHostProbes = re(`\bhostname\b|\bHOSTNAME\b|/etc/hostname`)
+	pyHostProbes = re(`\bgethostname\b|\bplatform\s*\.\s*node\b|\buname\b|\bHOSTNAME\b|/etc/hostname`)
+	jsTestingEnv = re(`\bNODE_TEST_CONTEXT\b|\bJEST_WORKER_ID\b|\bVITEST\b|\bNODE_ENV\b.*['"` + "`" + `]test['"` + "`" + `]`)
+	jsProbes     = re(`\bprocess\s*\.\s*(env|cwd|getuid|geteuid|getgid)\b|\bos\s*\.\s*(hostname|homedir|userInfo|tmpdir)\b|\b(homedir|hostname|userInfo|tmpdir)\s*\(`)
+	pyTestingEnv = re(`\bPYTEST_(CURRENT_TEST|VERSION|XDIST\w*)\b`)
+	pyProbes     = re(`\bos\s*\.\s*(environ|getenv|getcwd|getuid|geteuid|getgid|uname)\b|\bgethostname\b|\bexpanduser\b|\bPath\s*\.\s*(home|cwd)\b|\bgetpass\b|\bgettempdir\b|\bpwd\s*\.\s*getpw`)
+)
 
 var pyDef = re(`^\s*(async\s+)?def\s`)
 
@@ -193,9 +231,18 @@ var pyCandidate = lexLang{
 			needs: re(`\bopen\s*\(|pathlib|\bPath\s*\(|\bglob\b|listdir|scandir|\bwalk\s*\(|read_text|read_bytes`)},
 		{rule: RuleReadsSources, severity: Refuse, why: whySources,
 			re: re(`\binspect\s*\.\s*(getsource|getsourcefile|getsourcelines|getfile)\b`)},
+		{rule: RuleTestingInLibrary, severity: Refuse, why: whyStack,
+			re: re(`\binspect\s*\.\s*(stack|currentframe|getouterframes|getinnerframes|trace)\s*\(|\bsys\s*\.\s*(_getframe|_current_frames|orig_argv)\b|\btraceback\s*\.\s*(extract_stack|format_stack|print_stack|walk_stack)\b|` +
+				`^\s*from\s+(inspect|sys|traceback)\s+import\s+.*\b(stack|currentframe|getouterframes|_getframe|_current_frames|argv|orig_argv|extract_stack|format_stack|print_stack|walk_stack)\b`)},
+		{rule: RuleTestingInLibrary, severity: Refuse, why: whyProc, unless: re(`/proc/self/fd`),
+			re: re(procLex)},
 		{rule: RuleProcessSpawn, severity: Refuse, why: whySpawn,
 			re: re(`\bsubprocess\b|\bos\s*\.\s*(system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork)\s*\(|\bpty\s*\.\s*spawn\b`)},
 		{rule: RuleConsoleOutput, severity: Flag, why: whyLog, unless: pyDef,
 			re: re(`(^|[^\w.])print\s*\(`)},
+		{rule: RuleEnvProbe, severity: Flag, why: whyProbe, unless: pyTestingEnv,
+			re: re(`\bos\s*\.\s*(environ|getenv|getcwd|getuid|geteuid|getpid|getppid|uname)\b|\bsocket\s*\.\s*gethostname\b|\bplatform\s*\.\s*node\s*\(|\bexpanduser\s*\(|\bPath\s*\.\s*(home|cwd)\s*\(|\bgetpass\s*\.\s*getuser\b`)},
+		{rule: RuleEnvProbe, severity: Refuse, why: whySandbox, needs: pyProbes, re: pyCompare(sandboxLit, `|\b65534\b`)},
+		{rule: RuleEnvProbe, severity: Refuse, why: whySandbox, needs: pyHostProbes, re: pyCompare(sandboxName, "")},
 	},
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"maps"
+	"path"
 	"slices"
 	"strings"
 	"unicode"
@@ -114,8 +116,13 @@ func reproGo(g *goSource, test bool) []occurrence {
 	// A read or listing call is judged by the literals in its arguments;
 	// those literals are then not judged again on their own.
 	consumed := map[token.Pos]bool{}
-	nonConst := map[ast.Expr]bool{}
 	reads := false
+	searches := map[string]string{} // a function's first search of bytes or text
+	for _, r := range g.refs {
+		if r.call != nil && (r.pkg == "bytes" || r.pkg == "strings") && searchFuncs[r.name] && searches[r.scope] == "" {
+			searches[r.scope] = member(r.pkg, r.name)
+		}
+	}
 	for _, r := range g.refs {
 		key := r.pkg + "." + r.name
 		listing := dirListings[key]
@@ -129,9 +136,10 @@ func reproGo(g *goSource, test bool) []occurrence {
 			ast.Inspect(a, func(n ast.Node) bool {
 				var b strings.Builder
 				var parts []*ast.BasicLit
-				if e, ok := n.(ast.Expr); !ok || !foldString(e, &b, &parts, nonConst) {
+				if e, ok := n.(ast.Expr); !ok || !g.fold(e, &b, &parts) {
 					return true
 				}
+				consumed[n.Pos()] = true
 				for _, p := range parts {
 					consumed[p.Pos()] = true
 				}
@@ -139,12 +147,24 @@ func reproGo(g *goSource, test bool) []occurrence {
 				return false
 			})
 		}
+		telling := false
 		for _, v := range values {
 			if namesGoSource(v) || listing && (v == "." || v == "./" || strings.HasPrefix(v, "..")) {
 				add(RuleReadsSources, r.line, r.scope, member(r.pkg, r.name),
 					fmt.Sprintf("calls %s(%s) %s: %s", member(r.pkg, r.name), quote(v), inRepro, whyReadsSources))
+				telling = true
 				break
 			}
+		}
+		// Any other path but a constant under testdata/ or a temporary
+		// file the test made: a source read by a name built at run time.
+		if i := reproPathArg(key); !telling && i >= 0 && i < len(r.call.Args) && !writeOnly(r.call) &&
+			!g.testPath(r.call.Args[i], g.assignsAt(r.pos), 0) {
+			msg := fmt.Sprintf("calls %s(%s) %s with a path that is not a constant under testdata/: the test reads files instead of calling the code", member(r.pkg, r.name), g.snippet(r.call.Args[i]), inRepro)
+			if s := searches[r.scope]; s != "" {
+				msg += fmt.Sprintf(", and searches what it read (%s)", s)
+			}
+			add(RuleReadsSources, r.line, r.scope, member(r.pkg, r.name), msg)
 		}
 	}
 	for _, l := range g.lits {
@@ -218,6 +238,204 @@ func reproGo(g *goSource, test bool) []occurrence {
 		}
 	}
 	return out
+}
+
+// searchFuncs search bytes or text: on a file's content, they check the
+// code's spelling instead of its behaviour.
+var searchFuncs = map[string]bool{
+	"Count": true, "Contains": true, "ContainsAny": true, "Index": true, "LastIndex": true,
+	"HasPrefix": true, "HasSuffix": true, "EqualFold": true, "Equal": true, "Compare": true,
+}
+
+// reproPathArg is the index of the path argument of a call that reads or
+// lists files by path, -1 for one that reads through a file system value
+// (io/fs), whose paths are judged by how the value was made.
+func reproPathArg(key string) int {
+	if strings.HasPrefix(key, "io/fs.") || !reproReads[key] && !dirListings[key] {
+		return -1
+	}
+	return 0
+}
+
+// writeOnly reports whether an os.OpenFile call opens for writing only.
+func writeOnly(call *ast.CallExpr) bool {
+	if len(call.Args) < 2 {
+		return false
+	}
+	found := false
+	ast.Inspect(call.Args[1], func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && id.Name == "O_WRONLY" {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// testPath reports whether a path expression is one a behavioural test
+// may read: a constant under testdata/ (or built on one, as
+// filepath.Join("testdata", tc.name) is), os.DevNull, or a temporary
+// directory or file the test made. A variable is followed to what it is
+// assigned in the function, or at package level.
+func (g *goSource) testPath(e ast.Expr, assigns map[string][]ast.Expr, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	var b strings.Builder
+	if g.fold(e, &b, nil) {
+		v := strings.TrimPrefix(path.Clean(strings.ReplaceAll(b.String(), `\`, "/")), "./")
+		return v == "testdata" || strings.HasPrefix(v, "testdata/") || strings.Contains(v, "/testdata/") || strings.HasSuffix(v, "/testdata")
+	}
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return g.testPath(x.X, assigns, depth+1)
+	case *ast.BinaryExpr:
+		return x.Op == token.ADD && g.testPath(x.X, assigns, depth+1)
+	case *ast.SelectorExpr:
+		if id, ok := x.X.(*ast.Ident); ok && g.imports[id.Name] == "os" && x.Sel.Name == "DevNull" {
+			return true
+		}
+	case *ast.CallExpr:
+		sel, ok := x.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && g.imports[id.Name] != "" {
+			switch g.imports[id.Name] + "." + sel.Sel.Name {
+			case "path/filepath.Join", "path.Join":
+				return len(x.Args) > 0 && g.testPath(x.Args[0], assigns, depth+1)
+			case "path/filepath.Clean", "path.Clean", "path/filepath.FromSlash", "path/filepath.ToSlash", "path/filepath.Dir", "path.Dir":
+				return len(x.Args) == 1 && g.testPath(x.Args[0], assigns, depth+1)
+			case "os.TempDir", "os.MkdirTemp", "os.CreateTemp", "io/ioutil.TempDir", "io/ioutil.TempFile":
+				return true
+			}
+			return false
+		}
+		switch sel.Sel.Name {
+		case "TempDir": // t.TempDir(), b.TempDir()
+			return true
+		case "Name": // f.Name() of a file from os.CreateTemp
+			return g.testPath(sel.X, assigns, depth+1)
+		}
+	case *ast.Ident:
+		rhs, ok := assigns[x.Name]
+		if !ok {
+			rhs, ok = g.pkgAssigns()[x.Name]
+		}
+		if !ok || len(rhs) == 0 {
+			return false
+		}
+		for _, r := range rhs {
+			if r == nil || !g.testPath(r, assigns, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// assignsAt maps each variable of the top-level declaration at pos to the
+// expressions assigned to it there (nil for one whose value is unknown: a
+// range variable, a declaration without a value).
+func (g *goSource) assignsAt(pos token.Pos) map[string][]ast.Expr {
+	i, found := slices.BinarySearchFunc(g.file.Decls, pos, func(d ast.Decl, pos token.Pos) int {
+		switch {
+		case d.End() <= pos:
+			return -1
+		case d.Pos() > pos:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		return nil
+	}
+	d := g.file.Decls[i]
+	if m, ok := g.assigns[d]; ok {
+		return m
+	}
+	m := assignments(d, true)
+	g.assigns[d] = m
+	return m
+}
+
+// pkgAssigns maps package-level variables to their initializers.
+func (g *goSource) pkgAssigns() map[string][]ast.Expr {
+	if g.pkgVars == nil {
+		g.pkgVars = map[string][]ast.Expr{}
+		for _, d := range g.file.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.VAR {
+				maps.Copy(g.pkgVars, assignments(gd, false))
+			}
+		}
+	}
+	return g.pkgVars
+}
+
+// assignments maps the variables n assigns (descending into function
+// bodies when deep) to the expressions assigned to them.
+func assignments(n ast.Node, deep bool) map[string][]ast.Expr {
+	m := map[string][]ast.Expr{}
+	set := func(lhs []ast.Expr, rhs []ast.Expr) {
+		for i, l := range lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || id.Name == "_" {
+				continue
+			}
+			switch {
+			case len(rhs) == len(lhs):
+				m[id.Name] = append(m[id.Name], rhs[i])
+			case len(rhs) == 1: // dir, err := os.MkdirTemp(...)
+				m[id.Name] = append(m[id.Name], rhs[0])
+			default:
+				m[id.Name] = append(m[id.Name], nil)
+			}
+		}
+	}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			return deep
+		case *ast.FuncLit:
+			return deep
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE || n.Tok == token.ASSIGN {
+				set(n.Lhs, n.Rhs)
+			} else {
+				set(n.Lhs, nil) // x += y
+			}
+		case *ast.ValueSpec:
+			names := make([]ast.Expr, len(n.Names))
+			for i, name := range n.Names {
+				names[i] = name
+			}
+			set(names, n.Values)
+		case *ast.RangeStmt:
+			set([]ast.Expr{n.Key, n.Value}, nil)
+		case *ast.IncDecStmt:
+			set([]ast.Expr{n.X}, nil)
+		}
+		return true
+	})
+	return m
+}
+
+// snippet is the source of an expression, shortened for a finding.
+func (g *goSource) snippet(e ast.Expr) string {
+	start, end := g.offset(e.Pos()), g.offset(e.End())
+	if start < 0 || end < start || end > len(g.src) {
+		return "..."
+	}
+	s := strings.Join(strings.Fields(string(g.src[start:end])), " ")
+	if len(s) > 40 {
+		cut := 37
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
 }
 
 // namesGoSource reports whether a string names Go source files.

@@ -12,7 +12,9 @@
 // what base already did is not held against a fix; JavaScript and Python
 // are read line by line, and only lines new to the file count. Build and
 // test configuration (go.mod, package.json, pyproject.toml, ...) is
-// compared by the keys and directives that decide what runs.
+// compared by the keys and directives that decide what runs, and any
+// .gitattributes change is reported, since it decides how the frozen
+// tests are checked out.
 package tamper
 
 // Severities of a finding.
