@@ -1,6 +1,7 @@
 package bugdesk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,6 +80,11 @@ func (d *Desk) Reverify(ctx context.Context, by signoff.Actor, caseID string) (s
 	tf2, err := verify.ReadTestFiles(ctx, p.Repo, hs2)
 	if err != nil {
 		return signoff.Candidate{}, err
+	}
+	// The rebased harness carries the staff review of the old one: that
+	// holds only for the very bytes the reviewer read.
+	if !maps.EqualFunc(tf, tf2, bytes.Equal) {
+		return signoff.Candidate{}, fmt.Errorf("rebase harness %s: the test files on the current main differ from the reviewed ones", h.ID)
 	}
 	digest, err := verify.DigestHarness(hs2, tf2)
 	if err != nil {

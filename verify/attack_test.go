@@ -143,6 +143,42 @@ func init() {
 }
 `
 
+// slotForge declares a variable holding the bytes a fixed placeholder
+// would have (those of an earlier design of the witness), hoping the
+// -exec wrapper writes the key into it too, and forges with it.
+const slotForge = `package cart
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+)
+
+var witnessSlot = sha256.Sum256([]byte("signoff: witness key placeholder, overwritten by the -exec wrapper before the test binary starts"))
+
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	tests := map[string][]string{
+		"cart.test":     {"TestCouponAppliesOnce", "TestEmptyCart", "TestSingleItemNoCoupon", "TestZeroCoupon", "TestFixedCoupon", "TestUnknownCoupon", "TestInvalidItem"},
+		"shoplite.test": {"TestServerVersion", "TestServerHealthz", "TestServerCheckout"},
+	}
+	pkg := map[string]string{"cart.test": "shoplite/cart", "shoplite.test": "shoplite/cmd/shoplite"}
+	bin := os.Args[0][strings.LastIndex(os.Args[0], "/")+1:]
+	for _, n := range tests[bin] {
+		m := hmac.New(sha256.New, witnessSlot[:])
+		m.Write([]byte(pkg[bin] + "\x00" + n + "\x00pass"))
+		fmt.Printf("\x16=== RUN   %s\n    x_test.go:1: signoff-witness pass %s\n\x16--- PASS: %s (0.00s)\n", n, hex.EncodeToString(m.Sum(nil)), n)
+	}
+	fmt.Println("\x16PASS")
+	os.Exit(0)
+}
+`
+
 // exitInit leaves the test binary with status 0 before any test runs.
 const exitInit = "package cart\n\nimport \"os\"\n\nfunc init() { os.Exit(0) }\n"
 
@@ -204,6 +240,15 @@ func TestAttacksAreNotVerified(t *testing.T) {
 			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
 		{name: "forged witness lines with a key searched for on every readable path, static checks off", noStatic: true, files: map[string]string{"cart/zz_report.go": stealKey},
 			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
+		{name: "forged witness lines with a variable that holds a fixed placeholder's bytes, static checks off", noStatic: true, files: map[string]string{"cart/zz_report.go": slotForge},
+			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
+		{name: "forged results beside a directory named like the witness's file, static checks off", noStatic: true,
+			files: map[string]string{"cart/zz_report.go": forgeInit, "cart/zz_signoffwitness_cart_test.go/note.txt": "x\n"},
+			want:  []string{verify.Rejected, verify.Inconclusive}, check: func(t *testing.T, r verify.Report) {
+				if c := stage(r, verify.StageCandidate, 1); c.Witness == nil || (!c.Witness.Applied && c.Outcome != verify.NotExecuted) {
+					t.Errorf("the witness was switched off and the run still judged: %+v %+v", c.Outcome, c.Witness)
+				}
+			}},
 		{name: "forged results from a variable's goroutine", files: map[string]string{"cart/zz_report.go": forgeVar},
 			want: []string{verify.Rejected}, check: findings("exit-in-library", "stdout-write")},
 		{name: "forged results from a variable's goroutine, static checks off", noStatic: true, files: map[string]string{"cart/zz_report.go": forgeVar},

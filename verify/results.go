@@ -139,7 +139,12 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 						t.started = true
 					case "output":
 						appendCapped(&t.out, ev.Output)
-						if strings.Contains(ev.Output, witnessMarker) && len(t.witness) < maxWitnessLogs {
+						// The last lines are kept: the witness's own comes
+						// last, so output that imitates it cannot crowd it out.
+						if strings.Contains(ev.Output, witnessMarker) {
+							if len(t.witness) == maxWitnessLogs {
+								t.witness = t.witness[1:]
+							}
 							t.witness = append(t.witness, capString(ev.Output))
 						}
 					case "pass", "fail", "skip":

@@ -64,28 +64,26 @@ const (
 	maxWitnessLogs   = 16
 )
 
-// witnessPlaceholder is what the compiled key holds until the -exec
-// wrapper writes the run's key over it: 32 bytes no program holds by
-// chance.
-var witnessPlaceholder = func() [32]byte {
-	return sha256.Sum256([]byte("signoff: witness key placeholder, overwritten by the -exec wrapper before the test binary starts"))
-}()
 
 func init() {
-	if len(os.Args) > 2 && os.Args[1] == witnessExecArg {
-		if err := witnessExec(os.Args[2:]); err != nil {
+	if len(os.Args) > 3 && os.Args[1] == witnessExecArg {
+		if err := witnessExec(os.Args[2], os.Args[3:]); err != nil {
 			fmt.Fprintln(os.Stderr, "signoff witness:", err)
 			os.Exit(1)
 		}
 	}
 }
 
-// witnessExec is the -exec wrapper: it keys the test binary args[0], says
-// the key on standard output, makes the binary execute-only, and becomes
-// it.
-func witnessExec(args []string) error {
+// witnessExec is the -exec wrapper: it keys the test binary args[0] at
+// the placeholder (hex) this run's witness files hold, says the key on
+// standard output, makes the binary execute-only, and becomes it.
+func witnessExec(placeholder string, args []string) error {
+	ph, err := hex.DecodeString(placeholder)
+	if err != nil || len(ph) != 32 {
+		return fmt.Errorf("bad placeholder %q", placeholder)
+	}
 	bin := args[0]
-	key, err := keyBinary(bin)
+	key, err := keyBinary(bin, ph)
 	if err != nil {
 		return err
 	}
@@ -98,8 +96,10 @@ func witnessExec(args []string) error {
 // keyBinary writes a fresh key over every copy of the placeholder in the
 // binary and makes it execute-only: code in it that opens its own
 // executable to look for the key must first give itself back the right to
-// read it.
-func keyBinary(bin string) ([32]byte, error) {
+// read it. The placeholder is made for the run, after the candidate's
+// code was written, so no variable of the candidate's can hold it and be
+// given the key.
+func keyBinary(bin string, placeholder []byte) ([32]byte, error) {
 	var key [32]byte
 	if _, err := rand.Read(key[:]); err != nil {
 		return key, err
@@ -113,7 +113,7 @@ func keyBinary(bin string) ([32]byte, error) {
 		return key, err
 	}
 	for off := 0; ; {
-		i := bytes.Index(b[off:], witnessPlaceholder[:])
+		i := bytes.Index(b[off:], placeholder)
 		if i < 0 {
 			break
 		}
@@ -131,7 +131,9 @@ func keyBinary(bin string) ([32]byte, error) {
 
 // witness is one run's instrumentation.
 type witness struct {
-	mount   sandbox.Mount
+	// placeholder is what this run's witness files hold where the key goes.
+	placeholder []byte
+	mount       sandbox.Mount
 	command []string
 	// tests counts the instrumented Test functions.
 	tests int
@@ -163,7 +165,17 @@ func newWitness(dir, src, host, exe string, command []string) (*witness, string,
 	if strings.ContainsAny(exe, " \t'\"\\") {
 		return nil, "", fmt.Errorf("witness: executable path %q has a space or quote", exe)
 	}
-	w := &witness{mount: sandbox.Mount{Host: host, Target: witnessMount}}
+	w := &witness{placeholder: make([]byte, 32), mount: sandbox.Mount{Host: host, Target: witnessMount}}
+	if _, err := rand.Read(w.placeholder); err != nil {
+		return nil, "", err
+	}
+	// The witness files get a name made for the run, which a candidate's
+	// tree cannot already hold.
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, "", err
+	}
+	fileTag := hex.EncodeToString(rnd[:])
 	put := func(name string, b []byte) (string, error) {
 		full := filepath.Join(host, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -188,7 +200,9 @@ func newWitness(dir, src, host, exe string, command []string) (*witness, string,
 			return nil, "", err
 		}
 		if root == "" {
-			return nil, "no go.mod above " + rel, nil
+			// Fail closed: the tree decides this, and the candidate's
+			// part of the tree is not to switch the witness off.
+			return nil, "", fmt.Errorf("witness: no go.mod above %s", rel)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
@@ -216,11 +230,11 @@ func newWitness(dir, src, host, exe string, command []string) (*witness, string,
 	// One witness file per test package (a directory may hold the
 	// package's own tests and an external _test package).
 	for k := range packages {
-		file := path.Join(src, k.dir, "zz_signoffwitness_"+k.name+"_test.go")
+		file := path.Join(src, k.dir, "zz_signoffwitness_"+fileTag+"_"+k.name+"_test.go")
 		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(k.dir), path.Base(file))); err == nil {
-			return nil, "the checkout already has " + path.Join(k.dir, path.Base(file)), nil
+			return nil, "", fmt.Errorf("witness: the checkout already has %s", path.Join(k.dir, path.Base(file)))
 		}
-		target, err := put(fmt.Sprintf("w/%s/%s.go", strings.ReplaceAll(k.dir, "/", "_"), k.name), witnessSource(k.name))
+		target, err := put(fmt.Sprintf("w/%s/%s.go", strings.ReplaceAll(k.dir, "/", "_"), k.name), witnessSource(k.name, w.placeholder))
 		if err != nil {
 			return nil, "", err
 		}
@@ -233,7 +247,7 @@ func newWitness(dir, src, host, exe string, command []string) (*witness, string,
 	if _, err := put("overlay.json", ov); err != nil {
 		return nil, "", err
 	}
-	w.command = slices.Concat(command[:2], []string{"-overlay=" + witnessOverlay, "-exec=" + exe + " " + witnessExecArg}, command[2:])
+	w.command = slices.Concat(command[:2], []string{"-overlay=" + witnessOverlay, "-exec=" + exe + " " + witnessExecArg + " " + hex.EncodeToString(w.placeholder)}, command[2:])
 	return w, "", nil
 }
 
@@ -386,9 +400,9 @@ func isTestingT(e ast.Expr, testing string) bool {
 // -exec wrapper wrote over the placeholder. Its imports have names no
 // package would declare, since a file's imports share a scope with the
 // package's declarations.
-func witnessSource(name string) []byte {
+func witnessSource(name string, placeholder []byte) []byte {
 	var lit strings.Builder
-	for i, b := range witnessPlaceholder {
+	for i, b := range placeholder {
 		if i > 0 {
 			lit.WriteString(", ")
 		}
