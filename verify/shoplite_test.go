@@ -189,16 +189,23 @@ func BenchmarkVerifyShopLite(b *testing.B) {
 	runner := realRunner(b)
 	s := sample(b)
 	h := couponHarness(b, s)
-	opts := verify.Options{RepoDir: s.Dir, Harness: h, Candidate: shoplite.BranchGenuine, Runner: runner, CacheDir: buildCache(b)}
-	if rep, err := verify.Verify(context.Background(), opts); err != nil || rep.Verdict != verify.Verified {
-		b.Fatalf("warm-up: %s %v", rep.Verdict, err)
+	for _, mode := range []struct {
+		name     string
+		parallel bool
+	}{{"sequential", false}, {"side-by-side", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			opts := verify.Options{RepoDir: s.Dir, Harness: h, Candidate: shoplite.BranchGenuine, Runner: runner, CacheDir: buildCache(b), Parallel: mode.parallel}
+			if rep, err := verify.Verify(context.Background(), opts); err != nil || rep.Verdict != verify.Verified {
+				b.Fatalf("warm-up: %s %v", rep.Verdict, err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				rep, err := verify.Verify(context.Background(), opts)
+				if err != nil || rep.Verdict != verify.Verified {
+					b.Fatalf("%s %v", rep.Verdict, err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/verify")
+		})
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		rep, err := verify.Verify(context.Background(), opts)
-		if err != nil || rep.Verdict != verify.Verified {
-			b.Fatalf("%s %v", rep.Verdict, err)
-		}
-	}
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/verify")
 }
