@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -140,6 +141,7 @@ func Reproduce(ctx context.Context, opts Options) (Report, error) {
 	// shared cache. Base's own tests are: building them first fills the
 	// cache, so the reproduction's runs compile only its own test.
 	v.untrustedBase = true
+	rep.Cache = candidateCache(opts.Runner)
 	v.warm(ctx)
 	if v.runs(ctx, StageBase, v.h.Base, rep.Runs, Reproduced, &rep) {
 		rep.Verdict = Reproduced
@@ -211,12 +213,12 @@ func prepare(ctx context.Context, opts Options) (*verifier, Report, error) {
 			Sandbox: opts.Runner.Name(), Isolated: opts.Runner.Name() != "none"},
 		Changed: []string{}, HarnessEdits: []string{},
 		Protected: h.ProtectedGlobs(), Unprotected: h.Unprotect, BuildChanges: h.BuildPolicy(),
-		Cache: candidateCache(opts.Runner),
 	}
 	if rep.Fingerprint, err = Fingerprint(rep.Identity()); err != nil {
 		return nil, Report{}, fmt.Errorf("verify: fingerprint: %w", err)
 	}
 	v := &verifier{opts: opts, h: h, repo: repo, files: files, limits: limits, goTool: gt, cache: cache}
+	rep.Cache = v.candidateMode()
 	return v, rep, nil
 }
 
@@ -290,6 +292,17 @@ func (v *verifier) warm(ctx context.Context) {
 	if err == nil {
 		v.opts.Runner.Run(ctx, spec)
 	}
+}
+
+// candidateMode is how the candidate's runs see the shared build cache:
+// shielded where every test binary can be run behind Landlock through the
+// witness's wrapper, else as candidateCache says.
+func (v *verifier) candidateMode() string {
+	mode := candidateCache(v.opts.Runner)
+	if mode == cacheLayered && v.h.Format == FormatGoTestJSON && witnessCommand(v.h.Command) == "" && landlockABI() >= 1 {
+		return cacheShielded
+	}
+	return mode
 }
 
 // candidateCache is how runs of untrusted code see the build cache with
@@ -441,7 +454,10 @@ func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Sta
 	start := time.Now()
 	defer func() { st.DurationMS = time.Since(start).Milliseconds() }()
 	mode := cacheTrusted
-	if stage != StageBase || v.untrustedBase {
+	switch {
+	case stage == StageCandidate:
+		mode = v.candidateMode()
+	case v.untrustedBase:
 		mode = candidateCache(v.opts.Runner)
 	}
 	spec, err := v.goTool.spec(v.h.Command, dir, v.cache, mode, v.limits)
@@ -529,7 +545,18 @@ func (v *verifier) witness(dir string, spec *sandbox.Spec) (*witness, *WitnessCh
 	if err != nil {
 		return nil, nil, err
 	}
-	w, why, err := newWitness(dir, "/src", host, sbProg, spec.Command)
+	shield := spec.Env["GOCACHEPROG"] == ""
+	placeholder := make([]byte, 32)
+	if shield {
+		placeholder, err = witnessPlaceholderFor(v.cache)
+	} else {
+		_, err = rand.Read(placeholder)
+	}
+	if err != nil {
+		os.RemoveAll(host)
+		return nil, nil, err
+	}
+	w, why, err := newWitness(dir, "/src", host, sbProg, placeholder, shield, spec.Command)
 	if err != nil || w == nil {
 		os.RemoveAll(host)
 		return nil, &WitnessCheck{Reason: "not applied: " + why}, err

@@ -57,6 +57,9 @@ import (
 const (
 	witnessMount     = "/signoff/witness"
 	witnessOverlay   = witnessMount + "/overlay.json"
+	// witnessPlaceholderFile holds the placeholder for the wrapper; a
+	// shielded test binary cannot read the mount.
+	witnessPlaceholderFile = witnessMount + "/placeholder"
 	witnessMarker    = "signoff-witness "
 	witnessKeyMarker = "signoff-witness-key "
 	witnessExecArg   = "__signoff_witness_exec"
@@ -67,7 +70,7 @@ const (
 
 func init() {
 	if len(os.Args) > 3 && os.Args[1] == witnessExecArg {
-		if err := witnessExec(os.Args[2], os.Args[3:]); err != nil {
+		if err := witnessExec(os.Args[2] == "shield", os.Args[3:]); err != nil {
 			fmt.Fprintln(os.Stderr, "signoff witness:", err)
 			os.Exit(1)
 		}
@@ -75,12 +78,14 @@ func init() {
 }
 
 // witnessExec is the -exec wrapper: it keys the test binary args[0] at
-// the placeholder (hex) this run's witness files hold, says the key on
-// standard output, makes the binary execute-only, and becomes it.
-func witnessExec(placeholder string, args []string) error {
-	ph, err := hex.DecodeString(placeholder)
+// the placeholder this run's witness files hold (read from the witness's
+// mount, never from a command line another process could read), says the
+// key on standard output, makes the binary execute-only, shields it when
+// asked, and becomes it.
+func witnessExec(shield bool, args []string) error {
+	ph, err := os.ReadFile(witnessPlaceholderFile)
 	if err != nil || len(ph) != 32 {
-		return fmt.Errorf("bad placeholder %q", placeholder)
+		return fmt.Errorf("the placeholder: %v (%d bytes)", err, len(ph))
 	}
 	bin := args[0]
 	key, err := keyBinary(bin, ph)
@@ -89,6 +94,11 @@ func witnessExec(placeholder string, args []string) error {
 	}
 	if _, err := fmt.Fprintf(os.Stdout, "%s%x\n", witnessKeyMarker, key); err != nil {
 		return err
+	}
+	if shield {
+		if err := landlockRestrict(shieldRules(os.Getenv("GOROOT"), bin)); err != nil {
+			return err
+		}
 	}
 	return syscall.Exec(bin, args, os.Environ())
 }
@@ -151,31 +161,21 @@ var (
 // directory of the caller's, mounted read-only); exe is this program as
 // the sandbox sees it. It returns nil and the reason when the command is
 // not a plain `go test` it can instrument.
-func newWitness(dir, src, host, exe string, command []string) (*witness, string, error) {
-	if len(command) < 2 || path.Base(command[0]) != "go" || command[1] != "test" {
-		return nil, "the command is not `go test`", nil
-	}
-	for _, a := range command[2:] {
-		name := strings.TrimLeft(a, "-")
-		name, _, _ = strings.Cut(name, "=")
-		if a != name && (name == "overlay" || name == "exec" || name == "c" || name == "o") {
-			return nil, "the command sets -" + name + " itself", nil
-		}
+func newWitness(dir, src, host, exe string, placeholder []byte, shield bool, command []string) (*witness, string, error) {
+	if why := witnessCommand(command); why != "" {
+		return nil, why, nil
 	}
 	if strings.ContainsAny(exe, " \t'\"\\") {
 		return nil, "", fmt.Errorf("witness: executable path %q has a space or quote", exe)
 	}
-	w := &witness{placeholder: make([]byte, 32), mount: sandbox.Mount{Host: host, Target: witnessMount}}
-	if _, err := rand.Read(w.placeholder); err != nil {
-		return nil, "", err
+	if len(placeholder) != 32 {
+		return nil, "", fmt.Errorf("witness: placeholder of %d bytes", len(placeholder))
 	}
-	// The witness files get a name made for the run, which a candidate's
-	// tree cannot already hold.
-	var rnd [6]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return nil, "", err
-	}
-	fileTag := hex.EncodeToString(rnd[:])
+	w := &witness{placeholder: placeholder, mount: sandbox.Mount{Host: host, Target: witnessMount}}
+	// The witness files' names derive from the placeholder, which no
+	// candidate knows, so its tree cannot already hold them.
+	tag := sha256.Sum256(placeholder)
+	fileTag := hex.EncodeToString(tag[:6])
 	put := func(name string, b []byte) (string, error) {
 		full := filepath.Join(host, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -247,8 +247,60 @@ func newWitness(dir, src, host, exe string, command []string) (*witness, string,
 	if _, err := put("overlay.json", ov); err != nil {
 		return nil, "", err
 	}
-	w.command = slices.Concat(command[:2], []string{"-overlay=" + witnessOverlay, "-exec=" + exe + " " + witnessExecArg + " " + hex.EncodeToString(w.placeholder)}, command[2:])
+	if _, err := put(path.Base(witnessPlaceholderFile), placeholder); err != nil {
+		return nil, "", err
+	}
+	mode := "open"
+	if shield {
+		mode = "shield"
+	}
+	w.command = slices.Concat(command[:2], []string{"-overlay=" + witnessOverlay, "-exec=" + exe + " " + witnessExecArg + " " + mode}, command[2:])
 	return w, "", nil
+}
+
+// witnessPlaceholderFor is the placeholder of runs over the shared cache
+// dir: a secret of 32 random bytes kept beside it (not in it: runs see
+// the cache), made on first use. Shielded test binaries can read neither
+// it nor anything compiled from it, so it can stay the same from run to
+// run, and the instrumented tests compile once. A run that is not
+// shielded gets a placeholder of its own instead.
+func witnessPlaceholderFor(cache string) ([]byte, error) {
+	file := filepath.Clean(cache) + ".witness"
+	b, err := os.ReadFile(file)
+	if err == nil && len(b) == 32 {
+		return b, nil
+	}
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if b, rerr := os.ReadFile(file); rerr == nil && len(b) == 32 {
+			return b, nil // another verification made it first
+		}
+		return nil, fmt.Errorf("witness placeholder %s: %w", file, err)
+	}
+	if _, err := f.Write(fresh); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return fresh, f.Close()
+}
+
+// witnessCommand says why the witness cannot instrument command, or "".
+func witnessCommand(command []string) string {
+	if len(command) < 2 || path.Base(command[0]) != "go" || command[1] != "test" {
+		return "the command is not `go test`"
+	}
+	for _, a := range command[2:] {
+		name := strings.TrimLeft(a, "-")
+		name, _, _ = strings.Cut(name, "=")
+		if a != name && (name == "overlay" || name == "exec" || name == "c" || name == "o") {
+			return "the command sets -" + name + " itself"
+		}
+	}
+	return ""
 }
 
 // cleanup removes the host directory of the witness's files.
