@@ -167,4 +167,3 @@ func shieldRules(goroot, bin string) []llRule {
 	}
 	return rules
 }
-

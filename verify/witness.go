@@ -55,18 +55,17 @@ import (
 
 // Names of the witness in the sandbox and in the instrumented code.
 const (
-	witnessMount     = "/signoff/witness"
-	witnessOverlay   = witnessMount + "/overlay.json"
+	witnessMount   = "/signoff/witness"
+	witnessOverlay = witnessMount + "/overlay.json"
 	// witnessPlaceholderFile holds the placeholder for the wrapper; a
 	// shielded test binary cannot read the mount.
 	witnessPlaceholderFile = witnessMount + "/placeholder"
-	witnessMarker    = "signoff-witness "
-	witnessKeyMarker = "signoff-witness-key "
-	witnessExecArg   = "__signoff_witness_exec"
-	witnessFunc      = "signoffWitnessDone"
-	maxWitnessLogs   = 16
+	witnessMarker          = "signoff-witness "
+	witnessKeyMarker       = "signoff-witness-key "
+	witnessExecArg         = "__signoff_witness_exec"
+	witnessFunc            = "signoffWitnessDone"
+	maxWitnessLogs         = 16
 )
-
 
 func init() {
 	if len(os.Args) > 3 && os.Args[1] == witnessExecArg {
@@ -144,7 +143,7 @@ type witness struct {
 	// placeholder is what this run's witness files hold where the key goes.
 	placeholder []byte
 	mount       sandbox.Mount
-	command []string
+	command     []string
 	// tests counts the instrumented Test functions.
 	tests int
 }
