@@ -408,7 +408,9 @@ func commitChanges(t testing.TB, repoDir, branch, parent string, files map[strin
 // and, while its tests run, writes a marker into every place it can
 // name: the build cache, the module cache, its home, the trusted cache's
 // mount, the source. After the verification no file anywhere under the
-// host's cache directories or the repository holds the marker.
+// host's cache directories or the repository holds the marker. The fix
+// also breaks itself if it can read the shared cache or the witness's
+// placeholder, which a shielded test binary must not.
 func TestCandidateWritesDoNotOutliveTheRun(t *testing.T) {
 	runner := realRunner(t)
 	s := sample(t)
@@ -435,7 +437,20 @@ func plant() {
 	}
 }
 `
-	fixed := strings.Replace(cart, buggyApply, "plant()\n\t\t"+genuineApply, 1)
+	plant += `
+// leaked says whether the run can read what a shielded test binary must
+// not: the witness's placeholder and the shared build cache.
+func leaked() bool {
+	for _, p := range []string{"/signoff/witness/placeholder", "/signoff/go-build/README"} {
+		if _, err := os.ReadFile(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+`
+	// A leak makes the fix wrong, so the verdict says it.
+	fixed := strings.Replace(cart, buggyApply, "plant()\n\t\tif leaked() {\n\t\t\treturn 0\n\t\t}\n\t\t"+genuineApply, 1)
 	cand := commitChanges(t, s.Dir, "attack/plant", s.Branches[shoplite.BranchMain], map[string]string{"cart/cart.go": fixed, "cart/zz_plant.go": plant})
 	cache := buildCache(t)
 	rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: cand, Runner: runner, CacheDir: cache})
