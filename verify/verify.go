@@ -299,10 +299,23 @@ func (v *verifier) warm(ctx context.Context) {
 // witness's wrapper, else as candidateCache says.
 func (v *verifier) candidateMode() string {
 	mode := candidateCache(v.opts.Runner)
-	if mode == cacheLayered && v.h.Format == FormatGoTestJSON && witnessCommand(v.h.Command) == "" && landlockABI() >= 1 {
+	if mode == cacheLayered && v.h.Format == FormatGoTestJSON && witnessCommand(v.h.Command) == "" && !writesWorkDir(v.h.Command) && landlockABI() >= 1 {
 		return cacheShielded
 	}
 	return mode
+}
+
+// writesWorkDir says whether test binaries run by command write into the
+// go command's work directory (coverage data), which a shielded binary
+// may not: such runs take the layered cache.
+func writesWorkDir(command []string) bool {
+	for _, a := range command {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && strings.HasPrefix(name, "cover") {
+			return true
+		}
+	}
+	return false
 }
 
 // candidateCache is how runs of untrusted code see the build cache with
