@@ -424,8 +424,12 @@ import (
 	"path/filepath"
 )
 
-// plant writes the marker wherever it can; errors are the point.
+// plant writes the marker wherever it can, and opens the shared cache's
+// fixed paths to everyone; errors are the point.
 func plant() {
+	for _, d := range []string{"/signoff/go-build", "/signoff/go-build/00", "/signoff/go-build/README"} {
+		os.Chmod(d, 0o777)
+	}
 	for _, d := range []string{os.Getenv("GOCACHE"), os.Getenv("GOMODCACHE"), os.Getenv("HOME"), os.Getenv("GOPATH"),
 		"/signoff/go-build", "/signoff/go-build-trusted", "/signoff/gomod", "/src", "/src/cart", "/tmp", "/dev/shm"} {
 		if d == "" {
@@ -453,6 +457,12 @@ func leaked() bool {
 	fixed := strings.Replace(cart, buggyApply, "plant()\n\t\tif leaked() {\n\t\t\treturn 0\n\t\t}\n\t\t"+genuineApply, 1)
 	cand := commitChanges(t, s.Dir, "attack/plant", s.Branches[shoplite.BranchMain], map[string]string{"cart/cart.go": fixed, "cart/zz_plant.go": plant})
 	cache := buildCache(t)
+	modes := map[string]os.FileMode{}
+	for _, p := range []string{cache, filepath.Join(cache, "00"), filepath.Join(cache, "README")} {
+		if fi, err := os.Stat(p); err == nil {
+			modes[p] = fi.Mode()
+		}
+	}
 	rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: cand, Runner: runner, CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
@@ -460,6 +470,11 @@ func leaked() bool {
 	// It fixes the bug and counterfeits nothing: it must have run.
 	if rep.Verdict != verify.Verified {
 		t.Fatalf("verdict %s (%s): the candidate did not run, so this test shows nothing", rep.Verdict, rep.Reason)
+	}
+	for p, m := range modes {
+		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o022 != 0 || fi.Mode()&0o700 != m&0o700 {
+			t.Errorf("%s: mode %v after the run (%v before): open to others or shut to its owner", p, fi.Mode(), m)
+		}
 	}
 	userCache, _ := os.UserCacheDir()
 	modCache := goEnv(t, "GOMODCACHE")

@@ -14,3 +14,5 @@ func landlockABI() int { return 0 }
 func landlockRestrict([]llRule) error { return errors.New("landlock: only on Linux") }
 
 func shieldRules(goroot, bin string) []llRule { return nil }
+
+func dropXattrs(string) int { return 0 }

@@ -489,6 +489,10 @@ func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Sta
 	if w != nil {
 		defer w.cleanup()
 	}
+	if mode == cacheShielded {
+		meta := snapshotCacheMeta(v.cache)
+		defer meta.restore()
+	}
 	res, err := v.opts.Runner.Run(ctx, spec)
 	st.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
