@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/signoff-dev/signoff/gitx"
+	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/tamper"
 	"github.com/signoff-dev/signoff/verify"
@@ -558,5 +559,44 @@ func TestVerifySideBySide(t *testing.T) {
 				t.Fatal("fingerprint does not recompute")
 			}
 		})
+	}
+}
+
+// TestShieldOnEachIsolatedBackend: both isolated backends run the
+// candidate shielded with the witness applied; the genuine fix VERIFIES
+// and forged results (static checks off) are counterfeit on each.
+func TestShieldOnEachIsolatedBackend(t *testing.T) {
+	s := sample(t)
+	forged := commitChanges(t, s.Dir, "attack/backends", s.Branches[shoplite.BranchMain], map[string]string{"cart/zz_report.go": forgeInit})
+	ran := 0
+	for _, backend := range []string{sandbox.BackendBwrap, sandbox.BackendNamespaces} {
+		r, err := sandbox.New(backend)
+		if err != nil {
+			t.Logf("%s: %v", backend, err)
+			continue
+		}
+		ran++
+		t.Run(backend, func(t *testing.T) {
+			opts := verify.Options{RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: shoplite.BranchGenuine, Runner: r, CacheDir: buildCache(t), Parallel: true}
+			rep, err := verify.Verify(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := stage(rep, verify.StageCandidate, 1); rep.Verdict != verify.Verified || c.Witness == nil || !c.Witness.Applied {
+				t.Fatalf("genuine fix: %s (%s), witness %+v\n%s", rep.Verdict, rep.Reason, c.Witness, verify.Table(rep))
+			}
+			defer verify.SetStaticChecks(false)()
+			opts.Candidate = forged
+			rep, err = verify.Verify(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := stage(rep, verify.StageCandidate, 1); rep.Verdict != verify.Rejected || c.Outcome != verify.Counterfeit {
+				t.Fatalf("forged results: %s, candidate %s (%s)", rep.Verdict, c.Outcome, c.Detail)
+			}
+		})
+	}
+	if ran == 0 {
+		realRunner(t) // fails, or skips under -short, as the other end-to-end tests do
 	}
 }
