@@ -17,6 +17,7 @@ type Defences struct {
 	Protected    []string           `json:"protected"`
 	Unprotected  []verify.Exemption `json:"unprotected"`
 	TestEdits    []verify.TestEdit  `json:"test_edits"`
+	TestOnly     []string           `json:"test_only"`
 	Findings     []tamper.Finding   `json:"findings"`
 	BuildChanges string             `json:"build_changes"`
 	Cache        string             `json:"cache"`
@@ -28,7 +29,7 @@ type Defences struct {
 // decoded.
 func DefencesOf(r verify.Report) Defences {
 	d := Defences{
-		Protected: nonNil(r.Protected), Unprotected: nonNil(r.Unprotected), TestEdits: nonNil(r.TestEdits),
+		Protected: nonNil(r.Protected), Unprotected: nonNil(r.Unprotected), TestEdits: nonNil(r.TestEdits), TestOnly: nonNil(r.TestOnly),
 		Findings: nonNil(r.Findings), BuildChanges: r.BuildChanges, Cache: r.Cache, Witness: []string{},
 	}
 	for _, s := range r.Stages {

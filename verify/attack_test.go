@@ -600,3 +600,26 @@ func TestShieldOnEachIsolatedBackend(t *testing.T) {
 		realRunner(t) // fails, or skips under -short, as the other end-to-end tests do
 	}
 }
+
+// TestTestHelpersAreFrozen: a candidate that makes a test-only helper
+// package's check vacuous instead of fixing the bug has its edit
+// discarded, because the package is frozen with the tests.
+func TestTestHelpersAreFrozen(t *testing.T) {
+	runner := realRunner(t)
+	s := sample(t)
+	helper := "package testutil\n\nimport \"testing\"\n\n// Equal fails t unless got is want.\nfunc Equal(t *testing.T, got, want int64) {\n\tt.Helper()\n\tif got != want {\n\t\tt.Errorf(\"got %d, want %d\", got, want)\n\t}\n}\n"
+	base := commitChanges(t, s.Dir, "helpers/base", s.Branches[shoplite.BranchMain], map[string]string{"internal/testutil/equal.go": helper})
+	repro := "package cart\n\nimport (\n\t\"testing\"\n\n\t\"shoplite/internal/testutil\"\n)\n\nfunc TestCouponAppliesOnce(t *testing.T) {\n\tgot, err := Total([]Item{{SKU: \"lamp\", PriceCents: 10000, Quantity: 1}}, \"SAVE10\")\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\ttestutil.Equal(t, got, 9000)\n}\n"
+	testsFrom := commitChanges(t, s.Dir, "helpers/repro", base, map[string]string{"cart/coupon_repro_test.go": repro})
+	vacuous := strings.Replace(helper, "\tif got != want {\n\t\tt.Errorf(\"got %d, want %d\", got, want)\n\t}\n", "", 1)
+	cand := commitChanges(t, s.Dir, "helpers/cand", base, map[string]string{"internal/testutil/equal.go": vacuous})
+	h := couponHarness(t, s, func(h *verify.Harness) { h.Base, h.TestsFrom = base, testsFrom })
+	rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: h, Candidate: cand, Runner: runner, CacheDir: buildCache(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != verify.Rejected || !slices.Contains(rep.TestOnly, "internal/testutil") ||
+		!slices.Contains(rep.TestEdits, verify.TestEdit{Path: "internal/testutil/equal.go", Change: verify.EditModified}) {
+		t.Fatalf("verdict %s (%s), test-only %v, test edits %v\n%s", rep.Verdict, rep.Reason, rep.TestOnly, rep.TestEdits, verify.Table(rep))
+	}
+}

@@ -40,6 +40,10 @@ type Report struct {
 	Protected   []string    `json:"protected,omitempty"`
 	Unprotected []Exemption `json:"unprotected,omitempty"`
 	TestEdits   []TestEdit  `json:"test_edits,omitempty"`
+	// TestOnly are the directories of Go packages that only tests use
+	// (assertion helpers, fixtures), read from tests_from: their files
+	// are frozen with the tests.
+	TestOnly []string `json:"test_only,omitempty"`
 	// Findings are what the static checks saw in the candidate's diff
 	// (package tamper), whether or not they refused it; BuildChanges is
 	// the harness's policy for changes to how tests run or build.

@@ -68,6 +68,10 @@ func Verify(ctx context.Context, opts Options) (Report, error) {
 	}
 	cand, runs := rep.Candidate, rep.Runs
 	h := v.h
+	if rep.TestOnly, err = v.findTestOnly(ctx); err != nil {
+		return Report{}, fmt.Errorf("verify: test-only packages: %w", err)
+	}
+	v.testOnly = rep.TestOnly
 
 	// Stage 0: what the candidate changed.
 	diff, err := v.diff(ctx, cand, &rep)
@@ -262,6 +266,36 @@ type verifier struct {
 	// untrustedBase makes base runs use the layered cache too (a
 	// reproduction under review).
 	untrustedBase bool
+	// testOnly are the test-only package directories of tests_from,
+	// frozen with the tests.
+	testOnly []string
+}
+
+// protected are the globs restored from tests_from before every run: the
+// harness's and the files of the test-only packages.
+func (v *verifier) protected() []string {
+	return append(v.h.ProtectedGlobs(), testOnlyGlobs(v.testOnly)...)
+}
+
+// findTestOnly reads the test-only packages of tests_from from a checkout
+// of it (for a Go harness; others have none).
+func (v *verifier) findTestOnly(ctx context.Context) ([]string, error) {
+	if v.h.Format != FormatGoTestJSON {
+		return nil, nil
+	}
+	mu := repoLock(v.repo.Dir)
+	mu.Lock()
+	wt, err := v.repo.AddWorktree(ctx, v.h.TestsFrom)
+	mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		wt.Close()
+	}()
+	return testOnlyDirs(wt.Dir)
 }
 
 // warm builds base with its own tests (and nothing of the harness) in a
@@ -396,12 +430,12 @@ func (v *verifier) diff(ctx context.Context, cand string, rep *Report) (Stage, e
 			return st, err
 		}
 	}
-	rep.TestEdits = protectedEdits(editBase, rep.Protected, tfBlobs, candBlobs)
+	rep.TestEdits = protectedEdits(editBase, v.protected(), tfBlobs, candBlobs)
 	baseBlobs, err := v.repo.Blobs(ctx, v.h.Base)
 	if err != nil {
 		return st, err
 	}
-	if rep.Findings, err = v.findings(ctx, cand, changed, rep.Protected, baseBlobs, candBlobs); err != nil {
+	if rep.Findings, err = v.findings(ctx, cand, changed, v.protected(), baseBlobs, candBlobs); err != nil {
 		return st, err
 	}
 	st.Outcome, st.Detail = CheckDiff(changed, rep.HarnessEdits, v.opts.HarnessPaths, v.opts.Allowlist)
@@ -448,7 +482,7 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 		defer mu.Unlock()
 		wt.Close()
 	}()
-	if _, err := freezeTree(ctx, v.repo, wt.Dir, commit, v.h.TestsFrom, v.h.ProtectedGlobs()); err != nil {
+	if _, err := freezeTree(ctx, v.repo, wt.Dir, commit, v.h.TestsFrom, v.protected()); err != nil {
 		rep.Stages = append(rep.Stages, Stage{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot put the frozen test tree in place: " + err.Error()})
 		return false
 	}

@@ -639,6 +639,9 @@ func printCard(w io.Writer, d *display, c repair.Card, v cardView, pol approval.
 	df := c.Defences
 	fmt.Fprintf(w, "Against a counterfeit verdict: %d protected glob(s) restored from the harness before every run; build changes %s; cache %s\n",
 		len(df.Protected), d.line(df.BuildChanges), d.line(df.Cache))
+	for _, p := range df.TestOnly {
+		fmt.Fprintf(w, "  frozen with the tests (a package only tests use): %s\n", d.line(p))
+	}
 	for _, e := range df.Unprotected {
 		fmt.Fprintf(w, "  exempted from the frozen tree: %s (%s)\n", d.line(e.Glob), d.line(e.Reason))
 	}
