@@ -93,9 +93,6 @@ func (r *containerRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox %s: %w", r.backend, err)
 	}
-	if len(s.Files) > 0 {
-		return Result{}, fmt.Errorf("sandbox %s: files written into the run are not supported by this backend", r.backend)
-	}
 	var id [8]byte
 	rand.Read(id[:])
 	name := "signoff-sandbox-" + hex.EncodeToString(id[:])

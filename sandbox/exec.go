@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -91,15 +90,6 @@ func (r *helperRunner) runLimited(ctx context.Context, s Spec, l Limits, probe b
 			return Result{}, err
 		}
 		defer cleanup()
-		for _, f := range s.Files {
-			dst := m.path(f.Target)
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return Result{}, err
-			}
-			if err := os.WriteFile(dst, f.Content, os.FileMode(orPerm(f.Perm))); err != nil {
-				return Result{}, err
-			}
-		}
 		cfg.Command = m.all(cfg.Command)
 		cfg.Env = m.env(cfg.Env)
 		cfg.Dir = m.path(cfg.Dir)
@@ -615,11 +605,4 @@ func head(b []byte, n int) string {
 		b = b[:n]
 	}
 	return string(b)
-}
-
-func orPerm(p uint32) uint32 {
-	if p == 0 {
-		return 0o644
-	}
-	return p
 }

@@ -113,25 +113,6 @@ func resolveSpec(s Spec, l Limits) (layout, error) {
 	}
 	// A mount must come after the mount that holds its mountpoint.
 	sort.SliceStable(ops, func(i, j int) bool { return depth(ops[i].Dst) < depth(ops[j].Dst) })
-	// Files go last, into the tmpfs that holds them, so they live and die
-	// with the run and count against its size.
-	for _, f := range s.Files {
-		if err := checkTarget(f.Target); err != nil {
-			return lay, fmt.Errorf("file: %w", err)
-		}
-		if !underTmpfs(f.Target, s.Scratch) {
-			return lay, fmt.Errorf("file %s: not under /tmp or a scratch directory", f.Target)
-		}
-		if seen[f.Target] {
-			return lay, fmt.Errorf("file %s: two entries at one path", f.Target)
-		}
-		seen[f.Target] = true
-		perm := f.Perm
-		if perm == 0 {
-			perm = 0o644
-		}
-		ops = append(ops, mountOp{Kind: opData, Src: string(f.Content), Dst: f.Target, Perm: perm})
-	}
 	lay.user = ops
 
 	switch {
@@ -145,16 +126,6 @@ func resolveSpec(s Spec, l Limits) (layout, error) {
 		lay.workdir = filepath.Join(lay.srcTarget, s.Workdir)
 	}
 	return lay, nil
-}
-
-// underTmpfs says whether t lies strictly inside /tmp or a scratch target.
-func underTmpfs(t string, scratch []string) bool {
-	for _, d := range append([]string{"/tmp"}, scratch...) {
-		if strings.HasPrefix(t, d+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 func tmpfsSize(l Limits) int64 {

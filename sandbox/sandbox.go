@@ -126,19 +126,7 @@ type Spec struct {
 	ReadOnly  []Mount           `json:"read_only,omitempty"`
 	Writable  []Mount           `json:"writable,omitempty"`
 	Scratch   []string          `json:"scratch,omitempty"`
-	// Files are written into the run's own /tmp or a Scratch target
-	// before the command starts: data the run needs that must not sit on
-	// a host path it could see again later (the run may delete them).
-	// The docker and podman backends do not support them.
-	Files  []File `json:"files,omitempty"`
-	Limits Limits `json:"limits"`
-}
-
-// File is one file of Spec.Files.
-type File struct {
-	Target  string `json:"target"`
-	Content []byte `json:"content"`
-	Perm    uint32 `json:"perm"`
+	Limits    Limits            `json:"limits"`
 }
 
 // Result is what happened. A run that could not execute at all (the

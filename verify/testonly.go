@@ -3,7 +3,6 @@ package verify
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
 
 	"path"
 	"path/filepath"
@@ -30,41 +29,27 @@ func testOnlyDirs(dir string) ([]string, error) {
 	pkgs := map[string]*pkgInfo{} // import path -> package
 	roots := map[string]string{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	files, err := goFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range files {
+		name, rel := path.Base(file), path.Dir(file)
+		ip, ok, err := importPath(dir, rel, roots)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != dir && (name == "testdata" || name == "vendor" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, filepath.Dir(p))
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		root, modPath, err := moduleOf(dir, rel, roots)
-		if err != nil || root == "" {
-			return err
-		}
-		ip := modPath
-		if sub := strings.TrimPrefix(strings.TrimPrefix(rel, root), "/"); sub != "" && sub != "." {
-			ip = modPath + "/" + sub
+		if !ok {
+			continue // outside any module
 		}
 		pk := pkgs[ip]
 		if pk == nil {
 			pk = &pkgInfo{dir: rel, imports: map[string]bool{}, testImports: map[string]bool{}}
 			pkgs[ip] = pk
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly|parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(file)), nil, parser.ImportsOnly|parser.SkipObjectResolution)
 		if err != nil {
-			return nil // the go command will say; a file we cannot read decides nothing
+			continue // the go command will say; a file we cannot read decides nothing
 		}
 		test := strings.HasSuffix(name, "_test.go")
 		if !test {
@@ -82,10 +67,6 @@ func testOnlyDirs(dir string) ([]string, error) {
 				pk.imports[q] = true
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	// A package is test-only when something imports it, and every importer
 	// is a test file or a test-only package: a fixed point from "all

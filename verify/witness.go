@@ -194,11 +194,11 @@ func newWitness(dir, src, host, exe string, placeholder []byte, shield bool, com
 	type pkgKey struct{ dir, name string }
 	packages := map[pkgKey]bool{}
 	for i, rel := range tests {
-		root, modPath, err := moduleOf(dir, path.Dir(rel), roots)
+		pkg, ok, err := importPath(dir, path.Dir(rel), roots)
 		if err != nil {
 			return nil, "", err
 		}
-		if root == "" {
+		if !ok {
 			// Fail closed: the tree decides this, and the candidate's
 			// part of the tree is not to switch the witness off.
 			return nil, "", fmt.Errorf("witness: no go.mod above %s", rel)
@@ -206,10 +206,6 @@ func newWitness(dir, src, host, exe string, placeholder []byte, shield bool, com
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, "", err
-		}
-		pkg := modPath
-		if sub := strings.TrimPrefix(strings.TrimPrefix(path.Dir(rel), root), "/"); sub != "" && sub != "." {
-			pkg = modPath + "/" + sub
 		}
 		out, n, name, ok := instrument(b, pkg)
 		if !ok {
@@ -309,10 +305,10 @@ func (w *witness) cleanup() {
 	}
 }
 
-// goTestFiles lists the Go test files of the checkout that the go command
-// could build: not under testdata, vendor, or a directory whose name
-// starts with . or _.
-func goTestFiles(dir string) ([]string, error) {
+// goFiles lists the Go files of the checkout that the go command could
+// build (not under testdata, vendor, node_modules or a directory whose
+// name starts with . or _), slash-separated and relative to dir, sorted.
+func goFiles(dir string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -325,7 +321,7 @@ func goTestFiles(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && strings.HasSuffix(name, "_test.go") && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "_") {
+		if d.Type().IsRegular() && strings.HasSuffix(name, ".go") && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "_") {
 			rel, err := filepath.Rel(dir, p)
 			if err != nil {
 				return err
@@ -336,6 +332,12 @@ func goTestFiles(dir string) ([]string, error) {
 	})
 	sort.Strings(out)
 	return out, err
+}
+
+// goTestFiles lists the Go test files among goFiles.
+func goTestFiles(dir string) ([]string, error) {
+	all, err := goFiles(dir)
+	return slices.DeleteFunc(all, func(p string) bool { return !strings.HasSuffix(p, "_test.go") }), err
 }
 
 // moduleOf finds the module that holds directory rel of the checkout: the
@@ -356,6 +358,19 @@ func moduleOf(dir, rel string, cache map[string]string) (root, modPath string, e
 			return "", "", nil
 		}
 	}
+}
+
+// importPath is the import path of the package in directory rel of the
+// checkout at dir, and false when no module holds it.
+func importPath(dir, rel string, cache map[string]string) (string, bool, error) {
+	root, modPath, err := moduleOf(dir, rel, cache)
+	if err != nil || root == "" {
+		return "", false, err
+	}
+	if sub := strings.TrimPrefix(strings.TrimPrefix(rel, root), "/"); sub != "" && sub != "." {
+		return modPath + "/" + sub, true, nil
+	}
+	return modPath, true, nil
 }
 
 // modulePath reads the module directive of a go.mod.
