@@ -124,6 +124,7 @@ var candidateAttacks = []attackRow{
 	{"TestMain in a new test file", []tamper.File{added("cart/main_test.go", "package cart\n\nimport \"testing\"\n\nfunc TestMain(m *testing.M) { m.Run() }\n")}, tamper.RuleTestMain, tamper.Refuse},
 
 	{"_test.go literal", goChange(`"strings"`, `func isTest(name string) bool { return strings.HasSuffix(name, "_test.go") }`), tamper.RuleReadsSources, tamper.Refuse},
+	{"runtime.Caller decides by who called", goChange("\"path\"\n\"runtime\"", "func byCaller() bool { _, f, _, _ := runtime.Caller(2); return path.Base(path.Dir(f)) == \"cart\" }"), tamper.RuleTestingInLibrary, tamper.Refuse},
 	{"runtime.Caller with reads", goChange("\"os\"\n\"runtime\"", "func self() []byte { _, f, _, _ := runtime.Caller(0); b, _ := os.ReadFile(f); return b }"), tamper.RuleReadsSources, tamper.Refuse},
 	{"embed of sources", goChange(`_ "embed"`, "//go:embed *.go\nvar sources string"), tamper.RuleReadsSources, tamper.Refuse},
 	{"concatenated literal", goChange(`"strings"`, `func isTest(name string) bool { return strings.HasSuffix(name, "_te"+"st.go") }`), tamper.RuleReadsSources, tamper.Refuse},
