@@ -58,8 +58,32 @@ type Card struct {
 	Options       []string // e.g. ["approve","reject"]
 	Addressee     string   // human-readable: "role:operator", "actor:act_…", "reporter"
 	ExpiresAt     time.Time
-	ChatApproval  bool   // whether policy lets a chat command approve this kind
-	ApproveHint   string // e.g. "signoff approve case_x" or a web URL, shown when chat approval is not allowed
+	ChatApproval  bool // whether policy lets a chat command approve this kind
+	// ApproveHint is shown when chat approval is not allowed: a web URL,
+	// or a command exactly as it is to be pasted into a shell (e.g.
+	// "signoff approve --case case_x"), so it carries no commentary.
+	ApproveHint string
+	// Change, on a change approval, is what the plan changes: without it
+	// an approver would see only a digest.
+	Change *Change
+}
+
+// Change is what a change approval asks about. Every field is untrusted
+// (a flag's value, a file's text and the reason are anyone's words) and is
+// escaped where shown.
+type Change struct {
+	Kind        string `json:"kind"`        // flag | file | runbook
+	Target      string `json:"target"`      // e.g. "flag:prod/checkout_v2"
+	Environment string `json:"environment"` // the flag's environment, or why there is none
+	Before      string `json:"before"`      // the target now, one line
+	After       string `json:"after"`       // what the plan makes of it, one line
+	// Summary and Excerpt say more where one line cannot: the size of a
+	// file's diff and its first changed lines, or a runbook's steps.
+	Summary string   `json:"summary,omitempty"`
+	Excerpt []string `json:"excerpt,omitempty"`
+	Reason  string   `json:"reason"`
+	// PlanExpiresAt is when the plan stops being executable.
+	PlanExpiresAt time.Time `json:"plan_expires_at"`
 }
 
 // Options with a meaning of their own: they get coloured buttons, and
@@ -206,7 +230,7 @@ func checkMessage(m Message) (*card, error) {
 		out.options = c.Options
 	}
 	if out.ApproveHint == "" {
-		out.ApproveHint = "signoff approve " + c.CaseID
+		out.ApproveHint = "signoff approve --case " + c.CaseID
 	}
 	return out, nil
 }
@@ -375,7 +399,76 @@ func quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// needs introduces the hint of a card chat may not answer.
+// needs introduces the hint of a card chat may not answer. The hint itself
+// stays a bare command, so that it works as pasted.
 func (c *card) needs() string {
+	if c.Kind == "candidate_approval" || c.Kind == "change_approval" {
+		return "A signed approval, not answered in chat: "
+	}
 	return "Answer outside this chat: "
+}
+
+// Bounds of what a change card shows; the case page and signoff approve
+// show the plan in full.
+const (
+	maxChangeTarget = 256 // change.Target's own bound
+	maxChangeEnv    = 100
+	maxChangeValue  = 300
+	maxChangeReason = 600
+	maxChangeLine   = 120
+	maxChangeLines  = 8
+)
+
+// changeLines are the name/value rows of a change card, already escaped
+// by esc for one line within their bounds; code quotes a value as code.
+func (c *card) changeLines(esc func(s string, limit int) string, code func(s string, limit int) string) [][2]string {
+	ch := c.Change
+	if ch == nil {
+		return nil
+	}
+	rows := [][2]string{
+		{"Target", code(ch.Target, maxChangeTarget) + " (" + esc(ch.Kind, 20) + ")"},
+		{"Environment", esc(ch.Environment, maxChangeEnv)},
+		{"Before → after", code(orNone(ch.Before), maxChangeValue) + " → " + code(orNone(ch.After), maxChangeValue)},
+	}
+	if ch.Summary != "" {
+		label := map[string]string{"flag": "Flag", "file": "Diff", "runbook": "Run"}[ch.Kind]
+		rows = append(rows, [2]string{cmpOr(label, "Summary"), esc(ch.Summary, maxChangeValue)})
+	}
+	rows = append(rows, [2]string{"Reason", esc(orNone(ch.Reason), maxChangeReason)})
+	if !ch.PlanExpiresAt.IsZero() {
+		rows = append(rows, [2]string{"Plan expires", ch.PlanExpiresAt.UTC().Format(time.RFC3339)})
+	}
+	return rows
+}
+
+// excerpt is at most maxChangeLines lines of the change's excerpt, each
+// sanitized to one line and cut, for a code block; more is counted.
+func (c *card) excerpt() []string {
+	if c.Change == nil {
+		return nil
+	}
+	var out []string
+	for i, l := range c.Change.Excerpt {
+		if i == maxChangeLines {
+			out = append(out, fmt.Sprintf("… %d more line(s)", len(c.Change.Excerpt)-i))
+			break
+		}
+		out = append(out, fit(sanitize(l, true), maxChangeLine, func(r rune) string { return string(r) }, false))
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(none)"
+	}
+	return s
 }

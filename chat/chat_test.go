@@ -387,7 +387,7 @@ func TestCardContent(t *testing.T) {
 			name: "no chat approval shows the hint and no buttons",
 			m:    with(func(m *chat.Message) { m.Card.Kind = "change_approval"; m.Card.ChatApproval = false }),
 			want: []string{"change_approval", "Change approval", digest[:12], "sha256:" + digest,
-				"Answer outside this chat: run `signoff approve " + caseID + "`"},
+				"A signed approval, not answered in chat: run `signoff approve --case " + caseID + "`"},
 			notWant: []string{"/signoff approve", "/signoff reject"},
 		},
 		{

@@ -186,7 +186,7 @@ func mmCode(s string, limit int) string {
 }
 
 func (c *card) mmFields() []mmField {
-	return []mmField{
+	fs := []mmField{
 		{Title: "Kind", Value: "`" + c.Kind + "`", Short: true},
 		{Title: "Case", Value: "`" + c.CaseID + "`", Short: true},
 		{Title: "Subject digest", Value: "`" + c.short + "`", Short: true},
@@ -195,6 +195,25 @@ func (c *card) mmFields() []mmField {
 		{Title: "Addressee", Value: mmEsc(c.Addressee, maxAddressee, true), Short: true},
 		{Title: "Full digest", Value: "`sha256:" + c.digest + "`"},
 	}
+	for _, r := range c.changeLines(
+		func(s string, limit int) string { return mmEsc(s, limit, true) },
+		func(s string, limit int) string { return mmCode(s, limit) }) {
+		fs = append(fs, mmField{Title: r[0], Value: r[1]})
+	}
+	if lines := c.excerpt(); len(lines) > 0 {
+		// Markdown is not read in a fenced block, but Mattermost's Slack
+		// compatibility might read <!channel>, and a backtick fence could
+		// end the block: mmCode's look-alikes for each line.
+		r := strings.NewReplacer("`", "′", "<", "‹", ">", "›", "@", "@"+zwj)
+		var b strings.Builder
+		b.WriteString("```\n")
+		for _, l := range lines {
+			b.WriteString(r.Replace(l) + "\n")
+		}
+		b.WriteString("```")
+		fs = append(fs, mmField{Title: "Excerpt", Value: b.String()})
+	}
+	return fs
 }
 
 // mmHowTo is slackHowTo in Mattermost Markdown.

@@ -136,9 +136,9 @@ func slackBuild(m Message) (slackMessage, error) {
 		blocks = append(blocks, slackBlock{Type: "section", Text: mrkdwn(text)})
 	}
 
-	// Fixed blocks that may follow the fields: the card's two sections and
-	// its buttons, and the context line.
-	const tail = 4
+	// Fixed blocks that may follow the fields: the card's sections (two,
+	// and two more for a change) and its buttons, and the context line.
+	const tail = 6
 	shown, hidden := m.Fields, 0
 	if room := (SlackMaxBlocks - len(blocks) - tail) * 10; len(shown) > min(room, maxFields) {
 		shown, hidden = shown[:min(room, maxFields)], len(shown)-min(room, maxFields)
@@ -191,6 +191,9 @@ func slackCard(c *card) ([]slackBlock, error) {
 	d.WriteString("*Addressee:* " + codeSpan(slackEsc(c.Addressee, maxAddressee, true)) + "\n")
 	d.WriteString("*Expires:* " + c.expiry())
 	blocks := []slackBlock{{Type: "section", Text: mrkdwn(d.String())}}
+	for _, ch := range c.slackChange() {
+		blocks = append(blocks, slackBlock{Type: "section", Text: mrkdwn(ch)})
+	}
 	blocks = append(blocks, slackBlock{Type: "section", Text: mrkdwn(c.slackHowTo())})
 
 	var buttons []any
@@ -225,6 +228,38 @@ func slackCard(c *card) ([]slackBlock, error) {
 		blocks = append(blocks, slackBlock{Type: "actions", BlockID: "signoff_card_" + c.ID, Elements: buttons})
 	}
 	return blocks, nil
+}
+
+// slackChange is the sections of a change approval: what changes, where,
+// from what to what, and why; then the excerpt as a code block. Two
+// sections, so that their bounds keep each within a section's limit.
+func (c *card) slackChange() []string {
+	rows := c.changeLines(
+		func(s string, limit int) string { return slackEsc(s, limit, true) },
+		func(s string, limit int) string { return codeSpan(slackEsc(s, limit, true)) })
+	if len(rows) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("*" + r[0] + ":* " + r[1])
+	}
+	out := []string{b.String()}
+	if lines := c.excerpt(); len(lines) > 0 {
+		// In a code block Slack still reads entities, so the lines are
+		// escaped as any text; a backtick could close the block.
+		var x strings.Builder
+		x.WriteString("```\n")
+		for _, l := range lines {
+			x.WriteString(strings.ReplaceAll(fit(l, 2*maxChangeLine, slackEscape, true), "`", "′") + "\n")
+		}
+		x.WriteString("```")
+		out = append(out, x.String())
+	}
+	return out
 }
 
 // slackHowTo tells the addressee how to answer in words: the exact

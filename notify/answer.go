@@ -99,7 +99,7 @@ func (d *Desk) Answer(ctx context.Context, in Inbound) (Reply, error) {
 	why := ""
 	switch {
 	case !allowed:
-		why = fmt.Sprintf("this channel does not take chat answers for %s cards: run `signoff approve %s`", c.Kind, c.CaseID)
+		why = fmt.Sprintf("this channel does not take chat answers for %s cards: %s", c.Kind, answerWhere(c.Kind, c.CaseID))
 	case a.Option == "approve" && a.DigestPrefix == "":
 		allowed, why = false, fmt.Sprintf("an approval must quote the digest: /signoff approve %s %s", c.CaseID, shortDigest(c.SubjectDigest))
 	case a.Option == "reject" && strings.TrimSpace(a.Reason) == "":

@@ -63,6 +63,9 @@ type Desk struct {
 	HTTP *http.Client
 	// Subjects resolves state cards; without it only decision cards open.
 	Subjects Subjects
+	// Changes reads the plan of a change approval card, so that its
+	// messages show what changes; without it they show the digest only.
+	Changes Changes
 	// SMTPTLS, when set, is the TLS configuration for e-mail channels
 	// (tests trust their own server with it).
 	SMTPTLS *tls.Config
@@ -290,7 +293,19 @@ func (d *Desk) event(ctx context.Context, m signoff.OutboxMessage, ch signoff.Ch
 			return outbox.Event{}, fmt.Errorf("message %s: card: %w", m.MessageID, err)
 		}
 		ev.Data.Card = &outbox.CardData{ID: c.ID, Kind: c.Kind, SubjectDigest: c.SubjectDigest, Options: c.Options,
-			Addressee: c.Addressee.String(), ExpiresAt: c.ExpiresAt, ChatApproval: allows(ch, c.Kind)}
+			Addressee: c.Addressee.String(), ExpiresAt: c.ExpiresAt, ChatApproval: allows(ch, c.Kind), AnswerHint: AnswerHint(c.Kind, c.CaseID)}
+		if c.Kind == card.ChangeApproval && d.Changes != nil {
+			// Without the plan the message still goes out, digest and
+			// command intact: a case that moved on has no plan to show,
+			// and retrying would not give it one.
+			sub, err := d.Changes(ctx, m.WorkspaceID, c.CaseID)
+			if err == nil {
+				ev.Data.Card.Change, err = changeData(sub, c.SubjectDigest)
+			}
+			if err != nil {
+				d.log().WarnContext(ctx, "change card without its plan", "message_id", m.MessageID, "case_id", c.CaseID, "err", err)
+			}
+		}
 	}
 	return ev, nil
 }
@@ -471,6 +486,9 @@ func chatMessage(ev outbox.Event, ch signoff.Channel) chat.Message {
 		m.Fields = append(m.Fields, chat.Field{Name: "command", Value: str("command")}, chat.Field{Name: "by", Value: ev.Data.ActorID})
 	case "card.opened", "card.reasked":
 		m.Title = fmt.Sprintf("%s: a decision is waiting", ev.Data.CaseID)
+		if c := ev.Data.Card; c != nil && c.Change != nil {
+			m.Title = fmt.Sprintf("%s: a change to %s is waiting for approval", ev.Data.CaseID, c.Change.Target)
+		}
 	default:
 		m.Title = fmt.Sprintf("%s: %s", cmpOr(ev.Data.CaseID, ev.Data.WorkspaceID), ev.Type)
 		m.Fields = append(m.Fields, chat.Field{Name: "by", Value: ev.Data.ActorID})
@@ -479,20 +497,9 @@ func chatMessage(ev outbox.Event, ch signoff.Channel) chat.Message {
 	if c := ev.Data.Card; c != nil && (ev.Type == "card.opened" || ev.Type == "card.reasked") {
 		m.Card = &chat.Card{ID: c.ID, Kind: c.Kind, CaseID: ev.Data.CaseID, SubjectDigest: c.SubjectDigest, Options: c.Options,
 			Addressee: c.Addressee, ExpiresAt: c.ExpiresAt, ChatApproval: c.ChatApproval,
-			ApproveHint: approveHint(c.Kind, ev.Data.CaseID)}
+			ApproveHint: cmpOr(c.AnswerHint, AnswerHint(c.Kind, ev.Data.CaseID)), Change: (*chat.Change)(c.Change)}
 	}
 	return m
-}
-
-// approveHint says where a card that chat may not answer is answered.
-func approveHint(kind, caseID string) string {
-	switch kind {
-	case card.CandidateApproval, card.ChangeApproval:
-		return "signoff approve " + caseID + " (a signed approval)"
-	case card.ReproConfirmation, card.FixConfirmation:
-		return "the reporter, on their tracking page"
-	}
-	return "POST /api/v1/decisions/{id}/decide (the decision's id is on the case)"
 }
 
 func shortHash(h string) string {

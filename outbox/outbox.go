@@ -162,4 +162,27 @@ type CardData struct {
 	// ChatApproval says whether a chat command may answer it as an
 	// approval on this channel.
 	ChatApproval bool `json:"chat_approval"`
+	// AnswerHint is where to answer when chat may not: a command exactly
+	// as it is run (e.g. "signoff approve --case case_…"), or a route.
+	AnswerHint string `json:"answer_hint,omitempty"`
+	// Change is, on a change approval, what the plan changes.
+	Change *ChangeData `json:"change,omitempty"`
+}
+
+// ChangeData is what a change approval asks about: the target, its
+// environment, the before and after values, and the reason. Values are
+// the requester's and the target's own text, unescaped: a receiver
+// escapes them for wherever it shows them.
+type ChangeData struct {
+	Kind        string `json:"kind"`
+	Target      string `json:"target"`
+	Environment string `json:"environment"`
+	Before      string `json:"before"`
+	After       string `json:"after"`
+	// Summary and Excerpt: a file's diff size and first changed lines, or
+	// a runbook's steps.
+	Summary       string    `json:"summary,omitempty"`
+	Excerpt       []string  `json:"excerpt,omitempty"`
+	Reason        string    `json:"reason"`
+	PlanExpiresAt time.Time `json:"plan_expires_at"`
 }

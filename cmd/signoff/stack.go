@@ -81,7 +81,7 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 			return err
 		}
 	}
-	nd := &notify.Desk{Store: s, Log: log, Subjects: cardSubjects(desk, cd)}
+	nd := &notify.Desk{Store: s, Log: log, Subjects: cardSubjects(desk, cd), Changes: cardChanges(cd)}
 	return &stack{reg: reg, fac: fac, runtime: rt, desk: desk, change: cd, notify: nd,
 		crew: &crew.Runner{Store: s, Runtime: rt, Tools: reg}}, nil
 }
@@ -147,6 +147,22 @@ func cardSubjects(desk *bugdesk.Desk, cd *changedesk.Desk) notify.Subjects {
 			return d, time.Time{}, err
 		}
 		return "", time.Time{}, fmt.Errorf("no subject for %s cards", spec.Kind)
+	}
+}
+
+// cardChanges reads, for a change approval card's messages, the plan the
+// card asks about and the target's live state.
+func cardChanges(cd *changedesk.Desk) notify.Changes {
+	return func(ctx context.Context, ws, caseID string) (notify.ChangeSubject, error) {
+		v, err := cd.Card(ctx, signoff.SystemActor(ws), caseID)
+		if err != nil {
+			return notify.ChangeSubject{}, err
+		}
+		sub := notify.ChangeSubject{Digest: v.SubjectDigest, Plan: v.Plan, Reason: v.Reason}
+		if v.BeforeState != nil {
+			sub.Before = v.BeforeState.Value
+		}
+		return sub, nil
 	}
 }
 
