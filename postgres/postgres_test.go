@@ -39,7 +39,8 @@ var Backend = storetest.Backend{
 		return out[0], out[1]
 	},
 	Tamper: func(tb testing.TB, db *sql.DB) {
-		for _, q := range []string{`ALTER TABLE ledger_events DISABLE TRIGGER USER`, `ALTER TABLE ledger_checkpoints DISABLE TRIGGER USER`} {
+		for _, q := range []string{`ALTER TABLE ledger_events DISABLE TRIGGER USER`, `ALTER TABLE ledger_checkpoints DISABLE TRIGGER USER`,
+			`ALTER TABLE ledger_registry DISABLE TRIGGER USER`, `ALTER TABLE ledger_registry_head DISABLE TRIGGER USER`} {
 			if _, err := db.Exec(q); err != nil {
 				tb.Fatal(err)
 			}

@@ -37,7 +37,8 @@ var Backend = storetest.Backend{
 	},
 	Tamper: func(tb testing.TB, db *sql.DB) {
 		for _, q := range []string{`DROP TRIGGER ledger_events_no_update`, `DROP TRIGGER ledger_events_no_delete`,
-			`DROP TRIGGER ledger_checkpoints_no_update`, `DROP TRIGGER ledger_checkpoints_no_delete`} {
+			`DROP TRIGGER ledger_checkpoints_no_update`, `DROP TRIGGER ledger_checkpoints_no_delete`,
+			`DROP TRIGGER ledger_registry_no_update`, `DROP TRIGGER ledger_registry_no_delete`, `DROP TRIGGER ledger_registry_head_no_delete`} {
 			if _, err := db.Exec(q); err != nil {
 				tb.Fatal(err)
 			}

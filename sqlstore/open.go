@@ -58,6 +58,15 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB
 		return nil, fmt.Errorf("open %s: prepare: %w", d.Name, err)
 	}
 	s.closer = append(s.closer, s.subsStmt.Close)
+	// A process with the key registers chains that predate the registry
+	// (once per database; see RegisterChains). Stores given the key later
+	// (SetSigner) do it when their caller asks.
+	if o.Signer != nil {
+		if err := s.RegisterChains(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open %s: %w", d.Name, err)
+		}
+	}
 	return s, nil
 }
 

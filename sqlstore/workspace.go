@@ -29,7 +29,20 @@ func (s *DB) CreateWorkspace(ctx context.Context, name, ownerName string) (signo
 		if err := s.createHead(ctx, tx, w.ID); err != nil {
 			return err
 		}
-		if _, err := s.appendEvent(ctx, tx, w.ID, "", "workspace.created", sys.ID, map[string]any{"workspace_id": w.ID, "name": w.Name}); err != nil {
+		// The chain is registered with its first event, in the same
+		// transaction: a chain never exists unregistered, so one that
+		// disappears, or is replaced, is noticed. The first event names its
+		// registry entry, which keeps a removed registry from being
+		// rebuilt from what is left (establishRegistry).
+		reg, err := s.lockRegistry(ctx, tx)
+		if err != nil {
+			return err
+		}
+		ev, err := s.appendEvent(ctx, tx, w.ID, "", "workspace.created", sys.ID, map[string]any{"workspace_id": w.ID, "name": w.Name, "registry_seq": reg.Seq + 1})
+		if err != nil {
+			return err
+		}
+		if err := s.register(ctx, tx, &reg, w.ID, ev.Hash); err != nil {
 			return err
 		}
 		return s.insertActor(ctx, tx, sys, owner)

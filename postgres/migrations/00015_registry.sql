@@ -1,0 +1,43 @@
+-- +goose Up
+-- The registry: one chain for the whole database recording which workspace
+-- chains must exist, each entry binding a workspace to the hash of its
+-- first event. Without it, deleting a workspace's rows everywhere leaves
+-- nothing for ledger verify to miss.
+CREATE TABLE ledger_registry (
+    seq           BIGINT PRIMARY KEY,
+    workspace_id  TEXT NOT NULL UNIQUE,
+    genesis_hash  TEXT NOT NULL,
+    registered_at BIGINT NOT NULL,
+    prev_hash     TEXT NOT NULL,
+    hash          TEXT NOT NULL
+);
+
+-- The signed end of the registry (one row), moved on every registration.
+-- The row starts unsigned: the first process that opens the database with
+-- the server key registers the workspaces that already exist and signs it.
+CREATE TABLE ledger_registry_head (
+    id        BIGINT PRIMARY KEY CHECK (id = 1),
+    seq       BIGINT NOT NULL,
+    hash      TEXT NOT NULL,
+    key_id    TEXT NOT NULL,
+    signed_at BIGINT NOT NULL,
+    signature BYTEA NOT NULL
+);
+INSERT INTO ledger_registry_head (id, seq, hash, key_id, signed_at, signature)
+VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000', '', 0, '\x');
+
+-- Append-only like the events (ledger_events_append_only is from 00001);
+-- the head is refused deletion so that an accident cannot leave the
+-- registry without its signed end.
+CREATE TRIGGER ledger_registry_no_change BEFORE UPDATE OR DELETE ON ledger_registry
+    FOR EACH ROW EXECUTE FUNCTION ledger_events_append_only();
+CREATE TRIGGER ledger_registry_no_truncate BEFORE TRUNCATE ON ledger_registry
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_append_only();
+CREATE TRIGGER ledger_registry_head_no_delete BEFORE DELETE ON ledger_registry_head
+    FOR EACH ROW EXECUTE FUNCTION ledger_events_append_only();
+CREATE TRIGGER ledger_registry_head_no_truncate BEFORE TRUNCATE ON ledger_registry_head
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_append_only();
+
+-- +goose Down
+DROP TABLE ledger_registry_head;
+DROP TABLE ledger_registry;
