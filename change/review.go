@@ -29,7 +29,7 @@ const (
 // Rules lists every review rule in order.
 var Rules = []string{RulePlanWellFormed, RuleTargetNotProtected, RuleTargetAllowed,
 	RuleEnvironmentAllowed, RuleReasonLength, RuleChangeWindow, RulePlanNotExpired,
-	RuleHealthCheck, RuleRollback, RuleRunbookNetwork, RuleDigests, RuleApprovers}
+	RuleHealthCheck, RuleHealthHost, RuleRollback, RuleRunbookNetwork, RuleDigests, RuleApprovers}
 
 // Request is who asked for the change and why.
 type Request struct {
@@ -41,6 +41,10 @@ type Request struct {
 	// Preapproved is set for the exact compensation of an executed change
 	// whose kind the policy pre-approves: it needs no approver.
 	Preapproved bool `json:"preapproved,omitempty"`
+	// HealthHosts are the hosts besides loopback the server's health
+	// prober may reach (SIGNOFF_HEALTH_HOSTS): the server sets them,
+	// never the plan.
+	HealthHosts []string `json:"-"`
 }
 
 // RuleResult is one rule's outcome. Detail says why, in a sentence a
@@ -84,6 +88,7 @@ func Review(plan Plan, req Request, pol Policy, now time.Time) Result {
 		reviewWindow(pol, now),
 		reviewExpiry(plan, now),
 		result(RuleHealthCheck, checkHealth(plan), "health check is present and bounded"),
+		reviewHealthHost(plan, req),
 		reviewRollback(plan),
 		reviewRunbook(plan, target, targetErr, pol),
 		result(RuleDigests, checkDigests(plan), "before and after state digests are well-formed"),

@@ -71,9 +71,10 @@ func TestReview(t *testing.T) {
 		{"plan without expiry", func(b bundle) { b.plan.ExpiresAt = time.Time{} }, []string{change.RulePlanNotExpired}, "required"},
 		{"plan expiry not a whole second", func(b bundle) { b.plan.ExpiresAt = b.plan.ExpiresAt.Add(time.Microsecond) }, []string{change.RulePlanNotExpired}, "whole second"},
 
-		{"no health check", func(b bundle) { b.plan.HealthCheck = change.HealthCheck{} }, []string{change.RuleHealthCheck}, "required"},
+		{"no health check", func(b bundle) { b.plan.HealthCheck = change.HealthCheck{} }, []string{change.RuleHealthCheck, change.RuleHealthHost}, "required"},
 		{"health check unbounded", func(b bundle) { b.plan.HealthCheck.WindowSeconds = 86400 }, []string{change.RuleHealthCheck}, "window_seconds"},
-		{"health check probes with credentials", func(b bundle) { b.plan.HealthCheck.URL = "https://u:p@x/" }, []string{change.RuleHealthCheck}, "credentials"},
+		{"health check probes with credentials", func(b bundle) { b.plan.HealthCheck.URL = "https://u:p@x/" }, []string{change.RuleHealthCheck, change.RuleHealthHost}, "credentials"},
+		{"health check probes the metadata endpoint", func(b bundle) { b.plan.HealthCheck.URL = "http://169.254.169.254/latest/meta-data/" }, []string{change.RuleHealthHost}, "cloud metadata"},
 
 		{"flag without rollback", func(b bundle) { b.plan.Rollback = nil }, []string{change.RuleRollback}, "rollback must be a JSON object"},
 		{"file with an empty rollback", func(b bundle) {

@@ -352,7 +352,7 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 	// Only the exact compensation of an executed change is pre-approved:
 	// a re-planned compensating case with any other plan needs people.
 	pre := l.State.RevertOf != "" && pol.RollbackPreapproved(plan.Kind) && d.exactCompensation(ctx, c.WorkspaceID, l.State.RevertOf, plan)
-	res := change.Review(plan, change.Request{Reason: l.State.Reason, Proposer: rec.Proposer, Opener: l.State.Opener, Preapproved: pre}, pol, d.now())
+	res := change.Review(plan, change.Request{Reason: l.State.Reason, Proposer: rec.Proposer, Opener: l.State.Opener, Preapproved: pre, HealthHosts: d.healthHosts()}, pol, d.now())
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return c, l, err

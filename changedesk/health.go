@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/signoff-dev/signoff/change"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/sandbox"
 )
 
@@ -104,6 +104,15 @@ type Probers struct {
 	Command Prober // change.HealthCommand; nil fails (no sandbox)
 }
 
+// HealthHosts reports the hosts besides loopback its HTTP prober
+// reaches, for the review's health_host rule.
+func (ps Probers) HealthHosts() []string {
+	if h, ok := ps.HTTP.(interface{ HealthHosts() []string }); ok {
+		return h.HealthHosts()
+	}
+	return nil
+}
+
 // Probe implements Prober.
 func (ps Probers) Probe(ctx context.Context, hc change.HealthCheck) Probe {
 	switch hc.Kind {
@@ -133,27 +142,34 @@ const (
 // are not followed (a 3xx is the status compared) and no proxy is used.
 //
 // Plans come from agents, so the URL is a request the server makes on
-// their behalf: by default only loopback hosts (localhost, 127.0.0.0/8,
-// ::1) are probed, checked on the URL and again on the address actually
-// dialled, so a name that resolves elsewhere is refused too. AllowHost
-// replaces that rule (then only the URL's host is checked, the operator's
-// function decides).
+// their behalf: only loopback hosts (localhost, 127.0.0.0/8, ::1) and
+// Hosts are probed (change.HealthPolicy, the rule the review applies
+// too). The URL's host is checked first; then the name is resolved once,
+// every address checked, and the checked address dialled, so a name that
+// resolves elsewhere, or differently the second time, is refused too.
 type HTTPProber struct {
 	// Timeout bounds one probe (default DefaultProbeTimeout).
 	Timeout time.Duration
-	// AllowHost reports whether a URL's host (without port) may be
-	// probed. Nil allows loopback only.
-	AllowHost func(host string) bool
+	// Hosts are the hosts besides loopback that may be probed: names, IP
+	// addresses or CIDR prefixes (SIGNOFF_HEALTH_HOSTS). A listed name
+	// reaches whatever it resolves to except cloud metadata.
+	Hosts []string
+	// Resolver looks names up (nil: the system resolver).
+	Resolver netguard.Resolver
 }
 
-// LoopbackHost reports whether host is localhost or a loopback address:
-// HTTPProber's default rule.
+// HealthHosts reports the hosts besides loopback the prober reaches, for
+// the review's health_host rule.
+func (hp HTTPProber) HealthHosts() []string { return hp.Hosts }
+
+// LoopbackHost reports whether host is localhost or a loopback address in
+// any form (127.1, [::ffff:127.0.0.1], a trailing dot): HTTPProber's
+// default rule.
 func LoopbackHost(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return true
+	if ip, ok := netguard.ParseIP(host); ok {
+		return netguard.Classify(ip) == netguard.Loopback
 	}
-	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
-	return ip != nil && ip.IsLoopback()
+	return netguard.NormalHost(host) == "localhost"
 }
 
 // Probe implements Prober.
@@ -169,13 +185,17 @@ func (hp HTTPProber) Probe(ctx context.Context, hc change.HealthCheck) Probe {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return fail("refused: %q is not an http(s) URL with a host", hc.URL)
 	}
-	allow, loopbackOnly := hp.AllowHost, hp.AllowHost == nil
-	if allow == nil {
-		allow = LoopbackHost
+	pol, err := change.HealthPolicy(hp.Hosts)
+	if err != nil {
+		return fail("refused: the server's health hosts are malformed: %v", err)
 	}
-	if !allow(u.Hostname()) {
-		return fail("refused: health probes may not reach host %s (only %s); the server's probe rule keeps plans from making it call other hosts",
-			u.Hostname(), map[bool]string{true: "loopback addresses", false: "the hosts the server allows"}[loopbackOnly])
+	rule := "loopback addresses"
+	if len(hp.Hosts) > 0 {
+		rule = "loopback addresses and the hosts the server allows"
+	}
+	if err := pol.CheckHost(u.Hostname()); err != nil {
+		return fail("refused: health probes may not reach host %s (only %s): %v; the server's probe rule keeps plans from making it call other hosts",
+			u.Hostname(), rule, err)
 	}
 	method := hc.Method
 	if method == "" {
@@ -200,14 +220,19 @@ func (hp HTTPProber) Probe(ctx context.Context, hc change.HealthCheck) Probe {
 		return fail("refused: %v", err)
 	}
 	req.Header.Set("User-Agent", "signoff-health-probe")
+	guard := &netguard.Guard{Policy: pol, Resolver: hp.Resolver, DialTimeout: timeout}
 	client := &http.Client{
-		Transport:     probeTransport(loopbackOnly, timeout),
+		Transport:     probeTransport(guard, timeout),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	resp, err := client.Do(req)
 	if err != nil {
 		var ne net.Error
-		if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		var refused *netguard.Error
+		switch {
+		case errors.As(err, &refused):
+			return fail("%s %s: refused: %v (only %s)", method, hc.URL, refused, rule)
+		case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 			return fail("%s %s: no answer within %v", method, hc.URL, timeout)
 		}
 		return fail("%s %s: %v", method, hc.URL, err)
@@ -232,26 +257,10 @@ func (hp HTTPProber) Probe(ctx context.Context, hc change.HealthCheck) Probe {
 	return pr
 }
 
-// errNotLoopback is the dial-time refusal of the default rule.
-var errNotLoopback = errors.New("refused: the host resolved to an address that is not loopback")
-
-func probeTransport(loopbackOnly bool, timeout time.Duration) http.RoundTripper {
-	d := &net.Dialer{Timeout: timeout}
-	if loopbackOnly {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-				return fmt.Errorf("%w (%s)", errNotLoopback, host)
-			}
-			return nil
-		}
-	}
+func probeTransport(g *netguard.Guard, timeout time.Duration) http.RoundTripper {
 	return &http.Transport{
 		Proxy:                  nil,
-		DialContext:            d.DialContext,
+		DialContext:            g.DialContext,
 		TLSHandshakeTimeout:    timeout,
 		ResponseHeaderTimeout:  timeout,
 		DisableKeepAlives:      true,

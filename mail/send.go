@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/signoff-dev/signoff/netguard"
 )
 
 // StartTLS modes.
@@ -46,6 +48,11 @@ type Config struct {
 
 	Timeout  time.Duration // for the whole send; default 30s
 	HeloName string        // default "localhost"
+
+	// Dial connects to the server (nil: a plain net.Dialer). The notify
+	// desk dials through its address guard, so a host that resolves to an
+	// internal address is never connected to.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // check validates c before anything touches the network. It returns the bare
@@ -84,12 +91,13 @@ func (c Config) check() (string, error) {
 	return from.Address, nil
 }
 
+// isLoopback reports whether host is localhost or a loopback address in
+// any form a resolver takes (127.1, [::ffff:127.0.0.1], a trailing dot).
 func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
+	if ip, ok := netguard.ParseIP(host); ok {
+		return netguard.Classify(ip) == netguard.Loopback
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return netguard.NormalHost(host) == "localhost"
 }
 
 // Send delivers m through the server in c. It dials, upgrades with STARTTLS
@@ -133,8 +141,11 @@ func Send(ctx context.Context, c Config, m Message) error {
 		return fail(name, err)
 	}
 
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
+	dial := c.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	conn, err := dial(ctx, "tcp", net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
 	if err != nil {
 		return step("dial", err)
 	}

@@ -59,7 +59,9 @@ type Desk struct {
 	AttemptTimeout time.Duration
 	// Holder names this worker in leases and attempts.
 	Holder string
-	// HTTP sends webhooks and chat messages.
+	// HTTP sends webhooks and chat messages. Nil (production) is a client
+	// that dials through the store's ChannelGuard; one set here replaces
+	// that guard, so only tests set it.
 	HTTP *http.Client
 	// Subjects resolves state cards; without it only decision cards open.
 	Subjects Subjects
@@ -138,7 +140,11 @@ func (d *Desk) client() *http.Client {
 		// Many deliveries go to one receiver at once: keep as many
 		// connections to it as there are workers, instead of the default
 		// two and a new TCP connection for every other message.
-		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// Every connection goes through the store's channel rule: the name
+		// is resolved once, each address checked, and the checked address
+		// dialled, so a channel's name cannot be re-pointed at an internal
+		// address after it was stored (DNS rebinding).
+		tr := d.Store.ChannelGuard().Transport()
 		tr.MaxIdleConnsPerHost = 64
 		// Receivers are the customer's endpoints: no redirects followed, so
 		// a signed message is never replayed somewhere it was not sent.
@@ -432,7 +438,7 @@ func (d *Desk) sendMail(ctx context.Context, ev outbox.Event, ch signoff.Channel
 	}
 	_ = json.Unmarshal(ev.Data.Payload, &p)
 	cfg := mail.Config{Host: ch.Settings.SMTPHost, Port: ch.Settings.SMTPPort, From: ch.Settings.From, Username: ch.Settings.Username,
-		Password: sec.SMTPPassword, StartTLS: ch.Settings.StartTLS}
+		Password: sec.SMTPPassword, StartTLS: ch.Settings.StartTLS, Dial: d.Store.ChannelGuard().DialContext}
 	if d.SMTPTLS != nil {
 		cfg.TLSConfig = d.SMTPTLS
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/chat"
 	"github.com/signoff-dev/signoff/mail/smtptest"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/notify"
 	"github.com/signoff-dev/signoff/secretbox"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -52,6 +53,9 @@ func newKit(t *testing.T) *kit {
 	rand.Read(k)
 	box, _ := secretbox.New(k)
 	s.SetSealer(box)
+	// The receivers here listen on loopback, which channels reach only
+	// when the operator allowlists it.
+	s.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
 	ws, owner, err := s.CreateWorkspace(ctx, "Acme", "olga")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/netguard"
 )
 
 // Dialect holds what differs between the databases.
@@ -85,6 +86,8 @@ type DB struct {
 	ro *DB
 	// sealer seals channel secrets (SetSealer).
 	sealer Sealer
+	// channelGuard is the rule for the hosts channels reach (SetChannelHosts).
+	channelGuard *netguard.Guard
 	// group commits the outbox's small writes together (grouped).
 	group grouper
 	// subsStmt reads a workspace's channels in every append (subscribers).

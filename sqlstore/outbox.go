@@ -148,6 +148,9 @@ func (s *DB) PutChannel(ctx context.Context, by signoff.Actor, in signoff.Channe
 	if err := checkChannel(in); err != nil {
 		return signoff.Channel{}, err
 	}
+	if err := s.checkChannelHosts(ctx, in); err != nil {
+		return signoff.Channel{}, err
+	}
 	if s.sealer == nil {
 		return signoff.Channel{}, signoff.Errorf(signoff.EUNAVAILABLE, "no secret key: set SIGNOFF_SECRET_KEY or give the server its key file")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/ledger"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/secretbox"
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/webhook"
@@ -331,6 +332,7 @@ func testOneConnectionEnough(t *testing.T, b Backend) {
 	}
 	a.SetSealer(box)
 	c.SetSealer(box)
+	a.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil) // the channel below is on loopback
 	ws, owner, err := a.CreateWorkspace(ctx, "pool", "alice")
 	if err != nil {
 		t.Fatal(err)

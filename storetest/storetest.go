@@ -159,6 +159,7 @@ func Run(t *testing.T, b Backend) {
 		{"OutboxDelivery", testOutboxDelivery},
 		{"OutboxCrash", testOutboxCrash},
 		{"Cards", testCards},
+		{"ChannelHosts", testChannelHosts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

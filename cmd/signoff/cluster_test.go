@@ -27,6 +27,7 @@ import (
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/pgtest"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/secretbox"
@@ -201,6 +202,10 @@ func newClusterEnv(t *testing.T, db string, open func(ctx context.Context, key e
 		t.Fatal(err)
 	}
 	e.store.SetSealer(box)
+	// The receiver listens on loopback, which channels reach only when the
+	// operator allows it: here, and in every process.
+	e.store.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
+	e.procEnv = append(e.procEnv, "SIGNOFF_CHANNEL_HOSTS=127.0.0.1")
 	ws, owner, err := e.store.CreateWorkspace(ctx, "Cluster", "olivia")
 	if err != nil {
 		t.Fatal(err)

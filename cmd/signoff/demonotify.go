@@ -15,6 +15,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/chat"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/webhook"
 )
 
@@ -55,6 +56,9 @@ func (d *demo) startNotify(ctx context.Context) (*demoNotify, error) {
 	n.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go n.srv.Serve(ln)
 	base := "http://" + ln.Addr().String()
+	// The demo's receivers listen on loopback, which channels reach only
+	// when the operator allows it (SIGNOFF_CHANNEL_HOSTS): the demo does.
+	d.s.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
 	if n.hooks, err = d.s.PutChannel(ctx, d.owner, signoff.ChannelInput{Name: "demo-hooks", Kind: signoff.ChannelWebhook,
 		Secrets: signoff.ChannelSecrets{URL: base + "/hooks", WebhookSecret: secret}}); err != nil {
 		n.srv.Close()

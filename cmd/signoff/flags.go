@@ -14,6 +14,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/secretbox"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -155,6 +156,14 @@ func (d *dbFlags) attachKey(ctx context.Context, e *env, s *sqlstore.DB) error {
 		return fmt.Errorf("SIGNOFF_SECRET_KEY: %w", err)
 	}
 	s.SetSealer(box)
+	// Channels reach public addresses only, plus what the operator lists:
+	// the server sends from inside its network, where internal services
+	// and the cloud's metadata endpoint answer.
+	allow, err := netguard.ParseAllowlist(e.getenv("SIGNOFF_CHANNEL_HOSTS"))
+	if err != nil {
+		return fmt.Errorf("SIGNOFF_CHANNEL_HOSTS: %w", err)
+	}
+	s.SetChannelHosts(allow, nil)
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -52,10 +51,12 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 	// Health probes reach loopback only unless the operator names more
 	// hosts: plans come from agents, and a probe is a request the server
 	// makes for them.
+	// The review checks plans' probe hosts against the same list.
 	if hosts := strings.Fields(strings.ReplaceAll(e.getenv("SIGNOFF_HEALTH_HOSTS"), ",", " ")); len(hosts) > 0 {
-		cd.Health = changedesk.Probers{HTTP: changedesk.HTTPProber{AllowHost: func(h string) bool {
-			return changedesk.LoopbackHost(h) || slices.ContainsFunc(hosts, func(a string) bool { return strings.EqualFold(a, h) })
-		}}}
+		if _, err := change.HealthPolicy(hosts); err != nil {
+			return nil, fmt.Errorf("SIGNOFF_HEALTH_HOSTS: %w", err)
+		}
+		cd.Health = changedesk.Probers{HTTP: changedesk.HTTPProber{Hosts: hosts}}
 	}
 	reg := toolRegistryFor(desk, cd)
 	rt := &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make, Log: log}
