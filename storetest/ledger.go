@@ -103,6 +103,9 @@ func testLedgerTamper(t *testing.T, b Backend) {
 			}
 		})
 	}
+	// Whole chains deleted, replaced or added: the registry's checks.
+	t.Run("registry", func(t *testing.T) { t.Parallel(); testLedgerRegistry(t, b) })
+	t.Run("registry backfill", func(t *testing.T) { t.Parallel(); testRegistryBackfill(t, b) })
 	t.Run("rehash whole chain without the key", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(t, b)
@@ -170,9 +173,12 @@ func testAppendOnly(t *testing.T, b Backend) {
 		`DELETE FROM ledger_events WHERE workspace_id = $1`,
 		`UPDATE ledger_checkpoints SET hash = 'x' WHERE workspace_id = $1`,
 		`DELETE FROM ledger_checkpoints WHERE workspace_id = $1`,
+		`UPDATE ledger_registry SET genesis_hash = 'x' WHERE workspace_id = $1`,
+		`DELETE FROM ledger_registry WHERE workspace_id = $1`,
+		`DELETE FROM ledger_registry_head WHERE EXISTS (SELECT 1 FROM ledger_registry WHERE workspace_id = $1)`,
 	}
 	if tb.store.Dialect() == "postgres" {
-		qs = append(qs, `TRUNCATE ledger_events`, `TRUNCATE ledger_checkpoints`)
+		qs = append(qs, `TRUNCATE ledger_events`, `TRUNCATE ledger_checkpoints`, `TRUNCATE ledger_registry`, `TRUNCATE ledger_registry_head`)
 	}
 	// Checkpoint rows exist only every 1024 events; the triggers fire per
 	// row, so give the checkpoint statements one to refuse.
@@ -187,6 +193,9 @@ func testAppendOnly(t *testing.T, b Backend) {
 		}
 	}
 	tb.verify(t)
+	if _, err := tb.store.VerifyRegistry(tb.ctx, ledger.Trust(tb.key.Public().(ed25519.PublicKey))); err != nil {
+		t.Fatalf("VerifyRegistry: %v", err)
+	}
 }
 
 type probeArgs struct {

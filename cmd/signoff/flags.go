@@ -149,6 +149,11 @@ func (d *dbFlags) attachKey(ctx context.Context, e *env, s *sqlstore.DB) error {
 		}
 	}
 	s.SetSigner(k)
+	// The first process with the key registers the chains that predate the
+	// ledger registry; the rest find it done.
+	if err := s.RegisterChains(ctx); err != nil {
+		return err
+	}
 	// Channel secrets are sealed with SIGNOFF_SECRET_KEY, or a key derived
 	// from the server's signing key.
 	box, err := secretbox.FromEnvOrSeed(e.getenv("SIGNOFF_SECRET_KEY"), k.Seed())

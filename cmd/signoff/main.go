@@ -37,7 +37,7 @@ var commands = map[string]command{
 	"workspace": {"create or list workspaces (create|list)", runWorkspace},
 	"actor":     {"add or list actors (add|list)", runActor},
 	"token":     {"create, list or revoke API tokens (create|list|revoke)", runToken},
-	"ledger":    {"verify the hash-chained ledger (verify)", runLedger},
+	"ledger":    {"verify the hash-chained ledger, or print its signed heads to publish (verify|head)", runLedger},
 	"doctor":    {"check a deployment: database, migrations, ledger, job tables, sandbox, keys, clock", runDoctor},
 	"backup":    {"copy a live SQLite database to a file and verify the copy (PostgreSQL: prints the pg_dump procedure)", runBackup},
 	"restore":   {"put a verified backup in place of a SQLite database (--force moves the old one aside)", runRestore},
