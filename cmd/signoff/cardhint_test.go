@@ -19,6 +19,7 @@ import (
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/chat"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/notify"
 	"github.com/signoff-dev/signoff/secretbox"
 	"github.com/signoff-dev/signoff/workflow"
@@ -73,6 +74,8 @@ func TestChangeCardShowsTheChangeAndItsCommandApproves(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.s.SetSealer(box)
+	// The Slack receiver is this test's loopback server.
+	e.s.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
 	hook := &slackHook{}
 	srv := httptest.NewServer(hook)
 	t.Cleanup(srv.Close)
