@@ -386,6 +386,9 @@ const (
 	ApprovalValid      = "valid"
 	ApprovalConsumed   = "consumed"
 	ApprovalSuperseded = "superseded"
+	// ApprovalVoided is an approval that stopped counting because its key
+	// was revoked or its approver disabled. Nothing makes it valid again.
+	ApprovalVoided = "voided"
 )
 
 // Approval is a verified, stored approval envelope.
@@ -455,6 +458,12 @@ type BugLoopService interface {
 	// GetKey returns a registered key of workspace ws by id.
 	GetKey(ctx context.Context, ws, keyID string) (ApproverKey, error)
 	ListKeys(ctx context.Context, by Actor) ([]ApproverKey, error)
+	// RevokeKey revokes a key of by's workspace (an owner any key, a
+	// person their own) and, in the same transaction, voids the key's
+	// approvals that still count; it returns the key and how many were
+	// voided. ENOTFOUND for an unknown key (or another person's, to a
+	// non-owner), ECONFLICT when it is revoked already.
+	RevokeKey(ctx context.Context, by Actor, keyID string) (ApproverKey, int, error)
 	// RecordApproval stores a verified approval. ECONFLICT when its nonce
 	// was used before (single use).
 	RecordApproval(ctx context.Context, by Actor, a Approval) (Approval, error)

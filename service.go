@@ -64,6 +64,16 @@ type ActorService interface {
 	// RevokeToken returns ENOTFOUND for an unknown token and ECONFLICT if it
 	// was already revoked.
 	RevokeToken(ctx context.Context, by Actor, tokenID string) (Token, error)
+	// DisableActor (owners) stops an actor at once: their tokens and web
+	// sessions no longer work and their approvals that still count are
+	// voided, in one transaction; it returns the actor and how many
+	// approvals were voided. ECONFLICT when already disabled or when it
+	// would leave the workspace without an enabled owner.
+	DisableActor(ctx context.Context, by Actor, actorID string) (Actor, int, error)
+	// EnableActor (owners) lets a disabled actor in again. Voided
+	// approvals stay void and ended web sessions stay ended. ECONFLICT
+	// when the actor is not disabled.
+	EnableActor(ctx context.Context, by Actor, actorID string) (Actor, error)
 	// Authenticate resolves a secret to its actor. Returns EUNAUTHORIZED for a
 	// malformed, unknown, revoked or expired token, or a disabled actor, all
 	// with the same message so the answer reveals nothing.

@@ -77,6 +77,18 @@ var matrix = []struct {
 		}
 		return request{method: "DELETE", path: "/api/v1/tokens/" + tok.ID}
 	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	// Each cell disables (or enables) a person of its own.
+	{"POST /api/v1/actors/{id}/disable", func(t *testing.T, f *matrixFixture, who string) request {
+		a := f.actor(t, "to disable by "+who, signoff.RoleViewer)
+		return request{method: "POST", path: "/api/v1/actors/" + a.ID + "/disable"}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
+	{"POST /api/v1/actors/{id}/enable", func(t *testing.T, f *matrixFixture, who string) request {
+		a := f.actor(t, "to enable by "+who, signoff.RoleViewer)
+		if _, _, err := f.store.DisableActor(context.Background(), f.owner, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		return request{method: "POST", path: "/api/v1/actors/" + a.ID + "/enable"}
+	}, statuses{403, 403, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 
 	{"GET /api/v1/cases", get("/api/v1/cases"), statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 200}},
 	{"POST /api/v1/cases", func(t *testing.T, f *matrixFixture, who string) request {
@@ -314,6 +326,17 @@ var matrix = []struct {
 	{"POST /api/v1/keys", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "POST", path: "/api/v1/keys", body: keyBody(t)}
 	}, statuses{403, 201, 201, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 201}},
+	// Each cell revokes a new key of the owner's: the owner may, an
+	// operator only their own (another's answers as missing), the foreign
+	// owner finds nothing.
+	{"POST /api/v1/keys/{id}/revoke", func(t *testing.T, f *matrixFixture, who string) request {
+		_, pemKey := newApproverKey(t)
+		k, err := f.store.RegisterKey(context.Background(), f.owner, pemKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return request{method: "POST", path: "/api/v1/keys/" + k.ID + "/revoke"}
+	}, statuses{403, 404, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 	// The deployment webhook ignores credentials too: its signature is
 	// the credential. Every cell is a genuine delivery of its own.
 	{"POST /api/v1/hooks/deployments/{id}", func(t *testing.T, f *matrixFixture, who string) request {

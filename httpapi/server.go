@@ -189,6 +189,10 @@ func (s *server) register() {
 	s.api("GET /api/v1/actors/{id}/tokens", identity.OpTokenWrite, s.listTokens)
 	s.api("POST /api/v1/actors/{id}/tokens", identity.OpTokenWrite, s.createToken)
 	s.api("DELETE /api/v1/tokens/{id}", identity.OpTokenWrite, s.revokeToken)
+	// Disabling stops the actor's tokens and sessions at once and voids
+	// their approvals that still count (revoke.go).
+	s.api("POST /api/v1/actors/{id}/disable", identity.OpActorWrite, s.disableActor)
+	s.api("POST /api/v1/actors/{id}/enable", identity.OpActorWrite, s.enableActor)
 
 	s.api("GET /api/v1/cases", identity.OpCaseList, s.listCases)
 	s.api("POST /api/v1/cases", identity.OpCaseCreate, s.createCase)
@@ -278,6 +282,9 @@ func (s *server) register() {
 	s.api("POST /api/v1/cases/{id}/reverify", identity.OpLoopStart, s.reverify)
 	s.api("GET /api/v1/keys", identity.OpKeyRead, s.listKeys)
 	s.api("POST /api/v1/keys", identity.OpKeyWrite, s.registerKey)
+	// Owners revoke any key, people their own; the key's approvals that
+	// still count are voided with it (revoke.go).
+	s.api("POST /api/v1/keys/{id}/revoke", identity.OpKeyWrite, s.revokeKey)
 	// Deployments arrive signed (Standard Webhooks); the signature is the
 	// credential.
 	s.public("POST /api/v1/hooks/deployments/{id}", s.deploymentHook)

@@ -42,6 +42,7 @@ const (
 var loopEventsReserved = map[string]bool{
 	"case.created": true, "case.transitioned": true, "loop.updated": true, "approval.recorded": true,
 	"approvals.superseded": true, "key.registered": true, "deployment.received": true, "project.repo_settings": true,
+	"key.revoked": true, "approvals.voided": true, "actor.disabled": true, "actor.enabled": true,
 }
 
 // ---- Repository settings ----
@@ -629,12 +630,13 @@ func (s *DB) GetKey(ctx context.Context, ws, keyID string) (signoff.ApproverKey,
 	if !keyIDRE.MatchString(keyID) {
 		return signoff.ApproverKey{}, signoff.Errorf(signoff.EINVALID, "invalid key id")
 	}
-	return s.getKey(ctx, s.db, ws, keyID)
+	return s.getKey(ctx, s.db, ws, keyID, "")
 }
 
-func (s *DB) getKey(ctx context.Context, q queryer, ws, keyID string) (signoff.ApproverKey, error) {
+// getKey reads a key of ws; lock is "" or the dialect's ForUpdate.
+func (s *DB) getKey(ctx context.Context, q queryer, ws, keyID, lock string) (signoff.ApproverKey, error) {
 	var k signoff.ApproverKey
-	err := scanKey(q.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM approver_keys WHERE id = $1 AND workspace_id = $2`, keyID, ws), &k)
+	err := scanKey(q.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM approver_keys WHERE workspace_id = $1 AND id = $2`+lock, ws, keyID), &k)
 	if errors.Is(err, sql.ErrNoRows) {
 		return k, signoff.Errorf(signoff.ENOTFOUND, "key not found")
 	} else if err != nil {
@@ -731,7 +733,10 @@ func (s *DB) RecordApproval(ctx context.Context, by signoff.Actor, a signoff.App
 		if _, err := s.getCase(ctx, tx, a.WorkspaceID, a.CaseID); err != nil {
 			return err
 		}
-		approver, err := s.getActor(ctx, tx, a.WorkspaceID, a.ApproverID)
+		// The approver's and the key's rows are locked until commit, so a
+		// concurrent disable or revoke either sees this approval (and voids
+		// it) or is seen by it (and it is refused).
+		approver, err := s.lockActor(ctx, tx, a.WorkspaceID, a.ApproverID)
 		if signoff.ErrorCode(err) == signoff.ENOTFOUND {
 			return signoff.Errorf(signoff.EINVALID, "approver_id does not name an actor of this workspace")
 		} else if err != nil {
@@ -740,7 +745,7 @@ func (s *DB) RecordApproval(ctx context.Context, by signoff.Actor, a signoff.App
 		if (approver.Role != signoff.RoleOwner && approver.Role != signoff.RoleOperator) || approver.DisabledAt != nil {
 			return signoff.Errorf(signoff.EFORBIDDEN, "actor %s may not approve", a.ApproverID)
 		}
-		k, err := s.getKey(ctx, tx, a.WorkspaceID, a.KeyID)
+		k, err := s.getKey(ctx, tx, a.WorkspaceID, a.KeyID, s.d.ForUpdate)
 		switch {
 		case signoff.ErrorCode(err) == signoff.ENOTFOUND:
 			return signoff.Errorf(signoff.EINVALID, "key %s is not registered in this workspace", a.KeyID)

@@ -935,7 +935,6 @@ func testApproverKeys(t *testing.T, b Backend) {
 		code string
 	}{
 		{"duplicate", op, p, signoff.ECONFLICT},
-		{"duplicate in another workspace", otherOwner, p, signoff.ECONFLICT},
 		{"fixer", k.actor(t, "fix", signoff.RoleFixer), p2, signoff.EFORBIDDEN},
 		{"reviewer", k.actor(t, "rev", signoff.RoleReviewer), p2, signoff.EFORBIDDEN},
 		{"viewer", k.actor(t, "vi", signoff.RoleViewer), p2, signoff.EFORBIDDEN},

@@ -147,7 +147,7 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // the API on one mux: "/{$}" is the root alone, which redirects to the
 // desk or the sign-in page.
 func Paths() []string {
-	return []string{"/{$}", "/login", "/login/", "/logout", "/desk", "/desk/", "/cases/", "/charts", "/p/", "/t/", "/static/"}
+	return []string{"/{$}", "/login", "/login/", "/logout", "/desk", "/desk/", "/cases/", "/charts", "/people", "/p/", "/t/", "/static/"}
 }
 
 // requestTimeout bounds one request's work, as in the API; the desk's
@@ -207,6 +207,7 @@ func (s *server) routes() {
 	s.mux.HandleFunc("POST /cases/{id}/decisions/{decision}", s.signedInPost(s.decide))
 	s.changeRoutes()
 	s.chartRoutes()
+	s.peopleRoutes()
 
 	// Public: the report form of a project and the reporter's tracking
 	// page, whose secret in the path is the capability.

@@ -93,9 +93,12 @@ func runWorkspace(ctx context.Context, e *env, args []string) error {
 }
 
 func runActor(ctx context.Context, e *env, args []string) error {
-	verb, rest, err := subcommand(e, "actor", args, "add", "list")
+	verb, rest, err := subcommand(e, "actor", args, "add", "list", "disable", "enable")
 	if err != nil {
 		return err
+	}
+	if verb == "disable" || verb == "enable" {
+		return runActorToggle(ctx, e, verb, rest)
 	}
 	var d dbFlags
 	var ws, name, role string
@@ -132,9 +135,9 @@ func runActor(ctx context.Context, e *env, args []string) error {
 			return firstErr(err, func() error { return printJSON(e, list) })
 		}
 		tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tROLE\tCREATED")
+		fmt.Fprintln(tw, "ID\tNAME\tROLE\tCREATED\tDISABLED")
 		for _, a := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.ID, a.Name, a.Role, a.CreatedAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, a.Role, a.CreatedAt.Format(time.RFC3339), fmtTime(a.DisabledAt))
 		}
 		return tw.Flush()
 	}

@@ -255,9 +255,10 @@ func statusCode(status int) string {
 // --- keys ---------------------------------------------------------------
 
 // runKeysCommand dispatches "keys": show is the server's key (runKeys), init
-// and register are the operator's approval key.
+// and register are the operator's approval key, list and revoke the
+// approval keys on the server (revoke.go).
 func runKeysCommand(ctx context.Context, e *env, args []string) error {
-	verb, rest, err := subcommand(e, "keys", args, "show", "init", "register")
+	verb, rest, err := subcommand(e, "keys", args, "show", "init", "register", "list", "revoke")
 	if err != nil {
 		return err
 	}
@@ -266,6 +267,10 @@ func runKeysCommand(ctx context.Context, e *env, args []string) error {
 		return runKeysInit(e, rest)
 	case "register":
 		return runKeysRegister(ctx, e, rest)
+	case "list":
+		return runKeysList(ctx, e, rest)
+	case "revoke":
+		return runKeysRevoke(ctx, e, rest)
 	}
 	return runKeys(ctx, e, args)
 }
