@@ -66,6 +66,14 @@ type ChangeLoopState struct {
 	// compensating case of this one.
 	RevertOf   string `json:"revert_of,omitempty"`
 	RevertedBy string `json:"reverted_by,omitempty"`
+	// Compensation is, on a compensating case, the rollback rule's
+	// decision for its current plan (change.CompensationDecision): why it
+	// is pre-approved or needs signatures, and the difference between
+	// what the original left and the live state.
+	Compensation json.RawMessage `json:"compensation,omitempty"`
+	// OverwrittenBy lists the compensating cases of earlier changes that
+	// wrote over this change's effect: it no longer stands.
+	OverwrittenBy []string `json:"overwritten_by,omitempty"`
 	// PlanID and PlanDigest name the current plan.
 	PlanID     string `json:"plan_id,omitempty"`
 	PlanDigest string `json:"plan_digest,omitempty"`
@@ -172,6 +180,9 @@ type PlanExpiryJob struct {
 	WorkspaceID string `json:"workspace_id"`
 	CaseID      string `json:"case_id"`
 	PlanID      string `json:"plan_id"`
+	// Lapse: the job runs when the quorum's first approval expires, to
+	// send an approved case back for a new signature.
+	Lapse bool `json:"lapse,omitempty"`
 }
 
 func (PlanExpiryJob) Kind() string { return "change_plan_expiry" }

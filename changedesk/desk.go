@@ -9,7 +9,6 @@
 package changedesk
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -22,7 +21,6 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/approval"
-	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -162,6 +160,14 @@ func (d *Desk) Request(ctx context.Context, by signoff.Actor, in RequestInput) (
 	if err := signoff.CheckText("reason", in.Reason, true, maxReason); err != nil {
 		return signoff.Case{}, signoff.ChangeLoop{}, err
 	}
+	pol, _, err := d.Policy(ctx, by.WorkspaceID)
+	if err != nil {
+		return signoff.Case{}, signoff.ChangeLoop{}, err
+	}
+	// Refused before a case exists: a short reason only fails review.
+	if err := checkReason(pol, in.Reason); err != nil {
+		return signoff.Case{}, signoff.ChangeLoop{}, err
+	}
 	if strings.TrimSpace(in.Title) == "" {
 		in.Title = firstLine(in.Reason, 120)
 	}
@@ -244,6 +250,18 @@ func (d *Desk) Propose(ctx context.Context, by signoff.Actor, caseID string, p P
 	c, l, err := d.load(ctx, by, caseID)
 	if err != nil {
 		return c, l, err
+	}
+	if l.State.RevertOf != "" {
+		// A compensating case that a newer rollback of its original
+		// replaced stays closed: two compensations of one change must not
+		// both run.
+		ol, err := d.Store.GetChangeLoop(ctx, sys(c.WorkspaceID), l.State.RevertOf)
+		if err != nil {
+			return c, l, fmt.Errorf("original %s: %w", l.State.RevertOf, err)
+		}
+		if ol.State.RevertedBy != c.ID {
+			return c, l, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("compensating change %s was replaced by %s, a newer rollback of %s; plan that one", c.ID, ol.State.RevertedBy, l.State.RevertOf)}
+		}
 	}
 	plan, err := d.draft(ctx, c, l.State, p)
 	if err != nil {
@@ -349,22 +367,43 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 	if err != nil {
 		return c, l, err
 	}
-	// Only the exact compensation of an executed change is pre-approved:
-	// a re-planned compensating case with any other plan needs people.
-	pre := l.State.RevertOf != "" && pol.RollbackPreapproved(plan.Kind) && d.exactCompensation(ctx, c.WorkspaceID, l.State.RevertOf, plan)
+	// A compensating case is pre-approved only as the rollback rule
+	// decides (change.Compensate): the exact inverse of what ran, on the
+	// content it left; the gate then holds the plan to its before-state.
+	var comp *change.CompensationDecision
+	if l.State.RevertOf != "" {
+		live := d.liveContent(ctx, Scope{WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, CaseID: c.ID}, plan.Target)
+		dec, err := d.compensation(ctx, c.WorkspaceID, l.State.RevertOf, c.ID, plan, live)
+		if err != nil {
+			return c, l, err
+		}
+		comp = &dec
+	}
+	pre := comp != nil && comp.Preapproved()
 	res := change.Review(plan, change.Request{Reason: l.State.Reason, Proposer: rec.Proposer, Opener: l.State.Opener, Preapproved: pre, HealthHosts: d.healthHosts()}, pol, d.now())
+	if comp != nil && comp.Verdict == change.CompensationRefused {
+		res.OK, res.Rules = false, append(res.Rules, change.RuleResult{Rule: "compensation", Detail: comp.Reason})
+	}
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return c, l, err
 	}
 	st := l.State
-	st.Review, st.PolicyDigest, st.PolicyYAML = raw, pol.Digest(), prec.YAML
+	st.Review, st.PolicyDigest, st.PolicyYAML, st.Compensation = raw, pol.Digest(), prec.YAML, nil
 	cmd, ev := "review_fail", "change.review_failed"
 	if res.OK {
 		cmd, ev = "review_pass", "change.reviewed"
 	}
-	l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: cmd,
-		Events: []signoff.LoopEvent{{Type: ev, Payload: map[string]any{"plan_id": rec.ID, "plan_digest": rec.Digest, "policy_digest": st.PolicyDigest, "review": res}}}})
+	events := []signoff.LoopEvent{{Type: ev, Payload: map[string]any{"plan_id": rec.ID, "plan_digest": rec.Digest, "policy_digest": st.PolicyDigest, "review": res}}}
+	if comp != nil {
+		if st.Compensation, err = json.Marshal(comp); err != nil {
+			return c, l, err
+		}
+		events = append(events, signoff.LoopEvent{Type: "change.compensation", Payload: map[string]any{"plan_id": rec.ID, "revert_of": st.RevertOf,
+			"verdict": comp.Verdict, "message": comp.Reason, "recorded_after_content_digest": comp.RecordedAfterDigest,
+			"live_content_digest": comp.LiveDigest, "later_changes": comp.Later}})
+	}
+	l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: cmd, Events: events})
 	if err != nil || !res.OK {
 		return c, l, err
 	}
@@ -375,7 +414,7 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 		st.Preapproved, st.ApprovedDigest, st.ApprovedPolicyDigest = true, rec.Digest, st.PolicyDigest
 		l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "preapprove", Jobs: expiry,
 			Events: []signoff.LoopEvent{{Type: "change.preapproved", Payload: map[string]any{"plan_id": rec.ID, "plan_digest": rec.Digest,
-				"policy_digest": st.PolicyDigest, "revert_of": st.RevertOf, "rule": "preapproved_rollbacks includes " + plan.Kind}}}})
+				"policy_digest": st.PolicyDigest, "revert_of": st.RevertOf, "rule": comp.Reason}}}})
 		return c, l, err
 	}
 	l, c, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "request_approval", Jobs: expiry,
@@ -391,27 +430,6 @@ func (d *Desk) review(ctx context.Context, c signoff.Case, l signoff.ChangeLoop,
 		c, l = c2, l2
 	}
 	return c, l, nil
-}
-
-// exactCompensation reports whether plan applies, to the same target, the
-// rollback of the executed change origID: the only plan a pre-approval
-// covers.
-func (d *Desk) exactCompensation(ctx context.Context, ws, origID string, plan change.Plan) bool {
-	oc, err := d.Store.GetCase(ctx, sys(ws), origID)
-	if err != nil || oc.State != workflow.ChangeExecuted {
-		return false
-	}
-	ol, err := d.Store.GetChangeLoop(ctx, sys(ws), origID)
-	if err != nil {
-		return false
-	}
-	_, orig, err := d.currentPlan(ctx, oc, ol)
-	if err != nil || orig.Target != plan.Target || orig.Kind != plan.Kind {
-		return false
-	}
-	a, err1 := canonical.Transform(orig.Rollback)
-	b, err2 := canonical.Transform(plan.Params)
-	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
 // currentPlan returns the case's current plan record and the plan decoded
@@ -435,27 +453,31 @@ func (d *Desk) currentPlan(ctx context.Context, c signoff.Case, l signoff.Change
 // digest, the review with every rule's result, the policy and the
 // approvals so far.
 type Card struct {
-	CaseID        string             `json:"case_id"`
-	State         string             `json:"state"`
-	Title         string             `json:"title"`
-	Reason        string             `json:"reason"`
-	Opener        string             `json:"opener"`
-	PlanID        string             `json:"plan_id"`
-	Proposer      string             `json:"proposer"`
-	Via           string             `json:"via"`
-	Plan          json.RawMessage    `json:"plan"`
-	SubjectDigest string             `json:"subject_digest"`
-	ActionDigest  string             `json:"action_digest"`
-	BeforeState   *State             `json:"before_state,omitempty"`
-	Review        json.RawMessage    `json:"review"`
-	ReviewNote    string             `json:"review_note,omitempty"`
-	Policy        approval.Policy    `json:"policy"`
-	PolicyDigest  string             `json:"policy_digest"`
-	PolicyYAML    string             `json:"policy_yaml"`
-	Approvers     []string           `json:"approvers"`
-	Preapproved   bool               `json:"preapproved,omitempty"`
-	RevertOf      string             `json:"revert_of,omitempty"`
-	Approvals     []signoff.Approval `json:"approvals"`
+	CaseID        string          `json:"case_id"`
+	State         string          `json:"state"`
+	Title         string          `json:"title"`
+	Reason        string          `json:"reason"`
+	Opener        string          `json:"opener"`
+	PlanID        string          `json:"plan_id"`
+	Proposer      string          `json:"proposer"`
+	Via           string          `json:"via"`
+	Plan          json.RawMessage `json:"plan"`
+	SubjectDigest string          `json:"subject_digest"`
+	ActionDigest  string          `json:"action_digest"`
+	BeforeState   *State          `json:"before_state,omitempty"`
+	Review        json.RawMessage `json:"review"`
+	ReviewNote    string          `json:"review_note,omitempty"`
+	Policy        approval.Policy `json:"policy"`
+	PolicyDigest  string          `json:"policy_digest"`
+	PolicyYAML    string          `json:"policy_yaml"`
+	Approvers     []string        `json:"approvers"`
+	Preapproved   bool            `json:"preapproved,omitempty"`
+	RevertOf      string          `json:"revert_of,omitempty"`
+	// Compensation is, for a compensating rollback, why it is
+	// pre-approved or needs signatures, and what the target holds now
+	// against what the original left (and which later changes it undoes).
+	Compensation *change.CompensationDecision `json:"compensation,omitempty"`
+	Approvals    []signoff.Approval           `json:"approvals"`
 }
 
 // Card returns the approval card of a change case with a plan.
@@ -500,6 +522,13 @@ func (d *Desk) Card(ctx context.Context, by signoff.Actor, caseID string) (Card,
 			}
 		}
 	}
+	if len(l.State.Compensation) > 0 {
+		var dec change.CompensationDecision
+		if err := json.Unmarshal(l.State.Compensation, &dec); err != nil {
+			return Card{}, fmt.Errorf("the stored compensation decision of %s: %w", c.ID, err)
+		}
+		card.Compensation = &dec
+	}
 	return card, nil
 }
 
@@ -541,7 +570,16 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 		return signoff.Approval{}, c, signoff.Errorf(signoff.EFORBIDDEN, "%s is not in the policy's approvers group", by.ID)
 	}
 	if l.State.PolicyDigest != pol.Digest() {
-		return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: "the policy changed since this plan was reviewed: re-plan so it is reviewed under the policy in force"}
+		// Reviewed under another policy: review it again now, so the case
+		// has a card under the policy in force to sign.
+		c2, _, rerr := d.rereview(ctx, c, l, pol)
+		if rerr != nil && signoff.ErrorCode(rerr) != signoff.ECONFLICT {
+			return signoff.Approval{}, c, rerr
+		}
+		if c2.ID != "" {
+			c = c2
+		}
+		return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("the policy changed since this plan was reviewed: it was reviewed again under the policy in force and is now %s; read the card again and sign that", c.State)}
 	}
 	apol := approvalPolicy(pol)
 	if err := approval.Check(stmt, approval.Expect{Case: c.ID, SubjectDigest: digest, Policy: apol, Approver: by.ID,
@@ -569,7 +607,13 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	}
 	st := l.State
 	st.ApprovedDigest, st.ApprovedPolicyDigest, st.ApprovalIDs = digest, pol.Digest(), ids
-	_, c, err = d.Store.AdvanceChange(ctx, by, signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "approve",
+	// When the quorum's first approval expires before the plan does, the
+	// case goes back to waiting for a signature then (LapseApprovals).
+	var jobs []signoff.JobRequest
+	if first := firstExpiry(all, ids); !first.IsZero() && first.Before(plan.ExpiresAt) {
+		jobs = append(jobs, signoff.JobRequest{Args: signoff.PlanExpiryJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, PlanID: rec.ID, Lapse: true}, At: first})
+	}
+	_, c, err = d.Store.AdvanceChange(ctx, by, signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "approve", Jobs: jobs,
 		Events: []signoff.LoopEvent{{Type: "approval.quorum", Payload: map[string]any{"approvals": ids, "plan_id": rec.ID,
 			"subject_digest": digest, "policy_digest": pol.Digest(), "required": pol.Approvals.Required, "via": via}}}})
 	return a, c, err
@@ -594,4 +638,15 @@ func (d *Desk) eligible(ctx context.Context, ws string, list []signoff.Approval,
 		out = append(out, a)
 	}
 	return out
+}
+
+// firstExpiry is the earliest expiry among the approvals named by ids.
+func firstExpiry(all []signoff.Approval, ids []string) time.Time {
+	var first time.Time
+	for _, a := range all {
+		if slices.Contains(ids, a.ID) && (first.IsZero() || a.ExpiresAt.Before(first)) {
+			first = a.ExpiresAt
+		}
+	}
+	return first
 }

@@ -219,6 +219,13 @@ func (e *env) state(caseID string) string {
 	return c.State
 }
 
+// revive marks a case's voided approvals valid again, as a database
+// edit would: the gate must still refuse them on its own checks.
+func (e *env) revive(caseID string) {
+	_, err := e.store.SQL().ExecContext(e.ctx, `UPDATE approvals SET status = 'valid' WHERE case_id = $1 AND status = 'superseded'`, caseID)
+	must(e.t, err)
+}
+
 func gateCheck(err error) string {
 	var ge *change.GateError
 	if errors.As(err, &ge) {
@@ -338,20 +345,28 @@ func TestGateRefusals(t *testing.T) {
 			_, err := e.store.SQL().ExecContext(e.ctx, `UPDATE actors SET disabled_at = 1 WHERE id = $1`, e.alice.ID)
 			must(e.t, err)
 		}, change.CheckSignature, workflow.ChangeApproved},
-		{"approver: left the group", func(e *env, _ string) {
+		// A policy change voids the approvals (approvals.superseded); the
+		// two rows below revive them in the database to reach the gate's
+		// own checks behind that. The refused case is reviewed again
+		// under the new policy and waits for a signature.
+		{"approver: left the group", func(e *env, caseID string) {
 			e.setPolicy(policyYAML([]string{e.bob.ID}, ""))
-		}, change.CheckApprover, workflow.ChangeApproved},
-		{"quorum: the policy now needs two", func(e *env, _ string) {
+			e.revive(caseID)
+		}, change.CheckApprover, workflow.ChangeAwaitingApproval},
+		{"quorum: the policy now needs two", func(e *env, caseID string) {
 			e.setPolicy(strings.Replace(policyYAML([]string{e.alice.ID, e.bob.ID}, ""), "required: 1", "required: 2", 1))
-		}, change.CheckQuorum, workflow.ChangeApproved},
-		{"expired", func(e *env, _ string) { e.clock.Advance(24 * time.Hour) }, change.CheckExpired, workflow.ChangeApproved},
+			e.revive(caseID)
+		}, change.CheckQuorum, workflow.ChangeAwaitingApproval},
+		// The plan expired with the approval: the case is expired, to be
+		// planned again.
+		{"expired", func(e *env, _ string) { e.clock.Advance(24 * time.Hour) }, change.CheckExpired, workflow.ChangeExpired},
 		{"plan digest: stored plan edited", func(e *env, caseID string) {
 			_, err := e.store.SQL().ExecContext(e.ctx, `UPDATE change_plans SET body = replace(body, '"value":false', '"value":true') WHERE case_id = $1`, caseID)
 			must(e.t, err)
 		}, change.CheckPlanDigest, workflow.ChangeApproved},
 		{"policy digest: policy edited", func(e *env, _ string) {
 			e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, "min_reason_length: 25\n"))
-		}, change.CheckPolicyDigest, workflow.ChangeApproved},
+		}, change.CheckPolicyDigest, workflow.ChangeAwaitingApproval},
 		{"before state: the flag drifted", func(e *env, _ string) {
 			_, _, err := e.store.SetFlag(e.ctx, signoff.SystemActor(e.owner.WorkspaceID), signoff.FlagWrite{ProjectID: e.project, Env: "prod", Key: flagKey,
 				Value: json.RawMessage("true"), ExpectedVersion: 1, Reason: "test: someone else flips it"})

@@ -217,6 +217,11 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 	}
 	gas, used, err := d.gateApprovals(ctx, c, l.State)
 	if err != nil {
+		var ge *change.GateError
+		if errors.As(err, &ge) {
+			err = d.refuse(ctx, c, by, plan.Target, "", err)
+			return Execution{Case: d.unstick(ctx, c, l, plan, pol, ge)}, err
+		}
 		return Execution{}, err
 	}
 	now := d.now()
@@ -256,7 +261,14 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 			}
 			return Execution{Case: c}, err
 		}
-		return Execution{Case: c}, d.refuse(ctx, c, by, plan.Target, before.Digest, err)
+		err = d.refuse(ctx, c, by, plan.Target, before.Digest, err)
+		if ge != nil {
+			// A lapsed approval, an expired plan or a new policy: the case
+			// moves to where its next action is, instead of staying
+			// approved with nothing the gate will ever pass.
+			c = d.unstick(ctx, c, l, plan, pol, ge)
+		}
+		return Execution{Case: c}, err
 	}
 	if terr != nil {
 		return Execution{Case: c}, terr
@@ -391,6 +403,10 @@ func (d *Desk) apply(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, 
 	if err != nil {
 		return Execution{Case: c, Outcome: outcome, Receipt: rcpt, Predicate: body}, fmt.Errorf("record outcome %s of %s: %w", outcome, c.ID, err)
 	}
+	if body.RevertOf != "" && outcome == OutcomeExecuted {
+		// A signed rollback over later changes: they no longer stand.
+		d.markOverwritten(ctx, c, l.State, rcpt)
+	}
 	if outcome == OutcomeRestoreFailed {
 		return Execution{Case: c, Outcome: outcome, Receipt: rcpt, Predicate: body},
 			&signoff.Error{Code: signoff.EUNAVAILABLE, State: c.State, Message: fmt.Sprintf("the health check failed and the before-state could not be restored (%s): a person must restore %s", body.RestoreError, plan.Target)}
@@ -455,7 +471,10 @@ func (d *Desk) gateApprovals(ctx context.Context, c signoff.Case, st signoff.Cha
 		ga := change.GateApproval{ID: a.ID, Approver: a.ApproverID, Decision: a.Decision, ExpiresAt: a.ExpiresAt,
 			Consumed: a.Status == signoff.ApprovalConsumed, SubjectDigest: a.SubjectDigest, PolicyDigest: a.PolicyDigest}
 		if a.Status == signoff.ApprovalSuperseded {
-			ga.SubjectDigest = "" // superseded: it no longer names the plan
+			// Only a policy change voids an approval of the approved plan
+			// (a new plan clears the quorum): it no longer counts, even
+			// if the same policy is set again.
+			return nil, nil, &change.GateError{Check: change.CheckPolicyDigest, Detail: fmt.Sprintf("approval %s was voided when the change policy changed; it no longer counts, even under the same policy again: the plan needs a new signature", a.ID)}
 		}
 		ga.SignatureValid, ga.KeyRegistered = d.verifyStored(ctx, c, a)
 		gas = append(gas, ga)

@@ -31,9 +31,7 @@ func (d *Desk) ExpirePlan(ctx context.Context, ws, caseID, planID string) error 
 	if now := d.now(); now.Before(plan.ExpiresAt) {
 		return fmt.Errorf("plan %s expires at %s, not yet (now %s); retried later", planID, plan.ExpiresAt.Format(time.RFC3339), now.Format(time.RFC3339))
 	}
-	_, _, err = d.Store.AdvanceChange(ctx, sys(ws), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: l.State, Command: "expire",
-		Note:   "the plan expired before it was executed",
-		Events: []signoff.LoopEvent{{Type: "change.expired", Payload: map[string]any{"plan_id": planID, "expires_at": plan.ExpiresAt, "was": c.State}}}})
+	_, err = d.expire(ctx, c, l, plan)
 	if signoff.ErrorCode(err) == signoff.ECONFLICT {
 		return nil // it moved on meanwhile: nothing to expire
 	}
@@ -46,5 +44,8 @@ type expiryWorker struct {
 }
 
 func (w *expiryWorker) Work(ctx context.Context, job *river.Job[signoff.PlanExpiryJob]) error {
+	if job.Args.Lapse {
+		return w.d.LapseApprovals(ctx, job.Args.WorkspaceID, job.Args.CaseID, job.Args.PlanID)
+	}
 	return w.d.ExpirePlan(ctx, job.Args.WorkspaceID, job.Args.CaseID, job.Args.PlanID)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -278,15 +279,49 @@ func (s *DB) SetChangePolicy(ctx context.Context, by signoff.Actor, yaml string,
 				return signoff.Errorf(signoff.ECONFLICT, "the change policy changed concurrently; re-read it and retry")
 			}
 		}
-		_, err := s.appendEvent(ctx, tx, by.WorkspaceID, "", "change.policy_set", by.ID, map[string]any{
+		if _, err := s.appendEvent(ctx, tx, by.WorkspaceID, "", "change.policy_set", by.ID, map[string]any{
 			"version": out.Version, "digest": out.Digest, "previous_digest": prev, "yaml": out.YAML,
-		})
-		return err
+		}); err != nil {
+			return err
+		}
+		return s.voidApprovalsOfOtherPolicies(ctx, tx, by, out.Digest)
 	})
 	if err != nil {
 		return signoff.ChangePolicy{}, fmt.Errorf("set change policy: %w", err)
 	}
 	return out, nil
+}
+
+// voidApprovalsOfOtherPolicies supersedes, with the policy write, every
+// valid approval of a change case made under another policy: a new policy
+// voids them, and putting the old policy back must not revive them. Each
+// case gets an approvals.superseded event saying why.
+func (s *DB) voidApprovalsOfOtherPolicies(ctx context.Context, tx *sql.Tx, by signoff.Actor, digest string) error {
+	type voided struct{ caseID, id string }
+	rows, err := queryAll(ctx, tx, func(sc scanner, v *voided) error { return sc.Scan(&v.caseID, &v.id) },
+		`UPDATE approvals SET status = 'superseded'
+		WHERE workspace_id = $1 AND status = 'valid' AND policy_digest <> $2
+		  AND case_id IN (SELECT id FROM cases WHERE workspace_id = $1 AND kind = $3)
+		RETURNING case_id, id`, by.WorkspaceID, digest, string(signoff.KindChange))
+	if err != nil {
+		return fmt.Errorf("void approvals of other policies: %w", err)
+	}
+	byCase := map[string][]string{}
+	for _, v := range rows {
+		byCase[v.caseID] = append(byCase[v.caseID], v.id)
+	}
+	cases := slices.Sorted(maps.Keys(byCase))
+	for _, c := range cases {
+		ids := byCase[c]
+		slices.Sort(ids)
+		if _, err := s.appendEvent(ctx, tx, by.WorkspaceID, c, "approvals.superseded", by.ID, map[string]any{
+			"count": len(ids), "keep": "", "approval_ids": ids, "reason": "policy_changed", "policy_digest": digest,
+			"message": "the change policy changed: approvals made under the old policy no longer count, and setting it again does not bring them back",
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ---- Loops ----

@@ -65,6 +65,13 @@ type changeView struct {
 	// back but something else stands in the way.
 	CanRollback  bool
 	RollbackNote string
+	// RollbackMin is the policy's min_reason_length, which the desk
+	// checks before it opens the compensating case.
+	RollbackMin int
+	// Compensation is the rollback rule's decision on a compensating
+	// case; OverwrittenBy the rollbacks that wrote over this change.
+	Compensation  *change.CompensationDecision
+	OverwrittenBy []string
 }
 
 // planView is one plan of the case.
@@ -157,6 +164,13 @@ func (s *server) changeSection(ctx context.Context, by signoff.Actor, c signoff.
 	v.PolicyDigest, v.ReviewNote = st.PolicyDigest, st.ReviewNote
 	v.ApprovedDigest, v.ApprovedPolicyDigest, v.Preapproved = st.ApprovedDigest, st.ApprovedPolicyDigest, st.Preapproved
 	v.Bypass, v.BypassUntil, v.Refusals = st.Bypass, st.BypassUntil, st.Refusals
+	v.OverwrittenBy = st.OverwrittenBy
+	if len(st.Compensation) > 0 {
+		var dec change.CompensationDecision
+		if err := json.Unmarshal(st.Compensation, &dec); err == nil {
+			v.Compensation = &dec
+		}
+	}
 
 	// The plans: the current one in full, the others listed newest first.
 	plans, err := s.store.ListPlans(ctx, by, c.ID)
@@ -225,7 +239,26 @@ func (s *server) changeSection(ctx context.Context, by signoff.Actor, c signoff.
 
 	// Rollback: only of an executed change with no compensation yet, for
 	// the people who run the desk. The desk checks all of it again.
-	if c.State == workflow.ChangeExecuted && st.RevertedBy == "" && identity.Can(by.Role, identity.OpChangeExecute) {
+	// A compensation that ended without executing (review failed,
+	// rejected, drifted, expired, rolled back) no longer holds the change:
+	// it can be rolled back again.
+	open := st.RevertedBy == ""
+	if !open {
+		if rc, err := s.store.GetCase(ctx, by, st.RevertedBy); err == nil {
+			switch rc.State {
+			case workflow.ChangeRequested, workflow.ChangeReviewFailed, workflow.ChangeDrifted, workflow.ChangeExpired,
+				workflow.ChangeSuperseded, workflow.ChangeRolledBack:
+				open = true
+			}
+		}
+	}
+	if c.State == workflow.ChangeExecuted && open && identity.Can(by.Role, identity.OpChangeExecute) {
+		v.RollbackMin = change.DefaultMinReasonLength
+		if s.o.ChangeDesk != nil {
+			if pol, _, err := s.o.ChangeDesk.Policy(ctx, c.WorkspaceID); err == nil && pol.MinReasonLength > 0 {
+				v.RollbackMin = pol.MinReasonLength
+			}
+		}
 		switch {
 		case s.o.ChangeDesk == nil:
 			v.RollbackNote = "The change desk is not running in this server, so no rollback can be started here."

@@ -329,7 +329,7 @@ func TestChangeRollback(t *testing.T) {
 	if strings.Contains(page, `id="rollback-form"`) {
 		t.Error("a second rollback is offered")
 	}
-	if got := op.post(path+"/rollback", url.Values{"csrf": {token[1]}, "reason": {"again"}}); got.status != http.StatusConflict {
+	if got := op.post(path+"/rollback", url.Values{"csrf": {token[1]}, "reason": {"roll it back again, checkout still fails"}}); got.status != http.StatusConflict {
 		t.Errorf("second rollback: %d", got.status)
 	}
 }

@@ -61,6 +61,14 @@ func changeRows() []Transition {
 		{From: ChangeExecuting, Command: "rollback", To: ChangeRolledBack, Roles: roles(system)},
 		{From: ChangeExecuting, Command: "drift", To: ChangeDrifted, Roles: roles(system)},
 		{From: ChangeExecuted, Command: "revert", To: ChangeReverted, Roles: roles(humans, system)},
+		// An approval of the quorum lapsed (its own expiry) before the
+		// gate ran, while the plan still lives: the case waits for a new
+		// signature instead of sitting approved with nothing to do.
+		{From: ChangeApproved, Command: "lapse", To: ChangeAwaitingApproval, Roles: roles(system)},
+		// The policy changed: approvals under the old one are void, and
+		// the current plan is reviewed again under the policy in force.
+		{From: ChangeAwaitingApproval, Command: "rereview", To: ChangePlanned, Roles: roles(system)},
+		{From: ChangeApproved, Command: "rereview", To: ChangePlanned, Roles: roles(system)},
 	}
 	// A change that drifted, expired or was rolled back can be planned
 	// again against the state as it is now; the new plan needs its own
@@ -72,7 +80,10 @@ func changeRows() []Transition {
 	}
 	// A newer plan replaces any decision not yet acted on; once execution
 	// starts, only its outcome or a revert can follow.
-	for _, s := range []string{ChangePlanned, ChangeReviewed, ChangeReviewFailed, ChangeAwaitingApproval, ChangeApproved} {
+	// A compensating case that ended without executing (rejected back to
+	// requested, drifted, expired) is superseded when a new rollback of
+	// the same change replaces it.
+	for _, s := range []string{ChangeRequested, ChangePlanned, ChangeReviewed, ChangeReviewFailed, ChangeAwaitingApproval, ChangeApproved, ChangeDrifted, ChangeExpired} {
 		rows = append(rows, Transition{From: s, Command: "supersede", To: ChangeSuperseded, Roles: roles(planner, humans, system)})
 	}
 	return rows

@@ -180,6 +180,12 @@ var changeRows = []row{
 	{"drifted", "plan", "planned", rs(planner, operator, owner), "", ""},
 	{"expired", "plan", "planned", rs(planner, operator, owner), "", ""},
 	{"rolled_back", "plan", "planned", rs(planner, operator, owner), "", ""},
+	{"approved", "lapse", "awaiting_approval", rs(system), "", ""},
+	{"awaiting_approval", "rereview", "planned", rs(system), "", ""},
+	{"approved", "rereview", "planned", rs(system), "", ""},
+	{"requested", "supersede", "superseded", rs(planner, operator, owner, system), "", ""},
+	{"drifted", "supersede", "superseded", rs(planner, operator, owner, system), "", ""},
+	{"expired", "supersede", "superseded", rs(planner, operator, owner, system), "", ""},
 }
 
 // spec bundles one table with its hand-written expectations.

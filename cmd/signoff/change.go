@@ -60,7 +60,7 @@ func runChangeRequest(ctx context.Context, e *env, args []string) error {
 	var builtin bool
 	fs := newFlags("change request", "signoff change request --project ID --reason TEXT [--title T] [--incident CASE] [--builtin]")
 	fs.StringVar(&project, "project", "", "the project whose target changes (required)")
-	fs.StringVar(&reason, "reason", "", "what to change and why (required; the policy sets a minimum length)")
+	fs.StringVar(&reason, "reason", "", "what to change and why (required; at least the policy's min_reason_length characters, 20 by default)")
 	fs.StringVar(&title, "title", "", "a short title (default: the reason's first line)")
 	fs.StringVar(&incident, "incident", "", "the case id of the incident that prompted it")
 	fs.BoolVar(&builtin, "builtin", false, "draft the plan at once with the builtin planner (supports enable/disable/set of a flag)")
@@ -314,7 +314,7 @@ func runChangeRollback(ctx context.Context, e *env, args []string) error {
 	var reason string
 	caseID, c, err := caseCommand(e, "change rollback", "signoff change rollback --case ID --reason TEXT", "the executed change to compensate (required)", args,
 		func(fs *flag.FlagSet) []*string {
-			fs.StringVar(&reason, "reason", "", "why (required; the policy sets a minimum length)")
+			fs.StringVar(&reason, "reason", "", "why (required; at least the policy's min_reason_length characters, 20 by default)")
 			return []*string{&reason}
 		}, "reason")
 	if err != nil {
@@ -331,10 +331,45 @@ func runChangeRollback(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "compensating change %s: %s\n", d.line(out.Case.ID), d.line(out.Case.State))
 	if out.Execution != nil {
 		printExecution(e.stdout, d, *out.Execution)
-	} else {
+		return nil
+	}
+	// Why it needs people: the rollback rule's decision, from the card.
+	var card struct {
+		Compensation *change.CompensationDecision `json:"compensation"`
+	}
+	if err := c.do(ctx, http.MethodGet, apiPath("cases", out.Case.ID, "approval"), nil, &card); err == nil && card.Compensation != nil {
+		printCompensation(e.stdout, d, card.Compensation)
+	}
+	switch out.Case.State {
+	case "awaiting_approval":
 		fmt.Fprintf(e.stdout, "it needs approval: signoff approve --case %s, then signoff change execute --case %s\n", out.Case.ID, out.Case.ID)
+	case "review_failed":
+		fmt.Fprintf(e.stdout, "its review failed: signoff change show --case %s\n", out.Case.ID)
 	}
 	return nil
+}
+
+// printCompensation shows the rollback rule's decision on a compensating
+// change: pre-approved or why people must sign, and the difference
+// between what the original left and what the target holds now.
+func printCompensation(w io.Writer, d *display, c *change.CompensationDecision) {
+	fmt.Fprintf(w, "%-16s %s: %s\n", "Rollback rule:", d.line(c.Verdict), d.line(c.Reason))
+	if c.Verdict == change.CompensationPreapproved {
+		return
+	}
+	if c.LiveDigest != c.RecordedAfterDigest {
+		fmt.Fprintf(w, "%-16s the original left %s; the target holds %s now\n", "Difference:", d.line(orNoneCLI(c.RecordedAfterDigest)), d.line(orNoneCLI(c.LiveDigest)))
+	}
+	for _, l := range c.Later {
+		fmt.Fprintf(w, "%-16s %s %s (left %s) would be overwritten\n", "Later change:", d.line(l.CaseID), d.line(l.Title), d.line(orNoneCLI(l.AfterStateDigest)))
+	}
+}
+
+func orNoneCLI(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 func runChangePolicy(ctx context.Context, e *env, args []string) error {
@@ -437,6 +472,12 @@ func approveChange(ctx context.Context, e *env, c *apiClient, raw []byte, a appr
 		fmt.Fprintf(w, "%-16s %s (live now: %s)\n", "Before-state:", d.line(card.BeforeState.Digest), d.line(string(card.BeforeState.Value)))
 	}
 	printReview(w, d, card.Review)
+	if card.RevertOf != "" {
+		p("Reverts", card.RevertOf)
+	}
+	if card.Compensation != nil {
+		printCompensation(w, d, card.Compensation)
+	}
 	if card.ReviewNote != "" {
 		fmt.Fprintf(w, "Review note (advisory only, not an approval): %s\n", d.line(card.ReviewNote))
 	}

@@ -245,6 +245,28 @@ func (e *chgEnv) setPolicy(p chgPolicy) string {
 	return parsed.Digest()
 }
 
+func (e *chgEnv) policyVersion() int64 {
+	e.t.Helper()
+	cur, err := e.s.GetChangePolicy(e.ctx, e.owner)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return cur.Version
+}
+
+// setPolicyBehindTheDesk sets the policy in the store alone and makes the
+// approvals of caseID valid again, as an edit of the database would: the
+// gate must still refuse them on its own checks.
+func (e *chgEnv) setPolicyBehindTheDesk(p chgPolicy, caseID string) {
+	e.t.Helper()
+	if _, err := e.s.SetChangePolicy(e.ctx, e.owner, p.yaml(), e.policyVersion()); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.s.SQL().ExecContext(e.ctx, `UPDATE approvals SET status = 'valid' WHERE case_id = $1 AND status = 'superseded'`, caseID); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 var chgCaseRE = regexp.MustCompile(`change request (case_[0-9a-z]+) opened: (\S+)`)
 
 // request opens a change request with signoff change request; builtin
@@ -667,15 +689,23 @@ func TestChangeGateRefusalsCLI(t *testing.T) {
 			}
 			return id
 		}},
-		{check: change.CheckApprover, code: signoff.EFORBIDDEN, state: workflow.ChangeApproved, setup: func(t *testing.T, e *chgEnv, id string) string {
-			e.setPolicy(chgPolicy{required: 1, group: []string{e.owner.ID}})
+		// A policy set through the API reviews waiting cases again at
+		// once, and the store voids their approvals; these rows set it in
+		// the store alone and revive the approvals, as a database edit
+		// would, to reach the gate's own checks. The refused case is then
+		// reviewed under the policy in force (here it fails: no eligible
+		// approver is left), so it has a next action.
+		{check: change.CheckApprover, code: signoff.EFORBIDDEN, state: workflow.ChangeReviewFailed, setup: func(t *testing.T, e *chgEnv, id string) string {
+			e.setPolicyBehindTheDesk(chgPolicy{required: 1, group: []string{e.owner.ID}}, id)
 			return id
 		}},
-		{check: change.CheckQuorum, code: signoff.EFORBIDDEN, state: workflow.ChangeApproved, setup: func(t *testing.T, e *chgEnv, id string) string {
-			e.setPolicy(chgPolicy{required: 2, group: []string{e.alice.ID, e.owner.ID}})
+		{check: change.CheckQuorum, code: signoff.EFORBIDDEN, state: workflow.ChangeReviewFailed, setup: func(t *testing.T, e *chgEnv, id string) string {
+			e.setPolicyBehindTheDesk(chgPolicy{required: 2, group: []string{e.alice.ID, e.owner.ID}}, id)
 			return id
 		}},
-		{check: change.CheckExpired, code: signoff.ECONFLICT, state: workflow.ChangeApproved, setup: func(t *testing.T, e *chgEnv, id string) string {
+		// The plan expired with the approval: the case is expired, to be
+		// planned again.
+		{check: change.CheckExpired, code: signoff.ECONFLICT, state: workflow.ChangeExpired, setup: func(t *testing.T, e *chgEnv, id string) string {
 			e.clock.Advance((change.DefaultApprovalTTLHours + 1) * time.Hour)
 			return id
 		}},
@@ -693,8 +723,13 @@ func TestChangeGateRefusalsCLI(t *testing.T) {
 			}
 			return id
 		}},
-		{check: change.CheckPolicyDigest, code: signoff.ECONFLICT, state: workflow.ChangeApproved, setup: func(t *testing.T, e *chgEnv, id string) string {
-			e.setPolicy(chgPolicy{required: 1, group: []string{e.alice.ID}, extra: "protected_targets: [\"flag:prod/payments_*\"]\n"})
+		// Set behind the desk, the new policy voided the approval: the
+		// gate refuses it, and the case waits for a signature under the
+		// policy in force.
+		{check: change.CheckPolicyDigest, code: signoff.ECONFLICT, state: workflow.ChangeAwaitingApproval, setup: func(t *testing.T, e *chgEnv, id string) string {
+			if _, err := e.s.SetChangePolicy(e.ctx, e.owner, chgPolicy{required: 1, group: []string{e.alice.ID}, extra: "protected_targets: [\"flag:prod/payments_*\"]\n"}.yaml(), e.policyVersion()); err != nil {
+				t.Fatal(err)
+			}
 			return id
 		}},
 		{check: change.CheckBeforeState, code: signoff.ECONFLICT, state: workflow.ChangeDrifted, setup: func(t *testing.T, e *chgEnv, id string) string {

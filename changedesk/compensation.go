@@ -1,0 +1,266 @@
+package changedesk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/canonical"
+	"github.com/signoff-dev/signoff/change"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// checkReason refuses, before any case is opened, a reason the policy's
+// review would fail: a request that can only end in review_failed is a
+// dead end, and for a rollback it would also hold the original's claim.
+func checkReason(pol change.Policy, reason string) error {
+	min := pol.MinReasonLength
+	if min < 1 {
+		min = 1
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(reason)); n < min {
+		return signoff.Errorf(signoff.EINVALID, "the reason must have at least %d characters (the policy's min_reason_length); it has %d", min, n)
+	}
+	return nil
+}
+
+// compensationLive reports whether a compensating case still holds its
+// original: open, executing or executed. One that ended without executing
+// (review failed, rejected, drifted, expired, superseded, rolled back by
+// its health check) no longer does, and a new rollback may be requested.
+func compensationLive(state string) bool {
+	switch state {
+	case workflow.ChangePlanned, workflow.ChangeReviewed, workflow.ChangeAwaitingApproval, workflow.ChangeApproved,
+		workflow.ChangeExecuting, workflow.ChangeExecuted, workflow.ChangeReverted:
+		return true
+	}
+	return false
+}
+
+// execution is an executed change's record: its execute receipt.
+type execution struct {
+	at   time.Time
+	body ReceiptBody
+}
+
+// executedReceipt returns the newest receipt of caseID whose outcome is
+// executed, with when it was signed.
+func (d *Desk) executedReceipt(ctx context.Context, ws, caseID string) (execution, bool, error) {
+	rs, err := d.Store.ListReceipts(ctx, sys(ws), caseID)
+	if err != nil {
+		return execution{}, false, fmt.Errorf("receipts of %s: %w", caseID, err)
+	}
+	for i := len(rs) - 1; i >= 0; i-- {
+		b, err := OpenReceipt(rs[i], nil)
+		if err != nil {
+			return execution{}, false, fmt.Errorf("receipt %s: %w", rs[i].ID, err)
+		}
+		if b.Outcome == OutcomeExecuted {
+			return execution{at: rs[i].CreatedAt, body: b}, true, nil
+		}
+	}
+	return execution{}, false, nil
+}
+
+// laterChanges lists the executed changes of target in the project that
+// ran after since and still stand: a change reverted since does not, and
+// neither does the compensation that reverted it (together they left the
+// target as they found it), nor a change a rollback wrote over. skip
+// names cases to leave out (the original, the compensating case).
+func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, since time.Time, skip ...string) ([]change.LaterChange, error) {
+	loops, err := d.Store.ListChangeLoops(ctx, sys(ws), project, workflow.ChangeExecuted, workflow.ChangeReverted)
+	if err != nil {
+		return nil, fmt.Errorf("change loops of %s: %w", project, err)
+	}
+	type cand struct {
+		l     signoff.ChangeLoop
+		state string
+		after string
+	}
+	var cands []cand
+	after := map[string]bool{} // case ids on the target executed after since
+	for _, l := range loops {
+		if slices.Contains(skip, l.CaseID) || l.State.PlanID == "" {
+			continue
+		}
+		rec, err := d.Store.GetPlan(ctx, sys(ws), l.State.PlanID)
+		if err != nil {
+			return nil, fmt.Errorf("plan of %s: %w", l.CaseID, err)
+		}
+		p, err := change.DecodePlan(rec.Body)
+		if err != nil || p.Target != target {
+			continue
+		}
+		x, ok, err := d.executedReceipt(ctx, ws, l.CaseID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !x.at.After(since) {
+			continue
+		}
+		c, err := d.Store.GetCase(ctx, sys(ws), l.CaseID)
+		if err != nil {
+			return nil, err
+		}
+		after[l.CaseID] = true
+		cands = append(cands, cand{l: l, state: c.State, after: contentDigest(x.body.After)})
+	}
+	reverted := map[string]bool{}
+	for _, c := range cands {
+		if c.state == workflow.ChangeReverted {
+			reverted[c.l.CaseID] = true
+		}
+	}
+	var out []change.LaterChange
+	for _, c := range cands {
+		standing := c.state == workflow.ChangeExecuted && len(c.l.State.OverwrittenBy) == 0 &&
+			!(c.l.State.RevertOf != "" && reverted[c.l.State.RevertOf] && after[c.l.State.RevertOf])
+		if standing {
+			title := ""
+			if cs, err := d.Store.GetCase(ctx, sys(ws), c.l.CaseID); err == nil {
+				title = cs.Title
+			}
+			out = append(out, change.LaterChange{CaseID: c.l.CaseID, Title: title, AfterStateDigest: c.after})
+		}
+	}
+	return out, nil
+}
+
+// contentDigest is a state's content digest: what a flag holds without
+// its version, so a change written and restored by a failed health check
+// does not count as drift, while any other value does.
+func contentDigest(s *State) string {
+	if s == nil {
+		return ""
+	}
+	if s.Content != "" {
+		return s.Content
+	}
+	return s.Digest
+}
+
+// liveContent reads target's content digest now ("" when unreadable).
+func (d *Desk) liveContent(ctx context.Context, sc Scope, target string) string {
+	t, err := change.ParseTarget(target)
+	if err != nil {
+		return ""
+	}
+	act, err := d.actuator(t.Kind)
+	if err != nil {
+		return ""
+	}
+	s, err := act.Read(ctx, sc, t)
+	if err != nil {
+		return ""
+	}
+	return contentDigest(&s)
+}
+
+// compensation gathers what the rollback rule looks at for a rollback of
+// origID whose plan is plan and decides, live being the target's content
+// digest now. self is the compensating case asking ("" before it
+// exists). The gate still holds the plan to its exact before-state.
+func (d *Desk) compensation(ctx context.Context, ws, origID, self string, plan change.Plan, live string) (change.CompensationDecision, error) {
+	oc, err := d.Store.GetCase(ctx, sys(ws), origID)
+	if err != nil {
+		return change.CompensationDecision{}, fmt.Errorf("original %s: %w", origID, err)
+	}
+	ol, err := d.Store.GetChangeLoop(ctx, sys(ws), origID)
+	if err != nil {
+		return change.CompensationDecision{}, fmt.Errorf("loop of %s: %w", origID, err)
+	}
+	pol, _, err := d.Policy(ctx, ws)
+	if err != nil {
+		return change.CompensationDecision{}, err
+	}
+	_, orig, err := d.currentPlan(ctx, oc, ol)
+	if err != nil {
+		return change.CompensationDecision{}, err
+	}
+	in := change.CompensationInput{OriginalState: oc.State, OriginalKind: orig.Kind, OriginalIsCompensation: ol.State.RevertOf != "",
+		HasRollback: hasRollback(orig), LiveDigest: live}
+	if by := ol.State.RevertedBy; by != "" && by != self {
+		bc, err := d.Store.GetCase(ctx, sys(ws), by)
+		if err != nil {
+			return change.CompensationDecision{}, fmt.Errorf("compensating case %s: %w", by, err)
+		}
+		if compensationLive(bc.State) {
+			in.ActiveCompensation = by
+		}
+	}
+	if a, err := canonical.Transform(orig.Rollback); err == nil && hasRollback(orig) {
+		b, err := canonical.Transform(plan.Params)
+		in.ExactInverse = err == nil && bytes.Equal(a, b) && orig.Target == plan.Target && orig.Kind == plan.Kind
+	}
+	if oc.State == workflow.ChangeExecuted {
+		x, ok, err := d.executedReceipt(ctx, ws, origID)
+		if err != nil {
+			return change.CompensationDecision{}, err
+		}
+		if ok {
+			in.RecordedAfterDigest = contentDigest(x.body.After)
+			if in.Later, err = d.laterChanges(ctx, ws, oc.ProjectID, orig.Target, x.at, origID, self); err != nil {
+				return change.CompensationDecision{}, err
+			}
+		}
+	}
+	return change.Compensate(in, pol), nil
+}
+
+// markOverwritten records, on every later change that a compensating
+// rollback wrote over, that its effect no longer stands: a ledger event
+// and the loop's overwritten_by, so it does not silently look current.
+// Best effort after the outcome is recorded; a failure is logged.
+func (d *Desk) markOverwritten(ctx context.Context, c signoff.Case, st signoff.ChangeLoopState, rcpt signoff.Receipt) {
+	var dec change.CompensationDecision
+	if len(st.Compensation) == 0 || json.Unmarshal(st.Compensation, &dec) != nil {
+		return
+	}
+	for _, lc := range dec.Later {
+		for attempt := 0; attempt < 3; attempt++ {
+			l, err := d.Store.GetChangeLoop(ctx, sys(c.WorkspaceID), lc.CaseID)
+			if err != nil || slices.Contains(l.State.OverwrittenBy, c.ID) {
+				break
+			}
+			ns := l.State
+			ns.OverwrittenBy = append(slices.Clone(ns.OverwrittenBy), c.ID)
+			_, _, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: lc.CaseID, Version: l.Version, State: ns,
+				Events: []signoff.LoopEvent{{Type: "change.overwritten", Payload: map[string]any{"by": c.ID, "revert_of": st.RevertOf, "receipt_id": rcpt.ID,
+					"message": fmt.Sprintf("compensating change %s (a rollback of %s) wrote over this change: its effect no longer stands", c.ID, st.RevertOf)}}}})
+			if err == nil {
+				break
+			}
+			if signoff.ErrorCode(err) != signoff.ECONFLICT {
+				d.log().ErrorContext(ctx, "mark overwritten change", "case_id", lc.CaseID, "by", c.ID, "err", err)
+				break
+			}
+		}
+	}
+}
+
+// supersedeCompensation closes a compensating case that ended without
+// executing when a new rollback of its original replaces it, so it cannot
+// be planned and run beside the new one. A case in rolled_back keeps its
+// outcome; Propose refuses to plan it again.
+func (d *Desk) supersedeCompensation(ctx context.Context, ws, caseID, replacedBy string) error {
+	c, l, err := d.load(ctx, sys(ws), caseID)
+	if err != nil {
+		return err
+	}
+	switch c.State {
+	case workflow.ChangeRequested, workflow.ChangeReviewFailed, workflow.ChangeDrifted, workflow.ChangeExpired:
+	default:
+		return nil
+	}
+	_, _, err = d.Store.AdvanceChange(ctx, sys(ws), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: l.State, Command: "supersede",
+		Note: "replaced by compensating change " + replacedBy,
+		Events: []signoff.LoopEvent{{Type: "change.superseded", Payload: map[string]any{"by": replacedBy, "revert_of": l.State.RevertOf,
+			"message": fmt.Sprintf("a new rollback of %s, %s, replaces this compensating change", l.State.RevertOf, replacedBy)}}}})
+	return err
+}
