@@ -333,9 +333,10 @@ func TestGuardResolve(t *testing.T) {
 }
 
 // TestGuardDialPinsTheCheckedAddress: a name that resolves to a public
-// address when checked and to loopback afterwards (DNS rebinding) is
-// dialled at the public address or not at all, never at loopback; and a
-// name that resolves to loopback is never connected to.
+// address when checked and to loopback at any later lookup (DNS
+// rebinding) is dialled at the checked address, never at loopback; a later
+// dial sees loopback and refuses; names and legacy forms of loopback are
+// never connected to.
 func TestGuardDialPinsTheCheckedAddress(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int32
@@ -344,23 +345,30 @@ func TestGuardDialPinsTheCheckedAddress(t *testing.T) {
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 
 	r := newAnswers(map[string][]string{
-		// 192.0.2.x would be refused as documentation space; 198.51.100
-		// too; so the public first answer is an address nothing here
-		// listens on.
 		"rebind.example.com": {"93.184.216.34", "127.0.0.1"},
 		"loop.example.com":   {"127.0.0.1"},
 	})
 	g := &netguard.Guard{Policy: netguard.Policy{Public: true}, Resolver: r, DialTimeout: 300 * time.Millisecond}
-	// The owner's configuration check sees the first answer and accepts.
-	if err := g.CheckConfig(context.Background(), "rebind.example.com"); err != nil {
-		t.Fatalf("CheckConfig: %v", err)
-	}
 	client := &http.Client{Transport: g.Transport(), Timeout: 2 * time.Second}
-	for _, host := range []string{"rebind.example.com", "rebind.example.com", "loop.example.com", "127.0.0.1", "0x7f.1"} {
+	// The first dial checks the first (public) answer and must connect
+	// there, whatever answers it; a dialer that looked the name up again
+	// would connect to loopback.
+	if resp, err := client.Get("http://rebind.example.com:" + port + "/"); err == nil {
+		resp.Body.Close()
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the dial after the check went to loopback (%d hits): the address was not pinned", n)
+	}
+	for _, host := range []string{"rebind.example.com", "loop.example.com", "127.0.0.1", "0x7f.1", "localhost"} {
 		resp, err := client.Get("http://" + host + ":" + port + "/")
 		if err == nil {
 			resp.Body.Close()
 			t.Errorf("GET %s: answered %s, want refused", host, resp.Status)
+			continue
+		}
+		var refused *netguard.Error
+		if !errors.As(err, &refused) {
+			t.Errorf("GET %s: %v, want a netguard refusal", host, err)
 		}
 	}
 	if n := hits.Load(); n != 0 {

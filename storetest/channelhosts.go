@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/netguard"
@@ -201,5 +202,31 @@ func testChannelHosts(t *testing.T, b Backend) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("the loopback receiver was reached %d times", n)
+	}
+
+	// Pinning: the delivery's own check sees a public address and any
+	// later lookup loopback. The connection goes to the checked address
+	// (whatever answers there), never to a second answer.
+	r.mu.Lock()
+	r.by["pin.example.com"] = []string{"93.184.216.34", "93.184.216.34", "127.0.0.1"}
+	r.mu.Unlock()
+	if _, err := tb.store.PutChannel(tb.ctx, tb.owner, hook("http://pin.example.com:"+port+"/hook")); err != nil {
+		t.Fatalf("pinned name: %v", err)
+	}
+	if err := tb.store.InTx(tb.ctx, func(tx *sql.Tx) error {
+		_, err := tb.store.AppendTx(tb.ctx, tx, tb.ws.ID, sqlstore.EventInput{Type: "probe.pin", ActorID: tb.owner.ID, Payload: map[string]any{"n": 2}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ms, err = tb.store.ListOutbox(tb.ctx, tb.owner, signoff.OutboxFilter{Limit: 10}); err != nil || len(ms) == 0 || ms[0].EventType != "probe.pin" {
+		t.Fatalf("outbox = %+v, %v", ms, err)
+	}
+	d = &notify.Desk{Store: tb.store, Holder: "pin", AttemptTimeout: time.Second}
+	if _, err := d.Deliver(tb.ctx, ms[0].MessageID); err != nil {
+		t.Fatal(err)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the delivery connected to a second lookup's loopback answer (%d hits)", n)
 	}
 }
