@@ -30,6 +30,7 @@ func ServeStdio(ctx context.Context, st signoff.Store, token string, o Options, 
 	if err != nil {
 		return err
 	}
+	srv.AddReceivingMiddleware(reauthenticate(st, token))
 	err = srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, sdk.ErrConnectionClosed):
@@ -38,6 +39,24 @@ func ServeStdio(ctx context.Context, st signoff.Store, token string, o Options, 
 		return nil
 	}
 	return err
+}
+
+// reauthenticate checks the token again before every tool call: a stdio
+// session lives as long as its client, and a token revoked or an agent
+// disabled meanwhile must stop working with the next call, as it does on
+// the API (whose every request authenticates).
+func reauthenticate(st signoff.Store, token string) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/call" {
+				if _, err := st.Authenticate(ctx, token); err != nil {
+					return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{
+						Text: signoff.ErrorCode(err) + ": " + signoff.ErrorMessage(err)}}}, nil
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 type nopWriteCloser struct{ io.Writer }
