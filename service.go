@@ -130,12 +130,19 @@ type CaseService interface {
 	// current state, the expected version is stale, or concurrent writers kept
 	// winning past the retry bound.
 	TransitionCase(ctx context.Context, by Actor, id string, in TransitionInput) (Case, Event, error)
+	// RequestAttention appends a case.attention event with note and moves
+	// nothing: an agent's voice where it may not act, such as a state a
+	// person's decision produced. An agent asks only on a case it holds or
+	// held a task on (EFORBIDDEN otherwise); people who run the desk on any.
+	RequestAttention(ctx context.Context, by Actor, id, note string) (Event, error)
 }
 
 // LedgerService reads the hash-chained ledger.
 type LedgerService interface {
 	// ListEvents returns events of one case after seq afterSeq, oldest
 	// first. Returns ENOTFOUND if by may not see the case (see GetCase).
+	// An agent reads them as StreamEvents shows them: none of a case it
+	// has never had a task on.
 	ListEvents(ctx context.Context, by Actor, caseID string, afterSeq int64, limit int) ([]Event, error)
 	// HeadSeq returns the sequence of the newest event of ws (0 if none).
 	HeadSeq(ctx context.Context, ws string) (int64, error)

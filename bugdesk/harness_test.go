@@ -19,6 +19,7 @@ import (
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/storetest"
 	"github.com/signoff-dev/signoff/verify"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -115,8 +116,19 @@ func newReviewRig(t *testing.T, proposer func(*reviewRig) signoff.Actor, spec fu
 		t.Fatal(err)
 	}
 	st := signoff.BugLoopState{Round: 1, Harnesses: []signoff.HarnessRecord{r.h}}
+	var tk signoff.Task
+	if by.Role.IsAgent() {
+		tk = storetest.GiveTask(t, s, owner, by, c.ID) // an agent proposes on its open task
+	}
 	if _, _, err := s.AdvanceLoop(ctx, by, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "propose_reproduction"}); err != nil {
 		t.Fatal(err)
+	}
+	if tk.ID != "" {
+		// and its result closes the task, as the desk's tool does.
+		if _, err := s.SubmitTask(ctx, by, signoff.Submission{TaskID: tk.ID, InputDigest: tk.InputDigest, Output: json.RawMessage(`{"harness_id":"` + r.h.ID + `"}`),
+			Evidence: signoff.EvidenceAuthored, Final: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return r
 }

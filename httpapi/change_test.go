@@ -18,6 +18,7 @@ import (
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/storetest"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -513,6 +514,10 @@ func TestChangeRoles(t *testing.T) {
 		req.decode(t, &opened)
 		if opened.Case.State != workflow.ChangeRequested {
 			t.Fatalf("request without a plan: %s", opened.Case.State)
+		}
+		if tc.role.IsAgent() {
+			// An agent plans on its open task on the case.
+			storetest.GiveTask(t, e.store, e.owner, e.agentOf(t, tc.role), opened.Case.ID)
 		}
 		got := e.do(t, request{method: "POST", path: "/api/v1/cases/" + opened.Case.ID + "/plan", token: e.tokens[tc.role], body: planBody})
 		if got.status != http.StatusCreated {

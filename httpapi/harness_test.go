@@ -13,6 +13,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/shoplite"
+	"github.com/signoff-dev/signoff/storetest"
 	"github.com/signoff-dev/signoff/verify"
 )
 
@@ -55,6 +56,7 @@ func (w *workspace) reproducedCase(t *testing.T, reproducer signoff.Actor) signo
 	h := signoff.HarnessRecord{ID: signoff.NewID(signoff.PrefixHarness), Round: 1, Status: signoff.HarnessProposed, Spec: raw, Digest: digest,
 		Base: vh.Base, Commit: vh.TestsFrom, TestFiles: vh.TestFiles, FailingOutput: "- TestCouponAppliesOnce: got 8100, want 9000",
 		ProposedBy: reproducer.ID, Evidence: signoff.EvidenceAuthored, ProposedAt: time.Now().UTC()}
+	storetest.GiveTask(t, w.store, w.owner, reproducer, c.ID) // the reproducer proposes on its task
 	_, c, err = w.store.AdvanceLoop(ctx, reproducer, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version,
 		State: signoff.BugLoopState{Round: 1, Harnesses: []signoff.HarnessRecord{h}}, Command: "propose_reproduction"})
 	if err != nil {

@@ -97,13 +97,21 @@ var matrix = []struct {
 	{"GET /api/v1/cases/{id}", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID}
 	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
-	// escalate from received is open to every agent and to the humans who
-	// work cases; the viewer is stopped by policy, the reporter by owning
-	// a different case.
+	// escalate from received is open to every agent on its open task there
+	// and to the humans who work cases; the viewer is stopped by policy,
+	// the reporter by owning a different case.
 	{"POST /api/v1/cases/{id}/transitions", func(t *testing.T, f *matrixFixture, who string) request {
 		c := f.newCase(t, signoff.KindBug, f.otherReporter.ID)
+		f.taskOn(t, c, who)
 		return request{method: "POST", path: "/api/v1/cases/" + c.ID + "/transitions", body: `{"command":"escalate","note":"by ` + who + `"}`}
 	}, statuses{404, 200, 200, 403, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	// A note that moves nothing: agents on a case they have a task on, and
+	// the people who run the desk.
+	{"POST /api/v1/cases/{id}/attention", func(t *testing.T, f *matrixFixture, who string) request {
+		c := f.newCase(t, signoff.KindBug, f.otherReporter.ID)
+		f.taskOn(t, c, who)
+		return request{method: "POST", path: "/api/v1/cases/" + c.ID + "/attention", body: `{"note":"please look, from ` + who + `"}`}
+	}, statuses{403, 201, 201, 403, 201, 201, 201, 201, 201, 201, 201, 401, 401, 404}},
 	{"GET /api/v1/cases/{id}/events", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/events"}
 	}, statuses{404, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
@@ -399,6 +407,7 @@ var matrix = []struct {
 	// Each cell plans a request of its own.
 	{"POST /api/v1/cases/{id}/plan", func(t *testing.T, f *matrixFixture, who string) request {
 		c := f.newChange(t, who)
+		f.taskOn(t, c, who)
 		return request{method: "POST", path: "/api/v1/cases/" + c.ID + "/plan",
 			body: `{"target":"flag:prod/matrix_change","params":{"value":true},"health_check":{"kind":"http","method":"GET","url":"http://127.0.0.1:1/health","expect_status":200,"window_seconds":2,"interval_seconds":1}}`}
 	}, statuses{403, 201, 201, 403, 403, 403, 403, 403, 403, 201, 403, 401, 401, 404}},
@@ -614,6 +623,20 @@ func (f *matrixFixture) approval(t *testing.T, who, caseID string) string {
 		}
 	}
 	return approvalBody(t, key, caseID, by.ID)
+}
+
+// taskOn opens a task on c for who when who is an agent: an agent changes
+// a case only on its open task there.
+func (f *matrixFixture) taskOn(t *testing.T, c signoff.Case, who string) {
+	t.Helper()
+	if !signoff.Role(who).IsAgent() {
+		return
+	}
+	a := f.actors[who]
+	if _, err := f.store.CreateTask(context.Background(), f.owner, signoff.TaskInput{CaseID: c.ID, Kind: "step", Role: a.Role, AssigneeID: a.ID,
+		Input: json.RawMessage(`{"case":"` + c.ID + `"}`)}); err != nil {
+		t.Fatalf("CreateTask for %s: %v", who, err)
+	}
 }
 
 // assignee is who a task acted on by who is assigned to: the caller itself

@@ -198,6 +198,8 @@ func (s *server) register() {
 	s.api("POST /api/v1/cases", identity.OpCaseCreate, s.createCase)
 	s.api("GET /api/v1/cases/{id}", identity.OpCaseRead, s.getCase)
 	s.api("POST /api/v1/cases/{id}/transitions", identity.OpCaseTransition, s.transitionCase)
+	// A note that moves nothing: an agent's voice where it may not act.
+	s.api("POST /api/v1/cases/{id}/attention", identity.OpMessagePost, s.requestAttention)
 	s.api("GET /api/v1/cases/{id}/events", identity.OpLedgerRead, s.listEvents)
 	s.api("GET /api/v1/events", identity.OpLedgerRead, s.streamEvents)
 	s.api("GET /api/v1/cases/{id}/reports", identity.OpCaseRead, s.listReports)

@@ -112,6 +112,9 @@ func (r ProposeResult) modelText() string {
 }
 
 type proposePlanIn struct {
+	// The receipt: the caller's open planner task on the case.
+	TaskID      string              `json:"task_id" jsonschema:"your open planner task on this case, as task.get shows it"`
+	InputDigest string              `json:"input_digest" jsonschema:"the task's input_digest, exactly as task.get shows it"`
 	CaseID      string              `json:"case_id" jsonschema:"the change case id (case_...)"`
 	Target      string              `json:"target" jsonschema:"what to change: flag:<environment>/<key> as change.read_request lists the flags"`
 	Params      json.RawMessage     `json:"params"`
@@ -127,9 +130,10 @@ var changeReadRequestTool = def(ToolChangeReadRequest, "Read a change request",
 	})
 
 var changeProposePlanTool = def(ToolChangeProposePlan, "Propose a change plan",
-	"Propose the plan of a change request: the target, the params the actuator applies (for a flag {\"value\": <new value>} of the flag's type) and a health check. Signoff reads the target's live state, fills in the before and after state digests and the rollback (a flag rolls back to the value read now), and reviews the plan under the workspace policy. The result shows every rule's outcome: a failing review is yours to fix with a new proposal. A plan that passes goes to people, who review and sign its exact digest; nothing is changed by this tool.",
+	"Propose the plan of a change request, on one of your open planner tasks (quote its task_id and input_digest): the target, the params the actuator applies (for a flag {\"value\": <new value>} of the flag's type) and a health check. Signoff reads the target's live state, fills in the before and after state digests and the rollback (a flag rolls back to the value read now), and reviews the plan under the workspace policy. The result shows every rule's outcome: a failing review is yours to fix with a new proposal. A plan that passes goes to people, who review and sign its exact digest, and completes your task; nothing is changed by this tool. A change a person has approved (or that runs or ran) is not re-planned: ask for attention instead.",
 	writes(false),
 	func(p map[string]*jsonschema.Schema) {
+		p["task_id"].MinLength, p["input_digest"].MinLength = ptr(1), ptr(1)
 		p["params"] = &jsonschema.Schema{Type: "object", Description: `what the change applies; for a flag exactly {"value": <new value>} of the flag's type`}
 		p["rollback"] = &jsonschema.Schema{Types: []string{"object", "null"}, Description: "for runbooks only: the compensating params; flags roll back to the value read now"}
 		if hc := p["health_check"]; hc != nil && hc.Properties != nil {
@@ -138,8 +142,8 @@ var changeProposePlanTool = def(ToolChangeProposePlan, "Propose a change plan",
 			}
 		}
 	},
-	func(b *binding, ctx context.Context, _ *sdk.CallToolRequest, in proposePlanIn) (ProposeResult, error) {
-		return b.proposePlan(ctx, in)
+	func(b *binding, ctx context.Context, req *sdk.CallToolRequest, in proposePlanIn) (ProposeResult, error) {
+		return b.proposePlan(ctx, req, in)
 	})
 
 func (b *binding) changeDesk() (*changedesk.Desk, error) {
@@ -247,13 +251,26 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// proposePlan drafts the plan as the calling agent, via "mcp". The desk
-// checks the role, the case's state and the target; the policy reviews
-// what it stores.
-func (b *binding) proposePlan(ctx context.Context, in proposePlanIn) (ProposeResult, error) {
+// proposePlan drafts the plan as the calling agent, via "mcp", on the
+// receipt it quotes: its own open planner task on this case, whose input
+// still has the digest quoted. The desk checks the role, the case's state
+// and the target, the store that no person decided the case's state; the
+// policy reviews what it stores. A plan that passes review records the
+// task's result and closes it, as the in-process planner's does.
+func (b *binding) proposePlan(ctx context.Context, req *sdk.CallToolRequest, in proposePlanIn) (ProposeResult, error) {
 	d, err := b.changeDesk()
 	if err != nil {
 		return ProposeResult{}, err
+	}
+	t, err := b.st.GetTask(ctx, b.by, in.TaskID)
+	if err != nil {
+		return ProposeResult{}, err
+	}
+	if err := checkDeskTask(b.by, t, signoff.RolePlanner, in.InputDigest); err != nil {
+		return ProposeResult{}, err
+	}
+	if t.CaseID != in.CaseID {
+		return ProposeResult{}, signoff.Errorf(signoff.EFORBIDDEN, "task %s is on case %s, not %s: a plan is proposed on the task's own case", t.ID, t.CaseID, in.CaseID)
 	}
 	c, _, err := b.changeCase(ctx, in.CaseID)
 	if err != nil {
@@ -278,6 +295,17 @@ func (b *binding) proposePlan(ctx context.Context, in proposePlanIn) (ProposeRes
 		r.ReviewPassed = res.OK
 		if res.Rules != nil {
 			r.Rules = res.Rules
+		}
+	}
+	if r.ReviewPassed {
+		out, err := json.Marshal(map[string]any{"case_id": r.CaseID, "state": r.State, "plan_id": r.PlanID, "plan_digest": r.PlanDigest,
+			"review_passed": true, reservedOutputKey: map[string]any{"transport": "mcp", "client": clientName(req)}})
+		if err != nil {
+			return ProposeResult{}, err
+		}
+		if _, err := b.st.SubmitTask(ctx, b.by, signoff.Submission{TaskID: t.ID, InputDigest: t.InputDigest, Output: out,
+			Evidence: signoff.EvidenceLive, Final: true}); err != nil {
+			return ProposeResult{}, err
 		}
 	}
 	return r, nil

@@ -69,6 +69,27 @@ windows:
 	return f
 }
 
+// planTask opens a planner task on the fixture's request for the planner:
+// the receipt change.propose_plan quotes.
+func (f *changeFixture) planTask(t testing.TB, caseID string) signoff.Task {
+	t.Helper()
+	tk, err := f.st.CreateTask(context.Background(), f.cli, signoff.TaskInput{CaseID: caseID, Kind: string(signoff.RolePlanner), Role: signoff.RolePlanner,
+		AssigneeID: f.planner.ID, Input: json.RawMessage(`{"case_id":"` + caseID + `","nonce":"` + signoff.NewID(signoff.PrefixTask) + `"}`)})
+	if err != nil {
+		t.Fatalf("CreateTask(planner): %v", err)
+	}
+	return tk
+}
+
+// withReceipt is args with the task's receipt.
+func withReceipt(tk signoff.Task, args map[string]any) map[string]any {
+	out := map[string]any{"task_id": tk.ID, "input_digest": tk.InputDigest}
+	for k, v := range args {
+		out[k] = v
+	}
+	return out
+}
+
 // healthCheck is a health check of a local URL (never probed while
 // planning).
 var healthCheck = map[string]any{"kind": "http", "method": "GET", "url": "http://127.0.0.1:1/checkout", "expect_status": 200,
@@ -101,7 +122,7 @@ func TestPlannerChangeTools(t *testing.T) {
 			if err := json.Unmarshal(raw, &schema); err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(schema.Required, []string{"case_id", "target", "params"}) || schema.Properties["params"].Type != "object" ||
+			if !slices.Equal(schema.Required, []string{"task_id", "input_digest", "case_id", "target", "params"}) || schema.Properties["params"].Type != "object" ||
 				!slices.Equal(schema.Properties["health_check"].Properties["kind"].Enum, []string{"http", "command"}) {
 				t.Errorf("propose_plan schema %s", raw)
 			}
@@ -126,8 +147,9 @@ func TestPlannerChangeTools(t *testing.T) {
 	// A plan the policy does not allow: the review fails, rule by rule,
 	// and the agent reads why.
 	var res mcp.ProposeResult
-	out := ok(t, cs, mcp.ToolChangeProposePlan, map[string]any{"case_id": f.request.ID, "target": "flag:staging/checkout_v2",
-		"params": map[string]any{"value": false}, "health_check": healthCheck}, &res)
+	tk := f.planTask(t, f.request.ID)
+	out := ok(t, cs, mcp.ToolChangeProposePlan, withReceipt(tk, map[string]any{"case_id": f.request.ID, "target": "flag:staging/checkout_v2",
+		"params": map[string]any{"value": false}, "health_check": healthCheck}), &res)
 	if res.ReviewPassed || res.State != workflow.ChangeReviewFailed || res.PlanDigest == "" || len(res.Rules) == 0 {
 		t.Fatalf("failing proposal %+v", res)
 	}
@@ -141,12 +163,20 @@ func TestPlannerChangeTools(t *testing.T) {
 		t.Fatalf("failed rules %v, text %q", failed, text(out))
 	}
 
-	// A plan within the policy goes to people.
-	out = ok(t, cs, mcp.ToolChangeProposePlan, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
-		"params": map[string]any{"value": false}, "health_check": healthCheck}, &res)
+	// A plan within the policy goes to people, on the same task (a
+	// failed review left it open), and completes the task.
+	out = ok(t, cs, mcp.ToolChangeProposePlan, withReceipt(tk, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
+		"params": map[string]any{"value": false}, "health_check": healthCheck}), &res)
 	if !res.ReviewPassed || res.State != workflow.ChangeAwaitingApproval || res.PlanID == "" || !strings.Contains(text(out), res.PlanDigest) {
 		t.Fatalf("proposal %+v: %s", res, text(out))
 	}
+	if done, err := f.st.GetTask(context.Background(), f.owner, tk.ID); err != nil || done.Status != signoff.TaskClosed || done.Outcome != signoff.OutcomeDone ||
+		done.Evidence != signoff.EvidenceLive || !strings.Contains(string(done.Output), res.PlanDigest) {
+		t.Fatalf("planner task after the plan: %+v %v", done, err)
+	}
+	// A receipt is good once.
+	refused(t, cs, mcp.ToolChangeProposePlan, withReceipt(tk, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
+		"params": map[string]any{"value": false}, "health_check": healthCheck}), signoff.ECONFLICT)
 	plans, err := f.st.ListPlans(context.Background(), f.owner, f.request.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -175,11 +205,12 @@ func TestPlannerChangeTools(t *testing.T) {
 	// Refusals come back as tool errors.
 	refused(t, cs, mcp.ToolChangeReadRequest, map[string]any{"case_id": f.bug.ID}, signoff.EINVALID)
 	refused(t, cs, mcp.ToolChangeReadRequest, map[string]any{"case_id": "case_1"}, signoff.EINVALID)
-	refused(t, cs, mcp.ToolChangeProposePlan, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
-		"params": map[string]any{"value": "off"}, "health_check": healthCheck}, signoff.EINVALID)
+	tk = f.planTask(t, f.request.ID)
+	refused(t, cs, mcp.ToolChangeProposePlan, withReceipt(tk, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
+		"params": map[string]any{"value": "off"}, "health_check": healthCheck}), signoff.EINVALID)
 	// A project without a live URL has no default health check.
-	refused(t, cs, mcp.ToolChangeProposePlan, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
-		"params": map[string]any{"value": false}}, signoff.EINVALID)
+	refused(t, cs, mcp.ToolChangeProposePlan, withReceipt(tk, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
+		"params": map[string]any{"value": false}}), signoff.EINVALID)
 }
 
 // TestChangeToolsOnlyForPlanners: no other agent role is offered the
@@ -217,6 +248,6 @@ func TestChangeToolsWithoutDesk(t *testing.T) {
 	srv := serveHTTP(t, f.st, mcp.Options{})
 	cs := mustConnectHTTP(t, srv, f.plannerToken, "planner-client")
 	refused(t, cs, mcp.ToolChangeReadRequest, map[string]any{"case_id": f.request.ID}, signoff.EUNAVAILABLE)
-	refused(t, cs, mcp.ToolChangeProposePlan, map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
-		"params": map[string]any{"value": false}, "health_check": healthCheck}, signoff.EUNAVAILABLE)
+	refused(t, cs, mcp.ToolChangeProposePlan, withReceipt(f.planTask(t, f.request.ID), map[string]any{"case_id": f.request.ID, "target": "flag:prod/checkout_v2",
+		"params": map[string]any{"value": false}, "health_check": healthCheck}), signoff.EUNAVAILABLE)
 }

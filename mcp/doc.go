@@ -23,6 +23,7 @@
 //	task.handoff        hand a recorded task on to an allowed role
 //	task.give_up        hand the task to a person (needs_human)
 //	case.post_message   post in the case's conversation
+//	case.request_attention  a note asking people to look; moves nothing
 //	decision.status     read (and optionally long-poll) a human decision
 //	receipt.get         the ledger receipt of a recorded task
 //	presence.heartbeat  keep an idle agent shown as connected
@@ -50,12 +51,19 @@
 // through the change desk (Options.ChangeDesk), as the calling agent with
 // via "mcp": change.read_request shows the request, its current plan and
 // review, the targets the policy allows and the project's flags
-// (read-only); change.propose_plan stores a plan, which the workspace
+// (read-only); change.propose_plan, quoting the planner's open task on
+// the case (task_id, input_digest), stores a plan, which the workspace
 // policy reviews at once, and answers with the case's state, the plan's
 // digest and every rule's result, so a failing review is the agent's to
-// fix. A plan goes no further by itself: people sign its digest, and a
-// person runs the gate. A server without the change desk answers
-// "unavailable".
+// fix; a plan that passes records the task's result and closes it. A plan
+// goes no further by itself: people sign its digest, and a person runs the
+// gate. A server without the change desk answers "unavailable".
+//
+// An agent changes a case only on its open task there, and never out of a
+// state a person's decision produced (workflow.HumanDecided: an approved
+// bug or change, and what follows from it): the store refuses it on every
+// path. There the agent has case.request_attention, which records a
+// case.attention event and moves nothing.
 //
 // No tool approves, merges, runs a change or speaks for a person: those
 // steps are human-only and exist on no agent path.

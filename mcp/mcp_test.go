@@ -23,7 +23,7 @@ import (
 
 // commonTools and extraTools are the documented tool table (doc.go).
 var (
-	commonTools = []string{"case.post_message", "decision.status", "presence.heartbeat", "receipt.get",
+	commonTools = []string{"case.post_message", "case.request_attention", "decision.status", "presence.heartbeat", "receipt.get",
 		"task.get", "task.give_up", "task.handoff", "task.submit", "tasks.list"}
 	extraTools = map[signoff.Role][]string{
 		signoff.RoleReproducer: {"repro.list_source", "repro.propose", "repro.read_source"},

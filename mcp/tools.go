@@ -24,6 +24,7 @@ const (
 	ToolTaskHandoff   = "task.handoff"
 	ToolTaskGiveUp    = "task.give_up"
 	ToolPostMessage   = "case.post_message"
+	ToolAttention     = "case.request_attention"
 	ToolDecision      = "decision.status"
 	ToolReceipt       = "receipt.get"
 	ToolHeartbeat     = "presence.heartbeat"
@@ -37,7 +38,7 @@ const (
 // commonTools every agent role has.
 var commonTools = []toolDef{
 	tasksListTool, taskGetTool, taskSubmitTool, taskHandoffTool, taskGiveUpTool,
-	postMessageTool, decisionStatusTool, receiptGetTool, heartbeatTool,
+	postMessageTool, attentionTool, decisionStatusTool, receiptGetTool, heartbeatTool,
 }
 
 // roleTools is the one table of what each agent role has beyond the common
@@ -502,6 +503,32 @@ var postMessageTool = def(ToolPostMessage, "Post in the case conversation",
 			ms = []signoff.Mention{}
 		}
 		return MessageResult{ID: m.ID, CaseID: m.CaseID, Addressed: m.Addressed, Mentions: ms, CreatedAt: m.CreatedAt}, nil
+	})
+
+// ---- case.request_attention ----
+
+type attentionIn struct {
+	CaseID string `json:"case_id" jsonschema:"the case (case_...) you have worked on"`
+	Note   string `json:"note" jsonschema:"what the people who run the desk should look at, and why"`
+}
+
+// AttentionResult is the ledger event that asks for attention.
+type AttentionResult struct {
+	CaseID string `json:"case_id"`
+	Seq    int64  `json:"seq"`
+	Hash   string `json:"hash"`
+}
+
+var attentionTool = def(ToolAttention, "Ask a person to look",
+	"Ask the people who run the desk to look at a case you have worked on, with a note. It moves nothing: use it where you may not act, such as a case a person has approved (or a change that runs or ran), instead of escalating or re-planning.",
+	writes(false),
+	func(p map[string]*jsonschema.Schema) { p["note"].MinLength = ptr(1) },
+	func(b *binding, ctx context.Context, _ *sdk.CallToolRequest, in attentionIn) (AttentionResult, error) {
+		e, err := b.st.RequestAttention(ctx, b.by, in.CaseID, in.Note)
+		if err != nil {
+			return AttentionResult{}, err
+		}
+		return AttentionResult{CaseID: e.CaseID, Seq: e.Seq, Hash: e.Hash}, nil
 	})
 
 // ---- decision.status ----

@@ -235,6 +235,11 @@ func (s *DB) transitionOnce(ctx context.Context, by signoff.Actor, id string, in
 		if workflow.Decision(in.Command) {
 			return signoff.Errorf(signoff.EFORBIDDEN, "%s is a decision over an exact digest: it is given as a signed approval (or, for a reporter, on their tracking page), never as a transition by id", in.Command)
 		}
+		// An agent moves a case only on its open task there, and never
+		// out of a state a person's decision produced.
+		if err := s.agentMayChange(ctx, tx, by, c, in.Command); err != nil {
+			return err
+		}
 		if in.ExpectedVersion != nil && *in.ExpectedVersion != c.Version {
 			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State,
 				Message: fmt.Sprintf("case is at version %d, not %d", c.Version, *in.ExpectedVersion)}

@@ -103,6 +103,11 @@ func (s *DB) requestOnce(ctx context.Context, by signoff.Actor, caseID, kind str
 		if err != nil {
 			return err
 		}
+		// A new request supersedes the pending one: an agent asks only on
+		// its open task, never on a case a person has decided.
+		if err := s.agentMayChange(ctx, tx, by, c, "ask for a decision on"); err != nil {
+			return err
+		}
 		now := s.clock()
 		d = signoff.Decision{
 			ID: signoff.NewID(signoff.PrefixDecision), WorkspaceID: c.WorkspaceID, CaseID: c.ID, Kind: kind, SubjectDigest: digest,

@@ -60,7 +60,7 @@ func (s *DB) StreamEvents(ctx context.Context, by signoff.Actor, afterSeq int64,
 			ORDER BY e.seq LIMIT $4`
 	case by.Role.IsAgent():
 		q = `SELECT ` + streamColumns + ` FROM ledger_events e WHERE e.workspace_id = $1 AND e.seq > $2
-			AND EXISTS (SELECT 1 FROM tasks t WHERE t.workspace_id = $1 AND t.assignee_id = $3 AND t.case_id = e.case_id)
+			AND ` + agentSeesCase("$1", "$3", "e.case_id") + `
 			ORDER BY e.seq LIMIT $4`
 	default:
 		return nil, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not read the ledger", by.Role)

@@ -303,8 +303,15 @@ func (s *DB) ListEvents(ctx context.Context, by signoff.Actor, caseID string, af
 	if _, err := s.GetCase(ctx, by, caseID); err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.db, scanEvent, `SELECT `+eventColumns+` FROM ledger_events
-		WHERE workspace_id = $1 AND case_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`, ws, caseID, afterSeq, clampLimit(limit))
+	// An agent reads a case's events only as its stream shows them
+	// (agentSeesCase): none of a case it has no task on.
+	// (PostgreSQL wants every parameter used: others pass no actor id.)
+	visible, args := "", []any{ws, caseID, afterSeq, clampLimit(limit)}
+	if by.Role.IsAgent() {
+		visible, args = " AND "+agentSeesCase("$1", "$5", "e.case_id"), append(args, by.ID)
+	}
+	out, err := queryAll(ctx, s.db, scanEvent, `SELECT `+streamColumns+` FROM ledger_events e
+		WHERE e.workspace_id = $1 AND e.case_id = $2 AND e.seq > $3`+visible+` ORDER BY e.seq LIMIT $4`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", caseID, err)
 	}

@@ -139,7 +139,13 @@ func (s *DB) loopCase(ctx context.Context, tx *sql.Tx, by signoff.Actor, t loopT
 	if command != "" && by.Role.IsAgent() && workflow.HumanOnly(command) {
 		return c, signoff.Errorf(signoff.EFORBIDDEN, "agents may not %s", command)
 	}
-	return c, nil
+	// Every agent write of a loop (a proposal, a candidate, a plan) needs
+	// the agent's open task on the case and a state no person decided.
+	what := command
+	if what == "" {
+		what = "update the loop of"
+	}
+	return c, s.agentMayChange(ctx, tx, by, c, what)
 }
 
 // writeLoopRow writes c's row of t inside tx: a new row at version 1 when

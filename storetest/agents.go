@@ -294,6 +294,7 @@ func testDecisions(t *testing.T, b Backend) {
 	viewer := tb.actor(t, "vera", signoff.RoleViewer)
 	rep := tb.actor(t, "rita", signoff.RoleReporter)
 	c := tb.bug(t, rep.ID)
+	GiveTask(t, s, tb.owner, fixer, c.ID)
 	subject := json.RawMessage(`{"candidate":"abc123","diff_digest":"d1"}`)
 
 	first, err := s.RequestDecision(ctx, fixer, c.ID, "merge", subject, 0)

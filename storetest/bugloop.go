@@ -437,6 +437,9 @@ func testLoopWhoMayAdvance(t *testing.T, b Backend) {
 		k.actor(t, "rev", signoff.RoleReviewer), k.actor(t, "rec", signoff.RoleRecorder),
 	}
 	for _, by := range allowed {
+		if by.Role.IsAgent() {
+			GiveTask(t, s, k.owner, by, c.ID) // an agent writes on its open task
+		}
 		l, _ = k.advance(t, by, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, State: l.State})
 	}
 	if l.Version != int64(1+len(allowed)) {
@@ -601,6 +604,8 @@ func testLoopFullPath(t *testing.T, b Backend) {
 	repro := k.actor(t, "repro", signoff.RoleReproducer)
 	fixer := k.actor(t, "fix", signoff.RoleFixer)
 	op := k.approver(t, "op", signoff.RoleOperator)
+	GiveTask(t, s, k.owner, repro, c.ID)
+	GiveTask(t, s, k.owner, fixer, c.ID)
 
 	l, _ := k.advance(t, k.sys, signoff.LoopUpdate{CaseID: c.ID, MaxFixAttempts: 1})
 	l, _ = k.step(t, k.sys, l, "start_triage")

@@ -119,6 +119,10 @@ func testTransitions(t *testing.T, b Backend) {
 	triager := tb.actor(t, "triager", signoff.RoleTriager)
 	viewer := tb.actor(t, "viewer", signoff.RoleViewer)
 	c := tb.bug(t, "")
+	// An agent moves a case on its open task there (testAgentAuthority).
+	if _, err := s.CreateTask(ctx, tb.owner, signoff.TaskInput{CaseID: c.ID, Kind: "triage", Role: signoff.RoleTriager, AssigneeID: triager.ID, Input: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
 
 	got, ev, err := s.TransitionCase(ctx, triager, c.ID, signoff.TransitionInput{Command: "start_triage", Note: "picked up"})
 	if err != nil || got.State != "triaging" || got.Version != 2 {
@@ -166,12 +170,13 @@ func testTransitions(t *testing.T, b Backend) {
 			t.Fatalf("%s = %+v, %v", w.cmd, got, err)
 		}
 	}
+	// case.created, task.created, four transitions.
 	evs, err := s.ListEvents(ctx, tb.owner, c.ID, 0, 0)
-	if err != nil || len(evs) != 5 {
-		t.Fatalf("ListEvents = %d, %v; want 5", len(evs), err)
+	if err != nil || len(evs) != 6 {
+		t.Fatalf("ListEvents = %d, %v; want 6", len(evs), err)
 	}
-	after, err := s.ListEvents(ctx, tb.owner, c.ID, evs[2].Seq, 0)
-	if err != nil || len(after) != 2 || after[0].Seq != evs[3].Seq {
+	after, err := s.ListEvents(ctx, tb.owner, c.ID, evs[3].Seq, 0)
+	if err != nil || len(after) != 2 || after[0].Seq != evs[4].Seq {
 		t.Fatalf("ListEvents after = %d, %v", len(after), err)
 	}
 	_, err = s.ListEvents(ctx, other, c.ID, 0, 0)

@@ -349,6 +349,8 @@ func testChangePlans(t *testing.T, b Backend) {
 	s, ctx := k.store, k.ctx
 	planner := k.actor(t, "pl", signoff.RolePlanner)
 	c, other := k.changeCase(t), k.changeCase(t)
+	GiveTask(t, s, k.owner, planner, c.ID)
+	GiveTask(t, s, k.owner, planner, other.ID)
 	l, _ := k.change(t, k.sys, signoff.ChangeUpdate{CaseID: c.ID})
 	k.change(t, k.sys, signoff.ChangeUpdate{CaseID: other.ID})
 
@@ -474,6 +476,7 @@ func testChangeWhoMayAdvance(t *testing.T, b Backend) {
 	planner := k.actor(t, "pl", signoff.RolePlanner)
 	op := k.actor(t, "op", signoff.RoleOperator)
 	c := k.changeCase(t)
+	GiveTask(t, s, k.owner, planner, c.ID)
 	l, _ := k.change(t, k.sys, signoff.ChangeUpdate{CaseID: c.ID})
 	refused := []signoff.Actor{
 		k.actor(t, "vi", signoff.RoleViewer), k.actor(t, "tri", signoff.RoleTriager), k.actor(t, "fix", signoff.RoleFixer),
@@ -554,6 +557,7 @@ func testChangeFullPath(t *testing.T, b Backend) {
 	planner := k.actor(t, "pl", signoff.RolePlanner)
 	op := k.approver(t, "op", signoff.RoleOperator)
 	c := k.changeCase(t)
+	GiveTask(t, s, k.owner, planner, c.ID)
 
 	l, _ := k.change(t, k.sys, signoff.ChangeUpdate{CaseID: c.ID, State: signoff.ChangeLoopState{Reason: "coupon flow broken", Opener: k.owner.ID}})
 	p := newPlan(c, planner.ID, "false")

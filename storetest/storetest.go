@@ -124,6 +124,8 @@ func Run(t *testing.T, b Backend) {
 		{"Projects", testProjects},
 		{"CaseCreateAndList", testCaseCreateAndList},
 		{"Transitions", testTransitions},
+		{"AgentAuthority", testAgentAuthority},
+		{"AgentEventsLikeStream", testAgentEventsLikeStream},
 		{"ReporterOwnsCase", testReporterOwnsCase},
 		{"DecisionsNeedTheirOwnPath", testDecisionsNeedTheirOwnPath},
 		{"LoopStepsNeedTheirOwnPath", testLoopStepsNeedTheirOwnPath},

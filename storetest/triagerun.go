@@ -70,6 +70,7 @@ func testTriageGateDecision(t *testing.T, b Backend) {
 	tri := tb.actor(t, "tri", signoff.RoleTriager)
 	op := tb.actor(t, "op", signoff.RoleOperator)
 	c := tb.bug(t, "")
+	GiveTask(t, s, tb.owner, tri, c.ID)
 	for _, cmd := range []string{"start_triage", "request_triage_approval"} {
 		if _, _, err := s.TransitionCase(ctx, tri, c.ID, signoff.TransitionInput{Command: cmd}); err != nil {
 			t.Fatal(cmd, err)
@@ -106,6 +107,7 @@ func testTriageGateDecision(t *testing.T, b Backend) {
 	}
 	// The generic transition path still refuses approve_triage, for anyone.
 	c2 := tb.bug(t, "")
+	GiveTask(t, s, tb.owner, tri, c2.ID)
 	s.TransitionCase(ctx, tri, c2.ID, signoff.TransitionInput{Command: "start_triage"})
 	s.TransitionCase(ctx, tri, c2.ID, signoff.TransitionInput{Command: "request_triage_approval"})
 	_, _, err = s.TransitionCase(ctx, op, c2.ID, signoff.TransitionInput{Command: "approve_triage"})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/crew"
+	"github.com/signoff-dev/signoff/storetest"
 	"github.com/signoff-dev/signoff/triage"
 	"github.com/signoff-dev/signoff/verify"
 )
@@ -103,9 +104,11 @@ func TestCasePageBugEvidence(t *testing.T) {
 	}
 }
 
-// decisionOn opens a pending decision on c as the triager would.
+// decisionOn opens a pending decision on c as the triager would, on its
+// open task there.
 func (r *rig) decisionOn(t *testing.T, c signoff.Case) signoff.Decision {
 	t.Helper()
+	storetest.GiveTask(t, r.store, r.owner, r.actors[signoff.RoleTriager], c.ID)
 	d, err := r.store.RequestDecision(context.Background(), r.actors[signoff.RoleTriager], c.ID, "release_window",
 		json.RawMessage(`{"title":"Basket total wrong","severity":"high"}`), time.Hour)
 	if err != nil {
