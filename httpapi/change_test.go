@@ -402,32 +402,36 @@ func TestChangeGateRefusalsHTTP(t *testing.T) {
 			}
 			return caseID
 		}, 409, change.CheckPlanDigest, workflow.ChangeApproved},
+		// A policy PUT through the API reviews waiting cases again at once
+		// (TestPolicyChangeReviewsAgain); set in the store alone, it voids
+		// the approval, which the gate refuses, and the case then waits
+		// for a signature under the policy in force.
 		{"policy_digest", func(t *testing.T, e *changeEnv, caseID string) string {
-			got := e.do(t, request{method: "PUT", path: "/api/v1/change-policy", token: e.ownerToken,
-				body: mustJSON(t, map[string]any{"yaml": changePolicyYAML(e.alice.ID) + "min_reason_length: 25\n", "expected_version": 1})})
-			if got.status != http.StatusOK {
-				t.Fatalf("put policy: %d %s", got.status, got.body)
-			}
+			e.setPolicyBehindTheDesk(t, changePolicyYAML(e.alice.ID)+"min_reason_length: 25\n", "")
 			return caseID
-		}, 409, change.CheckPolicyDigest, workflow.ChangeApproved},
+		}, 409, change.CheckPolicyDigest, workflow.ChangeAwaitingApproval},
 		{"signature", func(t *testing.T, e *changeEnv, caseID string) string {
 			if _, err := e.store.SQL().ExecContext(context.Background(), `UPDATE approver_keys SET revoked_at = 1 WHERE actor_id = $1`, e.alice.ID); err != nil {
 				t.Fatal(err)
 			}
 			return caseID
 		}, 403, change.CheckSignature, workflow.ChangeApproved},
+		// These two revive the voided approvals in the database to reach
+		// the gate's own checks; the refused case is then reviewed under
+		// the policy in force, which leaves no eligible approver.
 		{"approver_allowed", func(t *testing.T, e *changeEnv, caseID string) string {
-			e.putPolicy(t, changePolicyYAML(e.owner.ID))
+			e.setPolicyBehindTheDesk(t, changePolicyYAML(e.owner.ID), caseID)
 			return caseID
-		}, 403, change.CheckApprover, workflow.ChangeApproved},
+		}, 403, change.CheckApprover, workflow.ChangeReviewFailed},
 		{"quorum", func(t *testing.T, e *changeEnv, caseID string) string {
-			e.putPolicy(t, strings.Replace(changePolicyYAML(e.alice.ID, e.owner.ID), "required: 1", "required: 2", 1))
+			e.setPolicyBehindTheDesk(t, strings.Replace(changePolicyYAML(e.alice.ID, e.owner.ID), "required: 1", "required: 2", 1), caseID)
 			return caseID
-		}, 403, change.CheckQuorum, workflow.ChangeApproved},
+		}, 403, change.CheckQuorum, workflow.ChangeReviewFailed},
+		// The plan expired with the approval: expired, to be planned again.
 		{"expired", func(t *testing.T, e *changeEnv, caseID string) string {
 			e.desk.Now = func() time.Time { return time.Now().Add(24 * time.Hour) }
 			return caseID
-		}, 409, change.CheckExpired, workflow.ChangeApproved},
+		}, 409, change.CheckExpired, workflow.ChangeExpired},
 		{"lock", func(t *testing.T, e *changeEnv, caseID string) string {
 			ok, err := e.store.LockTarget(context.Background(), signoff.SystemActor(e.ws.ID), changeTarget, "another-execution", time.Hour)
 			if err != nil || !ok {
@@ -464,6 +468,24 @@ func TestChangeGateRefusalsHTTP(t *testing.T) {
 				t.Fatalf("flag written: v%d -> v%d", before.Version, f.Version)
 			}
 		})
+	}
+}
+
+// TestPolicyChangeReviewsAgain: a policy PUT through the API voids the
+// approvals of waiting cases and reviews them again under the new policy,
+// so an approved case waits for a new signature instead of sitting
+// approved with nothing the gate will pass.
+func TestPolicyChangeReviewsAgain(t *testing.T) {
+	t.Parallel()
+	e := newChangeEnv(t)
+	c := e.approved(t)
+	e.putPolicy(t, changePolicyYAML(e.alice.ID)+"min_reason_length: 25\n")
+	if s := e.state(t, c.ID); s != workflow.ChangeAwaitingApproval {
+		t.Fatalf("after a policy change the approved case is %s, want awaiting_approval", s)
+	}
+	before := e.flag(t)
+	if got := e.execute(t, e.aliceToken, c.ID); got.status != http.StatusConflict || e.flag(t).Version != before.Version {
+		t.Fatalf("execute after the policy change: %d %s", got.status, got.body)
 	}
 }
 
@@ -634,6 +656,26 @@ func TestChangePolicyHTTP(t *testing.T) {
 	}
 	if got := do(t, srv, request{method: "GET", path: "/api/v1/cases/" + c.ID + "/receipts", token: w.ownerToken}); got.status != http.StatusOK {
 		t.Fatalf("receipts without the desk: %d %s", got.status, got.body)
+	}
+}
+
+// setPolicyBehindTheDesk sets the policy in the store alone (the desk is
+// not told) and, when revive names a case, makes its voided approvals
+// valid again as an edit of the database would.
+func (e *changeEnv) setPolicyBehindTheDesk(t *testing.T, yaml, revive string) {
+	t.Helper()
+	ctx := context.Background()
+	cur, err := e.store.GetChangePolicy(ctx, e.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SetChangePolicy(ctx, e.owner, yaml, cur.Version); err != nil {
+		t.Fatal(err)
+	}
+	if revive != "" {
+		if _, err := e.store.SQL().ExecContext(ctx, `UPDATE approvals SET status = 'valid' WHERE case_id = $1 AND status = 'superseded'`, revive); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
