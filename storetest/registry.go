@@ -3,11 +3,14 @@ package storetest
 import (
 	"context"
 	"crypto/ed25519"
+	"database/sql"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/canonical"
@@ -262,7 +265,7 @@ func rewriteRegistry(t *testing.T, tb *bundle) {
 
 // oldChain writes a workspace as a binary from before the registry did:
 // its row, a one-event chain without a registry entry, a signed head.
-func oldChain(t *testing.T, s *sqlstore.DB, key ed25519.PrivateKey, name string) string {
+func oldChain(t *testing.T, db *sql.DB, key ed25519.PrivateKey, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	ws := signoff.NewID(signoff.PrefixWorkspace)
@@ -283,7 +286,7 @@ func oldChain(t *testing.T, s *sqlstore.DB, key ed25519.PrivateKey, name string)
 		{`INSERT INTO ledger_events (workspace_id, seq, case_id, type, actor_id, occurred_at, payload, prev_hash, hash) VALUES ($1, 1, '', $2, $3, $4, $5, $6, $7)`,
 			[]any{ws, e.Type, e.ActorID, e.Time.UnixMicro(), string(e.Payload), e.PrevHash, e.Hash}},
 	} {
-		if _, err := s.SQL().ExecContext(ctx, q.sql, q.args...); err != nil {
+		if _, err := db.ExecContext(ctx, q.sql, q.args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -299,7 +302,7 @@ func testRegistryBackfill(t *testing.T, b Backend) {
 	a, c := b.OpenPair(t, sqlstore.Options{Signer: key})
 	ctx := context.Background()
 	trusted := ledger.Trust(key.Public().(ed25519.PublicKey))
-	old := []string{oldChain(t, a, key, "Old one"), oldChain(t, a, key, "Old two")}
+	old := []string{oldChain(t, a.SQL(), key, "Old one"), oldChain(t, a.SQL(), key, "Old two")}
 	if _, err := a.SQL().ExecContext(ctx, `UPDATE ledger_registry_head SET seq = 0, hash = $1, key_id = '', signed_at = 0`, ledger.Genesis); err != nil {
 		t.Fatal(err)
 	}
@@ -351,5 +354,67 @@ func testRegistryBackfill(t *testing.T, b Backend) {
 	}
 	if res2, err := a.VerifyRegistry(ctx, trusted); err != nil || res2 != res {
 		t.Fatalf("registry after a second start = %+v, %v; want %+v", res2, err, res)
+	}
+}
+
+// RegistryMigration upgrades a database written before the registry: db
+// (with schema sc) is migrated to the version before 00015 and given two
+// workspaces as that binary wrote them; then open (a whole store on the
+// same database, as a server process starts) runs three times, at once
+// when parallel. Migration 00015 runs once, the first process registers
+// both chains, the others find it done, and everything verifies.
+func RegistryMigration(t *testing.T, db *sql.DB, sc sqlstore.Schema, open func(testing.TB, sqlstore.Options) *sqlstore.DB, parallel bool) {
+	ctx := context.Background()
+	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prov.UpTo(ctx, 14); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := prov.GetDBVersion(ctx); err != nil || v >= 15 {
+		t.Fatalf("database at version %d (%v), want before 15", v, err)
+	}
+	_, key, _ := ed25519.GenerateKey(nil)
+	old := []string{oldChain(t, db, key, "Old one"), oldChain(t, db, key, "Old two")}
+	stores := make([]*sqlstore.DB, 3)
+	var wg sync.WaitGroup
+	for i := range stores {
+		wg.Add(1)
+		start := func() {
+			defer wg.Done()
+			stores[i] = open(t, sqlstore.Options{Signer: key})
+		}
+		if parallel {
+			go start()
+		} else {
+			start()
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow() // a process failed to start
+	}
+	trusted := ledger.Trust(key.Public().(ed25519.PublicKey))
+	res, err := stores[2].VerifyRegistry(ctx, trusted)
+	if err != nil || res.Workspaces != 2 || res.HeadSeq != 2 || !res.SignaturesOK {
+		t.Fatalf("registry after the upgrade = %+v, %v; want both workspaces registered", res, err)
+	}
+	for _, ws := range old {
+		r, err := stores[0].VerifyLedger(ctx, ws, trusted)
+		if err != nil || r.Events != 2 { // workspace.created, ledger.registered
+			t.Fatalf("chain %s after the upgrade = %+v, %v; want 2 events", ws, r, err)
+		}
+	}
+	// Workspaces created from now on are registered as they start.
+	w, _, err := stores[1].CreateWorkspace(ctx, "New", "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := stores[0].VerifyRegistry(ctx, trusted); err != nil || res.Workspaces != 3 {
+		t.Fatalf("registry after a new workspace = %+v, %v", res, err)
+	}
+	if _, err := stores[0].VerifyLedger(ctx, w.ID, trusted); err != nil {
+		t.Fatal(err)
 	}
 }
