@@ -25,9 +25,9 @@ const (
 
 // voidApprovals voids the valid approvals of workspace ws that match
 // column = value (key_id or approver_id), and appends one approvals.voided
-// event per affected case, in case id order. It returns how many it
-// voided.
-func (s *DB) voidApprovals(ctx context.Context, tx *sql.Tx, by signoff.Actor, ws, column, value, reason string) (int, error) {
+// event per affected case, in case id order, whose message says so to
+// whoever reads the case. It returns how many it voided.
+func (s *DB) voidApprovals(ctx context.Context, tx *sql.Tx, by signoff.Actor, ws, column, value, reason, message string) (int, error) {
 	if column != "key_id" && column != "approver_id" {
 		return 0, fmt.Errorf("void approvals: unknown column %q", column)
 	}
@@ -51,7 +51,7 @@ func (s *DB) voidApprovals(ctx context.Context, tx *sql.Tx, by signoff.Actor, ws
 		ids := byCase[c]
 		slices.Sort(ids)
 		if _, err := s.appendEvent(ctx, tx, ws, c, "approvals.voided", by.ID, map[string]any{
-			"approval_ids": ids, "count": len(ids), "reason": reason, column: value,
+			"approval_ids": ids, "count": len(ids), "reason": reason, column: value, "message": message,
 		}); err != nil {
 			return 0, err
 		}
@@ -93,7 +93,8 @@ func (s *DB) RevokeKey(ctx context.Context, by signoff.Actor, keyID string) (sig
 		if _, err := s.appendEvent(ctx, tx, by.WorkspaceID, "", "key.revoked", by.ID, map[string]any{"key_id": k.ID, "actor_id": k.ActorID}); err != nil {
 			return err
 		}
-		n, err = s.voidApprovals(ctx, tx, by, by.WorkspaceID, "key_id", keyID, voidKeyRevoked)
+		n, err = s.voidApprovals(ctx, tx, by, by.WorkspaceID, "key_id", keyID, voidKeyRevoked,
+			"approvals signed with key "+keyID+" no longer count: the key was revoked")
 		return err
 	})
 	if err != nil {
@@ -169,7 +170,8 @@ func (s *DB) DisableActor(ctx context.Context, by signoff.Actor, actorID string)
 		}); err != nil {
 			return err
 		}
-		n, err = s.voidApprovals(ctx, tx, by, by.WorkspaceID, "approver_id", actorID, voidActorDisabled)
+		n, err = s.voidApprovals(ctx, tx, by, by.WorkspaceID, "approver_id", actorID, voidActorDisabled,
+			"approvals by "+a.Name+" no longer count: they were disabled")
 		return err
 	})
 	if err != nil {

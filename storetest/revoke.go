@@ -139,7 +139,8 @@ func testKeyRevoke(t *testing.T, b Backend) {
 	voided := k.voidedEvents(t)
 	for c, want := range map[string]string{c1.ID: a1.ID, c2.ID: a2.ID} {
 		p := voided[c]
-		if p == nil || p["reason"] != "key revoked" || p["key_id"] != op.keyID || p["count"] != 1.0 || strings.Join(idsOf(p), ",") != want {
+		if p == nil || p["reason"] != "key revoked" || p["key_id"] != op.keyID || p["count"] != 1.0 || strings.Join(idsOf(p), ",") != want ||
+			p["message"] != "approvals signed with key "+op.keyID+" no longer count: the key was revoked" {
 			t.Fatalf("approvals.voided of case %s = %v, want %s voided because the key was revoked", c, p, want)
 		}
 	}
@@ -276,7 +277,8 @@ func testActorDisable(t *testing.T, b Backend) {
 		t.Fatalf("actor.disabled payload %v", p)
 	}
 	p := k.voidedEvents(t)[c.ID]
-	if ids := idsOf(p); p["reason"] != "approver disabled" || p["approver_id"] != op.actor.ID || len(ids) != 2 {
+	if ids := idsOf(p); p["reason"] != "approver disabled" || p["approver_id"] != op.actor.ID || len(ids) != 2 ||
+		p["message"] != "approvals by op no longer count: they were disabled" {
 		t.Fatalf("approvals.voided payload %v", p)
 	}
 
