@@ -609,6 +609,16 @@ func (s *DB) RegisterKey(ctx context.Context, by signoff.Actor, publicKeyPEM str
 	}
 	k := signoff.ApproverKey{ID: keys.ID(pub), WorkspaceID: by.WorkspaceID, ActorID: by.ID, PublicKey: string(enc), CreatedAt: s.clock()}
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		// A key id is unique within its workspace only, so this names
+		// nothing of another workspace's.
+		switch old, err := s.getKey(ctx, tx, k.WorkspaceID, k.ID, ""); {
+		case err == nil && old.RevokedAt != nil:
+			return signoff.Errorf(signoff.ECONFLICT, "key %s was revoked in this workspace and cannot be registered again: create a new key", k.ID)
+		case err == nil:
+			return signoff.Errorf(signoff.ECONFLICT, "key %s is already registered", k.ID)
+		case signoff.ErrorCode(err) != signoff.ENOTFOUND:
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO approver_keys (`+keyColumns+`) VALUES ($1, $2, $3, $4, $5, NULL)`,
 			k.ID, k.WorkspaceID, k.ActorID, k.PublicKey, micros(k.CreatedAt)); err != nil {
 			if s.d.IsUnique(err) {

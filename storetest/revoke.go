@@ -1,12 +1,14 @@
 package storetest
 
 import (
+	"crypto/ed25519"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/keys"
 )
 
 // Revoking approval keys, disabling and enabling actors, and approval keys
@@ -126,6 +128,16 @@ func testKeyRevoke(t *testing.T, b Backend) {
 	}, c1.ID, c2.ID)
 	_, _, err = s.RevokeKey(ctx, k.owner, op.keyID)
 	wantCode(t, err, signoff.ECONFLICT)
+	// A revoked key is not registered again: the holder makes a new one.
+	revokedPEM, err := keys.EncodePublic(op.key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.RegisterKey(ctx, op.actor, string(revokedPEM))
+	wantCode(t, err, signoff.ECONFLICT)
+	if !strings.Contains(signoff.ErrorMessage(err), "revoked") {
+		t.Fatalf("re-registering a revoked key: %q", signoff.ErrorMessage(err))
+	}
 
 	// The ledger says what happened, and each affected case says that
 	// its approvals no longer count.
