@@ -73,6 +73,10 @@ func summary(e signoff.Event) string {
 			out += ": " + n
 		}
 		return out
+	case "case.attention":
+		// An agent (or a person) asks the desk to look, where it may not
+		// act: it moved nothing.
+		return fmt.Sprintf("%s asks for attention (case %s, unchanged): %s", str("role"), str("state"), str("note"))
 	case "report.received", "reporter.answered":
 		return "reporter text through the airlock (dossier below)"
 	case "reporter.decided":
