@@ -196,7 +196,8 @@ func (d *Desk) compensation(ctx context.Context, ws, origID, self string, plan c
 	}
 	if a, err := canonical.Transform(orig.Rollback); err == nil && hasRollback(orig) {
 		b, err := canonical.Transform(plan.Params)
-		in.ExactInverse = err == nil && bytes.Equal(a, b) && orig.Target == plan.Target && orig.Kind == plan.Kind
+		in.ExactInverse = err == nil && bytes.Equal(a, b) && orig.Target == plan.Target && orig.Kind == plan.Kind &&
+			ownRollbackOnly(orig, plan)
 	}
 	if oc.State == workflow.ChangeExecuted {
 		x, ok, err := d.executedReceipt(ctx, ws, origID)
@@ -211,6 +212,70 @@ func (d *Desk) compensation(ctx context.Context, ws, origID, self string, plan c
 		}
 	}
 	return change.Compensate(in, pol), nil
+}
+
+// ownRollbackOnly reports whether plan, a compensation of orig whose
+// params are orig's rollback, is otherwise exactly what Rollback drafts:
+// the original's health check, and for a runbook no rollback of its own
+// (Rollback gives none). A re-planned compensation may carry a rollback
+// run nobody signed, which a failing health check would run: that is no
+// longer the original's own rollback. A flag's or file's rollback is the
+// value the desk read when drafting, never the proposer's.
+func ownRollbackOnly(orig, plan change.Plan) bool {
+	a, err1 := json.Marshal(orig.HealthCheck)
+	b, err2 := json.Marshal(plan.HealthCheck)
+	if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+		return false
+	}
+	return plan.Kind != change.KindRunbook || !hasRollback(plan)
+}
+
+// recheckPreapproval applies the rollback rule again at the gate, under
+// the target's lock, to a pre-approved compensation about to run: a later
+// change of the target may have executed since it was reviewed (a file
+// written and written back, a runbook run again: the before-state check
+// cannot tell), and the pre-approval covers only the exact inverse on
+// what the original left with nothing standing after it. It returns the
+// decision and, when the pre-approval no longer holds, the refusal.
+func (d *Desk) recheckPreapproval(ctx context.Context, c signoff.Case, st signoff.ChangeLoopState, plan change.Plan, before State) (change.CompensationDecision, *change.GateError, error) {
+	if st.RevertOf == "" {
+		return change.CompensationDecision{}, &change.GateError{Check: change.CheckQuorum, Detail: "a pre-approved plan that compensates no change: it needs signatures"}, nil
+	}
+	dec, err := d.compensation(ctx, c.WorkspaceID, st.RevertOf, c.ID, plan, contentDigest(&before))
+	if err != nil {
+		return dec, nil, err
+	}
+	if !dec.Preapproved() {
+		return dec, &change.GateError{Check: change.CheckQuorum, Detail: "the rollback's pre-approval no longer holds (" + dec.Reason + "): it needs signatures"}, nil
+	}
+	return dec, nil, nil
+}
+
+// preapprovalLapsed sends a pre-approved compensation whose pre-approval
+// no longer holds back through review: under the rule it now needs
+// signatures, and the card says why. It returns the case as it is now.
+func (d *Desk) preapprovalLapsed(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, ge *change.GateError) signoff.Case {
+	ctx = context.WithoutCancel(ctx)
+	rec, plan, err := d.currentPlan(ctx, c, l)
+	if err == nil {
+		st := l.State
+		st.ApprovedDigest, st.ApprovedPolicyDigest, st.ApprovalIDs, st.Preapproved = "", "", nil, false
+		var c2 signoff.Case
+		l, c2, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "rereview",
+			Note: "the rollback's pre-approval no longer holds: the plan is reviewed again",
+			Events: []signoff.LoopEvent{{Type: "change.preapproval_lapsed", Payload: map[string]any{"plan_id": rec.ID, "revert_of": st.RevertOf,
+				"message": ge.Detail + "; it was reviewed again and waits for signatures (signoff approve)"}}}})
+		if err == nil {
+			c = c2
+			if c2, _, err = d.review(ctx, c, l, plan, rec); err == nil {
+				c = c2
+			}
+		}
+	}
+	if err != nil {
+		d.log().ErrorContext(ctx, "review a compensation again after its pre-approval lapsed", "case_id", c.ID, "err", err)
+	}
+	return c
 }
 
 // markOverwritten records, on every later change that a compensating

@@ -276,6 +276,18 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 	if ge := checkRunbookNetwork(plan, t, pol); ge != nil {
 		return Execution{Case: c}, d.refuse(ctx, c, by, plan.Target, before.Digest, ge)
 	}
+	if l.State.Preapproved && c.State == workflow.ChangeApproved {
+		// The pre-approval is the rollback rule's, decided at review: it
+		// is decided again now, on what the target holds under the lock.
+		_, ge, err := d.recheckPreapproval(ctx, c, l.State, plan, before)
+		if err != nil {
+			return Execution{Case: c}, err
+		}
+		if ge != nil {
+			err := d.refuse(ctx, c, by, plan.Target, before.Digest, ge)
+			return Execution{Case: d.preapprovalLapsed(ctx, c, l, ge)}, err
+		}
+	}
 	if c.State != workflow.ChangeApproved {
 		return Execution{Case: c}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s, not approved", c.ID, c.State)}
 	}
