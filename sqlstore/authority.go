@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -43,7 +44,30 @@ func (s *DB) agentMayChange(ctx context.Context, q queryer, by signoff.Actor, c 
 			"case %s is %s, a state a person's decision produced: no agent may %s it; post a message or ask for attention instead (POST /api/v1/cases/%s/attention, MCP case.request_attention)",
 			c.ID, c.State, what, c.ID)}
 	}
+	// A signature that still counts is a person's decision too, though
+	// the quorum is not met and the state is still the one the system
+	// produced: an agent's re-plan would void it, its escalation move the
+	// case from under it. Only people undo what a person signed.
+	if signing(c) {
+		var signed int
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM approvals WHERE workspace_id = $1 AND case_id = $2 AND status = $3 AND decision = $4 AND expires_at > $5`,
+			c.WorkspaceID, c.ID, signoff.ApprovalValid, approval.Approve, micros(s.clock())).Scan(&signed); err != nil {
+			return fmt.Errorf("approvals of %s: %w", c.ID, err)
+		}
+		if signed > 0 {
+			return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf(
+				"case %s carries %d signed approval(s) that still count, a person's decision: no agent may %s it; post a message or ask for attention instead (POST /api/v1/cases/%s/attention, MCP case.request_attention)",
+				c.ID, signed, what, c.ID)}
+		}
+	}
 	return nil
+}
+
+// signing reports whether c is in the state where people's signatures
+// gather towards a quorum: awaiting approval, of a bug or a change.
+func signing(c signoff.Case) bool {
+	return c.Kind == signoff.KindBug && c.State == workflow.BugAwaitingApproval ||
+		c.Kind == signoff.KindChange && c.State == workflow.ChangeAwaitingApproval
 }
 
 // maxAttentionNote bounds an attention note.
