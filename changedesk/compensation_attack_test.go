@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/workflow"
@@ -213,6 +214,45 @@ func TestPreapprovedRollbackRecheckedAtGate(t *testing.T) {
 			must(t, err)
 			if x.Outcome != changedesk.OutcomeExecuted || len(rb.ran()) != n+1 {
 				t.Fatalf("signed: %s, runs %v", x.Outcome, rb.ran())
+			}
+		})
+	}
+}
+
+// An approval checked under one policy and recorded after another was
+// set (the policy write commits between the desk's checks and its
+// RecordApproval) escaped the policy write's voiding: once the old policy
+// came back, it counted. The store refuses it instead.
+func TestApprovalRacingAPolicyChangeIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	for name, open := range engines {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, open)
+			p1 := strings.Replace(policyYAML([]string{e.alice.ID, e.bob.ID}, ""), "required: 1", "required: 2", 1)
+			p2 := p1 + "protected_targets: [\"flag:prod/payments_*\"]\n"
+			e.setPolicy(p1)
+			c := e.request("true")
+			card, err := e.desk.Card(e.ctx, e.alice, c.ID)
+			must(t, err)
+			st := approval.NewStatement(c.ID, card.SubjectDigest, approval.Approve, card.PolicyDigest, e.alice.ID, e.clock.Now(), time.Hour)
+			envl, err := approval.Sign(st, e.keys[e.alice.ID])
+			must(t, err)
+			raw, err := json.Marshal(envl)
+			must(t, err)
+			// The desk checked alice's statement under p1; p2 is set now.
+			e.setPolicy(p2)
+			sys := signoff.SystemActor(e.owner.WorkspaceID)
+			_, err = e.store.RecordApproval(e.ctx, sys, signoff.Approval{CaseID: c.ID, SubjectDigest: st.SubjectDigest, Decision: st.Decision,
+				ApproverID: e.alice.ID, KeyID: envl.Signatures[0].KeyID, Nonce: st.Nonce, PolicyDigest: st.PolicyDigest, IssuedAt: st.IssuedAt,
+				ExpiresAt: st.ExpiresAt, Envelope: raw, Via: "cli-signed"})
+			if signoff.ErrorCode(err) != signoff.ECONFLICT {
+				t.Fatalf("an approval under a policy no longer in force was recorded: %v", err)
+			}
+			// p1 back, bob signs: alice's raced approval must not count.
+			e.setPolicy(p1)
+			if c := e.approve(e.bob, c.ID); c.State == workflow.ChangeApproved {
+				t.Fatal("the quorum counted an approval recorded after its policy was replaced")
 			}
 		})
 	}

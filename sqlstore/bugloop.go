@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/keys"
 )
 
@@ -740,8 +741,14 @@ func (s *DB) RecordApproval(ctx context.Context, by signoff.Actor, a signoff.App
 	a.ID, a.WorkspaceID, a.Status, a.CreatedAt, a.ConsumedAt = signoff.NewID(signoff.PrefixApproval), by.WorkspaceID, signoff.ApprovalValid, now, nil
 	a.IssuedAt, a.ExpiresAt = a.IssuedAt.UTC().Truncate(time.Microsecond), a.ExpiresAt.UTC().Truncate(time.Microsecond)
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.getCase(ctx, tx, a.WorkspaceID, a.CaseID); err != nil {
+		c, err := s.getCase(ctx, tx, a.WorkspaceID, a.CaseID)
+		if err != nil {
 			return err
+		}
+		if c.Kind == signoff.KindChange {
+			if err := s.checkApprovalPolicy(ctx, tx, a); err != nil {
+				return err
+			}
 		}
 		// The approver's and the key's rows are locked until commit, so a
 		// concurrent disable or revoke either sees this approval (and voids
@@ -785,6 +792,38 @@ func (s *DB) RecordApproval(ctx context.Context, by signoff.Actor, a signoff.App
 		return signoff.Approval{}, fmt.Errorf("record approval of %s: %w", a.CaseID, err)
 	}
 	return a, nil
+}
+
+// checkApprovalPolicy refuses an approval of a change case made under a
+// policy that is not the one in force. The policy row is locked until
+// commit, so a concurrent policy write either comes first (and this
+// approval, checked by the desk under the old policy, is refused) or
+// after (and voids it with the others): an approval can never slip in
+// between and count again once the old policy is put back.
+func (s *DB) checkApprovalPolicy(ctx context.Context, tx *sql.Tx, a signoff.Approval) error {
+	var cur string
+	err := tx.QueryRowContext(ctx, `SELECT digest FROM change_policies WHERE workspace_id = $1`+s.d.ForUpdate, a.WorkspaceID).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		empty, perr := change.Parse(nil)
+		if perr != nil {
+			return perr
+		}
+		cur, err = empty.Digest(), nil
+	}
+	if err != nil {
+		return fmt.Errorf("change policy: %w", err)
+	}
+	if a.PolicyDigest != cur {
+		return signoff.Errorf(signoff.ECONFLICT, "the change policy changed (it is now %s, the approval names %s): the approval is not recorded; read the card again and sign that", shortHex(cur), shortHex(a.PolicyDigest))
+	}
+	return nil
+}
+
+func shortHex(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
 }
 
 // ListApprovals implements signoff.BugLoopService.

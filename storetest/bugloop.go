@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -569,11 +570,20 @@ func digestHex(s string) string {
 }
 
 // approval builds an approval of c by a over digest, valid for ttl from
-// the store's clock.
+// the store's clock. An approval of a change case names the change policy
+// in force (the store refuses any other).
 func (k *loopKit) approval(c signoff.Case, a approver, digest string, ttl time.Duration) signoff.Approval {
 	now := k.clock.Now()
+	pd := digestHex("e")
+	if c.Kind == signoff.KindChange {
+		if p, err := k.store.GetChangePolicy(k.ctx, signoff.SystemActor(c.WorkspaceID)); err == nil {
+			pd = p.Digest
+		} else if empty, err := change.Parse(nil); err == nil {
+			pd = empty.Digest()
+		}
+	}
 	return signoff.Approval{CaseID: c.ID, SubjectDigest: digest, Decision: "approve", ApproverID: a.actor.ID, KeyID: a.keyID,
-		Nonce: nonce(), PolicyDigest: digestHex("e"), IssuedAt: now, ExpiresAt: now.Add(ttl),
+		Nonce: nonce(), PolicyDigest: pd, IssuedAt: now, ExpiresAt: now.Add(ttl),
 		Envelope: json.RawMessage(`{"payloadType":"application/vnd.signoff.approval+json","payload":"e30=","signatures":[]}`), Via: "cli-signed"}
 }
 
