@@ -393,7 +393,8 @@ func TestAddressing(t *testing.T) {
 	viewerTok := w.token(t, w.actor(t, "vera", signoff.RoleViewer))
 	fixer := w.actor(t, "fixer one", signoff.RoleFixer) // owned by the workspace owner
 	fixerTok := w.token(t, fixer)
-	triagerTok := w.token(t, w.actor(t, "triager one", signoff.RoleTriager))
+	triager := w.actor(t, "triager one", signoff.RoleTriager)
+	triagerTok := w.token(t, triager)
 	room := "/api/v1/cases/" + w.bug.ID + "/messages"
 
 	post := func(tok, body string) signoff.Message {
@@ -435,10 +436,20 @@ func TestAddressing(t *testing.T) {
 	if tk.AssigneeID != fixer.ID || tk.Status != signoff.TaskOpen {
 		t.Fatalf("mention task = %+v", tk)
 	}
-	// The owner's other agents are admitted too.
+	// The owner's other agents are admitted too, in the room of a case
+	// they have worked on; with no task of their own there they may not
+	// post at all (a mention would hand the fixer a receipt there).
+	b, _ := json.Marshal(map[string]string{"body": "@fixer the triage is done"})
+	if got := do(t, srv, request{method: "POST", path: room, token: triagerTok, body: string(b)}); got.status != http.StatusForbidden {
+		t.Fatalf("a triager with no task on the case posts: %d %s", got.status, got.body)
+	}
+	if n := tasks(); n != 1 {
+		t.Fatalf("tasks = %d, want 1", n)
+	}
+	w.newTask(t, triager)
 	admitted(post(triagerTok, "@fixer the triage is done"))
-	if n := tasks(); n != 2 {
-		t.Fatalf("tasks = %d, want 2", n)
+	if n := tasks(); n != 3 {
+		t.Fatalf("tasks = %d, want 3", n)
 	}
 
 	// The operator is not admitted by the default policy: 2xx, a reason,
@@ -449,8 +460,8 @@ func TestAddressing(t *testing.T) {
 			t.Fatalf("refusal reason = %q", why)
 		}
 	}
-	if n := tasks(); n != 2 {
-		t.Fatalf("after refused mentions tasks = %d, want 2", n)
+	if n := tasks(); n != 3 {
+		t.Fatalf("after refused mentions tasks = %d, want 3", n)
 	}
 
 	// Only the agent's owner or a workspace owner changes the policy.
@@ -478,8 +489,8 @@ func TestAddressing(t *testing.T) {
 		t.Fatalf("another agent reads the fixer's policy: status = %d", got.status)
 	}
 	admitted(post(opTok, "@fixer please take a look"))
-	if n := tasks(); n != 3 {
-		t.Fatalf("tasks = %d, want 3", n)
+	if n := tasks(); n != 4 {
+		t.Fatalf("tasks = %d, want 4", n)
 	}
 
 	// Reporters and viewers do not post at all.

@@ -167,8 +167,11 @@ var matrix = []struct {
 	{"GET /api/v1/cases/{id}/messages", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/messages"}
 	}, statuses{403, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 401, 404}},
+	// An agent posts in the room of a case it has (or had) a task on.
 	{"POST /api/v1/cases/{id}/messages", func(t *testing.T, f *matrixFixture, who string) request {
-		return request{method: "POST", path: "/api/v1/cases/" + f.bug.ID + "/messages", body: `{"body":"a note from ` + who + `"}`}
+		c := f.newCase(t, signoff.KindBug, f.otherReporter.ID)
+		f.taskOn(t, c, who)
+		return request{method: "POST", path: "/api/v1/cases/" + c.ID + "/messages", body: `{"body":"a note from ` + who + `"}`}
 	}, statuses{403, 201, 201, 403, 201, 201, 201, 201, 201, 201, 201, 401, 401, 404}},
 
 	// Agents: presence, addressing and the role configuration. An agent

@@ -487,7 +487,7 @@ type MessageResult struct {
 }
 
 var postMessageTool = def(ToolPostMessage, "Post in the case conversation",
-	"Post a message in a case's conversation, where people and other agents read it. Mentioning an agent (@role or @name) opens a task for it only if its addressing policy admits you; the answer says, per mention, which task was opened or why not.",
+	"Post a message in the conversation of a case you have worked on (a task of yours), where people and other agents read it. Mentioning an agent (@role or @name) opens a task for it only if its addressing policy admits you; the answer says, per mention, which task was opened or why not.",
 	writes(false),
 	func(p map[string]*jsonschema.Schema) { p["text"].MinLength = ptr(1) },
 	func(b *binding, ctx context.Context, _ *sdk.CallToolRequest, in postMessageIn) (MessageResult, error) {

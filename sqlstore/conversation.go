@@ -82,6 +82,20 @@ func (s *DB) PostMessage(ctx context.Context, by signoff.Actor, caseID, body str
 		if err != nil {
 			return err
 		}
+		// An agent speaks only in the room of a case it has worked on (a
+		// task of its own there), as it asks for attention and reads the
+		// ledger: a message of an agent with nothing to do with the case
+		// would open tasks there for other agents, receipts to act on a
+		// case no one gave it.
+		if by.Role.IsAgent() {
+			var involved bool
+			if err := tx.QueryRowContext(ctx, `SELECT `+agentSeesCase("$1", "$2", "$3"), c.WorkspaceID, by.ID, c.ID).Scan(&involved); err != nil {
+				return err
+			}
+			if !involved {
+				return signoff.Errorf(signoff.EFORBIDDEN, "an agent posts only in the room of a case it has worked on (a task of its own)")
+			}
+		}
 		now := s.clock()
 		m = signoff.Message{ID: signoff.NewID(signoff.PrefixMessage), WorkspaceID: c.WorkspaceID, CaseID: c.ID, AuthorID: by.ID,
 			AuthorRole: by.Role, Body: body, Mentions: []signoff.Mention{}, CreatedAt: now}

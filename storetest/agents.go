@@ -151,7 +151,18 @@ func testAddressing(t *testing.T, b Backend) {
 			t.Fatalf("@%s = %+v", h, mn)
 		}
 	}
-	// The owner's other agent is admitted; an agent never addresses itself.
+	// An agent speaks only in the room of a case it has worked on: with
+	// no task of its own there, its mention would hand another agent a
+	// receipt on a case no one gave it.
+	before = tasksOf(fixer)
+	_, err = s.PostMessage(ctx, triager, c.ID, "@fixer the failing test is ready")
+	wantCode(t, err, signoff.EFORBIDDEN)
+	if tasksOf(fixer) != before {
+		t.Fatal("a refused message opened a task")
+	}
+	// The owner's other agent, on a task of its own there, is admitted;
+	// an agent never addresses itself.
+	GiveTask(t, s, tb.owner, triager, c.ID)
 	m = tb.post(t, triager, c, "@fixer the failing test is ready")
 	if !m.Addressed || mention(t, m, "fixer").TaskID == "" {
 		t.Fatalf("owner's agent message = %+v", m)
