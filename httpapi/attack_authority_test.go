@@ -67,3 +67,30 @@ func TestAgentKeepsPeoplesSignatures(t *testing.T) {
 		t.Fatalf("owner re-plans: %d %s", got.status, got.body)
 	}
 }
+
+// TestAgentsReadNoEvidenceBundle: a candidate's evidence bundle carries
+// the frozen harness's test source (tests/<path>), which only people
+// read (harness.read): a fixer that fetched the bundle of its first
+// attempt would read the tests it is to make pass. No agent reads a
+// bundle; people still do.
+func TestAgentsReadNoEvidenceBundle(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	srv := serve(t, store, nil)
+	cand := signoff.NewID(signoff.PrefixCandidate)
+	if _, err := store.PutEvidence(context.Background(), signoff.SystemActor(w.ws.ID), w.bug.ID, cand, []byte("tests/cart/coupon_repro_test.go: the hidden test")); err != nil {
+		t.Fatal(err)
+	}
+	path := "/api/v1/cases/" + w.bug.ID + "/candidates/" + cand + "/evidence"
+	for _, role := range signoff.AgentRoles {
+		a := w.actor(t, string(role)+" agent", role)
+		storetest.GiveTask(t, store, w.owner, a, w.bug.ID)
+		if got := do(t, srv, request{method: "GET", path: path, token: w.token(t, a)}); got.status != http.StatusForbidden {
+			t.Fatalf("%s reads the evidence bundle: %d %.80s", role, got.status, got.body)
+		}
+	}
+	if got := do(t, srv, request{method: "GET", path: path, token: w.ownerToken}); got.status != http.StatusOK {
+		t.Fatalf("owner reads the evidence bundle: %d %s", got.status, got.body)
+	}
+}

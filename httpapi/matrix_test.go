@@ -332,7 +332,7 @@ var matrix = []struct {
 	}, statuses{403, 409, 409, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 	{"GET /api/v1/cases/{id}/candidates/{candidate}/evidence", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/cases/" + f.bug.ID + "/candidates/" + signoff.NewID(signoff.PrefixCandidate) + "/evidence"}
-	}, statuses{403, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 401, 401, 404}},
+	}, statuses{403, 404, 404, 404, 403, 403, 403, 403, 403, 403, 403, 401, 401, 404}},
 	{"GET /api/v1/keys", get("/api/v1/keys"), statuses{403, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403, 401, 401, 200}},
 	{"POST /api/v1/keys", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "POST", path: "/api/v1/keys", body: keyBody(t)}

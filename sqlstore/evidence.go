@@ -54,6 +54,12 @@ func (s *DB) GetEvidence(ctx context.Context, by signoff.Actor, caseID, candidat
 	if by.Role == signoff.RoleReporter {
 		return nil, "", signoff.Errorf(signoff.EFORBIDDEN, "reporters do not read evidence bundles")
 	}
+	// A bundle carries the frozen harness's test source (tests/<path>),
+	// which only people read (harness.read): a fixer must not read the
+	// tests it is to make pass, and no agent hands them to one.
+	if by.Role.IsAgent() {
+		return nil, "", signoff.Errorf(signoff.EFORBIDDEN, "agents do not read evidence bundles: a bundle carries the harness's test source, which only people read")
+	}
 	if err := signoff.CheckID("candidate", signoff.PrefixCandidate, candidateID); err != nil {
 		return nil, "", err
 	}
