@@ -52,6 +52,12 @@ type execution struct {
 // executedReceipt returns the newest receipt of caseID whose outcome is
 // executed, with when it was signed.
 func (d *Desk) executedReceipt(ctx context.Context, ws, caseID string) (execution, bool, error) {
+	return d.receiptWithOutcome(ctx, ws, caseID, OutcomeExecuted)
+}
+
+// receiptWithOutcome returns the newest receipt of caseID whose outcome is
+// outcome, with when it was signed.
+func (d *Desk) receiptWithOutcome(ctx context.Context, ws, caseID, outcome string) (execution, bool, error) {
 	rs, err := d.Store.ListReceipts(ctx, sys(ws), caseID)
 	if err != nil {
 		return execution{}, false, fmt.Errorf("receipts of %s: %w", caseID, err)
@@ -61,7 +67,7 @@ func (d *Desk) executedReceipt(ctx context.Context, ws, caseID string) (executio
 		if err != nil {
 			return execution{}, false, fmt.Errorf("receipt %s: %w", rs[i].ID, err)
 		}
-		if b.Outcome == OutcomeExecuted {
+		if b.Outcome == outcome {
 			return execution{at: rs[i].CreatedAt, body: b}, true, nil
 		}
 	}
@@ -69,12 +75,17 @@ func (d *Desk) executedReceipt(ctx context.Context, ws, caseID string) (executio
 }
 
 // laterChanges lists the executed changes of target in the project that
-// ran after since and still stand: a change reverted since does not, and
+// ran after since and still stand (one left executing by a failed restore
+// counts: what it applied was never undone): a change reverted since does not, and
 // neither does the compensation that reverted it (together they left the
 // target as they found it), nor a change a rollback wrote over. skip
 // names cases to leave out (the original, the compensating case).
 func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, since time.Time, skip ...string) ([]change.LaterChange, error) {
-	loops, err := d.Store.ListChangeLoops(ctx, sys(ws), project, workflow.ChangeExecuted, workflow.ChangeReverted)
+	// A change left executing with a restore_failed receipt was applied,
+	// failed its health check and could not be restored: its effect
+	// stands (for a runbook, whose state a run does not change, nothing
+	// else would show it).
+	loops, err := d.Store.ListChangeLoops(ctx, sys(ws), project, workflow.ChangeExecuted, workflow.ChangeReverted, workflow.ChangeExecuting)
 	if err != nil {
 		return nil, fmt.Errorf("change loops of %s: %w", project, err)
 	}
@@ -97,16 +108,19 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 		if err != nil || p.Target != target {
 			continue
 		}
+		c, err := d.Store.GetCase(ctx, sys(ws), l.CaseID)
+		if err != nil {
+			return nil, err
+		}
 		x, ok, err := d.executedReceipt(ctx, ws, l.CaseID)
+		if err == nil && !ok && c.State == workflow.ChangeExecuting {
+			x, ok, err = d.receiptWithOutcome(ctx, ws, l.CaseID, OutcomeRestoreFailed)
+		}
 		if err != nil {
 			return nil, err
 		}
 		if !ok || !x.at.After(since) {
 			continue
-		}
-		c, err := d.Store.GetCase(ctx, sys(ws), l.CaseID)
-		if err != nil {
-			return nil, err
 		}
 		after[l.CaseID] = true
 		cands = append(cands, cand{l: l, state: c.State, after: contentDigest(x.body.After)})
@@ -119,7 +133,7 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 	}
 	var out []change.LaterChange
 	for _, c := range cands {
-		standing := c.state == workflow.ChangeExecuted && len(c.l.State.OverwrittenBy) == 0 &&
+		standing := (c.state == workflow.ChangeExecuted || c.state == workflow.ChangeExecuting) && len(c.l.State.OverwrittenBy) == 0 &&
 			!(c.l.State.RevertOf != "" && reverted[c.l.State.RevertOf] && after[c.l.State.RevertOf])
 		if standing {
 			title := ""

@@ -28,6 +28,8 @@ import (
 type fakeRunbook struct {
 	mu   sync.Mutex
 	runs []string
+	// failRestore makes every compensating run fail.
+	failRestore bool
 }
 
 func (*fakeRunbook) Kind() string { return change.KindRunbook }
@@ -59,6 +61,12 @@ func (f *fakeRunbook) Apply(_ context.Context, _ changedesk.Scope, p change.Plan
 
 func (f *fakeRunbook) Restore(_ context.Context, _ changedesk.Scope, p change.Plan, _ changedesk.State) (changedesk.State, error) {
 	f.record("restore " + string(p.Rollback))
+	f.mu.Lock()
+	fail := f.failRestore
+	f.mu.Unlock()
+	if fail {
+		return f.state(), &signoff.Error{Code: signoff.EUNAVAILABLE, Message: "runbook failed: exit 1"}
+	}
 	return f.state(), nil
 }
 
@@ -255,5 +263,41 @@ func TestApprovalRacingAPolicyChangeIsNotRecorded(t *testing.T) {
 				t.Fatal("the quorum counted an approval recorded after its policy was replaced")
 			}
 		})
+	}
+}
+
+// A later runbook run whose health check failed and whose compensating run
+// failed too (restore_failed: the case stays executing) still stands: a
+// rollback of an earlier run over it is not the exact inverse on what the
+// earlier one left, and needs signatures.
+func TestRollbackOverRestoreFailedChangeNeedsSignature(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	rb := e.withRunbook()
+	a := e.runbookExecuted(`["v2"]`, `{"args":["v1"]}`, e.okHealth())
+	c, _, err := e.desk.Request(e.ctx, e.owner, changedesk.RequestInput{ProjectID: e.project, Reason: "deploy v3 to production now"})
+	must(t, err)
+	c, _, err = e.desk.Propose(e.ctx, e.owner, c.ID, changedesk.Proposal{Target: runbookTarget,
+		Params: json.RawMessage(`{"args":["v3"]}`), Rollback: json.RawMessage(`{"args":["v2"]}`), HealthCheck: e.failingHealth(), Via: "human"})
+	must(t, err)
+	e.approve(e.alice, c.ID)
+	rb.mu.Lock()
+	rb.failRestore = true
+	rb.mu.Unlock()
+	x, err := e.desk.Execute(e.ctx, e.alice, c.ID)
+	if x.Outcome != changedesk.OutcomeRestoreFailed || e.state(c.ID) != workflow.ChangeExecuting {
+		t.Fatalf("B: %v, %s, %s", err, x.Outcome, e.state(c.ID))
+	}
+	rb.mu.Lock()
+	rb.failRestore = false
+	rb.mu.Unlock()
+	n := len(rb.ran())
+	r, rx, err := e.desk.Rollback(e.ctx, e.owner, a.ID, "the v2 deploy broke checkout, roll it back")
+	must(t, err)
+	if rx != nil || len(rb.ran()) != n || r.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("rollback of A over B's unrestored run: %s, %s, runs %v", r.State, ran(rx), rb.ran()[n:])
+	}
+	if d := e.decision(r.ID); d.Verdict != change.CompensationNeedsApproval || len(d.Later) != 1 || d.Later[0].CaseID != c.ID {
+		t.Fatalf("decision %+v", d)
 	}
 }
