@@ -94,3 +94,30 @@ func TestAgentsReadNoEvidenceBundle(t *testing.T) {
 		t.Fatalf("owner reads the evidence bundle: %d %s", got.status, got.body)
 	}
 }
+
+// TestAgentReadsOnlyRoomsOfItsCases: the ledger keeps a message's digest
+// and an agent's event list shows none of a case it has no task on; the
+// room, which keeps the words, shows it as little. With a task there, it
+// reads them.
+func TestAgentReadsOnlyRoomsOfItsCases(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	srv := serve(t, store, nil)
+	fixer := w.actor(t, "fixer", signoff.RoleFixer)
+	tok := w.token(t, fixer)
+	if _, err := store.PostMessage(context.Background(), w.owner, w.bug.ID, "the reporter's phone is 555-0100"); err != nil {
+		t.Fatal(err)
+	}
+	room := "/api/v1/cases/" + w.bug.ID + "/messages"
+	var got struct{ Messages []signoff.Message }
+	do(t, srv, request{method: "GET", path: room, token: tok}).decode(t, &got)
+	if len(got.Messages) != 0 {
+		t.Fatalf("a fixer with no task on the case reads its room: %+v", got.Messages)
+	}
+	storetest.GiveTask(t, store, w.owner, fixer, w.bug.ID)
+	do(t, srv, request{method: "GET", path: room, token: tok}).decode(t, &got)
+	if len(got.Messages) != 1 {
+		t.Fatalf("the fixer on its task reads %d messages, want 1", len(got.Messages))
+	}
+}

@@ -181,8 +181,21 @@ const maxListedMessages = 1000
 // ListMessages implements signoff.ConversationService: a room's messages,
 // oldest first. A reporter reads only the room of their own case.
 func (s *DB) ListMessages(ctx context.Context, by signoff.Actor, caseID string) ([]signoff.Message, error) {
-	if _, err := s.GetCase(ctx, by, caseID); err != nil {
+	c, err := s.GetCase(ctx, by, caseID)
+	if err != nil {
 		return nil, err
+	}
+	// An agent reads the room of a case it has (or had) a task on, as it
+	// reads that case's ledger (agentSeesCase); of any other, nothing. The
+	// ledger keeps a message's digest, the room its words.
+	if by.Role.IsAgent() {
+		var involved bool
+		if err := s.db.QueryRowContext(ctx, `SELECT `+agentSeesCase("$1", "$2", "$3"), c.WorkspaceID, by.ID, c.ID).Scan(&involved); err != nil {
+			return nil, err
+		}
+		if !involved {
+			return nil, nil
+		}
 	}
 	out, err := queryAll(ctx, s.db, scanMessage, `SELECT `+messageColumns+` FROM (SELECT `+messageColumns+` FROM messages
 		WHERE workspace_id = $1 AND case_id = $2 ORDER BY id DESC LIMIT $3) AS recent ORDER BY id`, by.WorkspaceID, caseID, maxListedMessages)
