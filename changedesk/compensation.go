@@ -56,8 +56,8 @@ func (d *Desk) executedReceipt(ctx context.Context, ws, caseID string) (executio
 }
 
 // receiptWithOutcome returns the newest receipt of caseID whose outcome is
-// outcome, with when it was signed.
-func (d *Desk) receiptWithOutcome(ctx context.Context, ws, caseID, outcome string) (execution, bool, error) {
+// one of outcomes, with when it was signed.
+func (d *Desk) receiptWithOutcome(ctx context.Context, ws, caseID string, outcomes ...string) (execution, bool, error) {
 	rs, err := d.Store.ListReceipts(ctx, sys(ws), caseID)
 	if err != nil {
 		return execution{}, false, fmt.Errorf("receipts of %s: %w", caseID, err)
@@ -67,7 +67,7 @@ func (d *Desk) receiptWithOutcome(ctx context.Context, ws, caseID, outcome strin
 		if err != nil {
 			return execution{}, false, fmt.Errorf("receipt %s: %w", rs[i].ID, err)
 		}
-		if b.Outcome == outcome {
+		if slices.Contains(outcomes, b.Outcome) {
 			return execution{at: rs[i].CreatedAt, body: b}, true, nil
 		}
 	}
@@ -85,7 +85,9 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 	// failed its health check and could not be restored: its effect
 	// stands (for a runbook, whose state a run does not change, nothing
 	// else would show it).
-	loops, err := d.Store.ListChangeLoops(ctx, sys(ws), project, workflow.ChangeExecuted, workflow.ChangeReverted, workflow.ChangeExecuting)
+	// So does one the execution watchdog settled as drifted because it
+	// could not tell whether an interrupted run did anything.
+	loops, err := d.Store.ListChangeLoops(ctx, sys(ws), project, workflow.ChangeExecuted, workflow.ChangeReverted, workflow.ChangeExecuting, workflow.ChangeDrifted)
 	if err != nil {
 		return nil, fmt.Errorf("change loops of %s: %w", project, err)
 	}
@@ -112,9 +114,15 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 		if err != nil {
 			return nil, err
 		}
-		x, ok, err := d.executedReceipt(ctx, ws, l.CaseID)
-		if err == nil && !ok && c.State == workflow.ChangeExecuting {
-			x, ok, err = d.receiptWithOutcome(ctx, ws, l.CaseID, OutcomeRestoreFailed)
+		var x execution
+		var ok bool
+		switch c.State {
+		case workflow.ChangeExecuting:
+			x, ok, err = d.receiptWithOutcome(ctx, ws, l.CaseID, OutcomeRestoreFailed, OutcomeInterrupted)
+		case workflow.ChangeDrifted:
+			x, ok, err = d.receiptWithOutcome(ctx, ws, l.CaseID, OutcomeInterrupted)
+		default:
+			x, ok, err = d.executedReceipt(ctx, ws, l.CaseID)
 		}
 		if err != nil {
 			return nil, err
@@ -133,7 +141,7 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 	}
 	var out []change.LaterChange
 	for _, c := range cands {
-		standing := (c.state == workflow.ChangeExecuted || c.state == workflow.ChangeExecuting) && len(c.l.State.OverwrittenBy) == 0 &&
+		standing := c.state != workflow.ChangeReverted && len(c.l.State.OverwrittenBy) == 0 &&
 			!(c.l.State.RevertOf != "" && reverted[c.l.State.RevertOf] && after[c.l.State.RevertOf])
 		if standing {
 			title := ""

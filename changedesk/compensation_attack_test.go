@@ -301,3 +301,46 @@ func TestRollbackOverRestoreFailedChangeNeedsSignature(t *testing.T) {
 		t.Fatalf("decision %+v", d)
 	}
 }
+
+// The execution watchdog settling an interrupted (or unrestored) runbook
+// run must not claim nothing was applied: the script digest it compares
+// is the same before and after a run. Had it, the run would stop counting
+// and a rollback of an earlier run would be pre-approved over it.
+func TestWatchdogDoesNotClaimARunbookDidNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite)
+	rb := e.withRunbook()
+	a := e.runbookExecuted(`["v2"]`, `{"args":["v1"]}`, e.okHealth())
+	c, _, err := e.desk.Request(e.ctx, e.owner, changedesk.RequestInput{ProjectID: e.project, Reason: "deploy v3 to production now"})
+	must(t, err)
+	c, _, err = e.desk.Propose(e.ctx, e.owner, c.ID, changedesk.Proposal{Target: runbookTarget,
+		Params: json.RawMessage(`{"args":["v3"]}`), Rollback: json.RawMessage(`{"args":["v2"]}`), HealthCheck: e.failingHealth(), Via: "human"})
+	must(t, err)
+	e.approve(e.alice, c.ID)
+	rb.mu.Lock()
+	rb.failRestore = true
+	rb.mu.Unlock()
+	if x, _ := e.desk.Execute(e.ctx, e.alice, c.ID); x.Outcome != changedesk.OutcomeRestoreFailed {
+		t.Fatalf("B: %s", x.Outcome)
+	}
+	rb.mu.Lock()
+	rb.failRestore = false
+	rb.mu.Unlock()
+	must(t, e.desk.Settle(e.ctx, e.owner.WorkspaceID, c.ID))
+	rs, err := e.store.ListReceipts(e.ctx, e.owner, c.ID)
+	must(t, err)
+	last, err := changedesk.OpenReceipt(rs[len(rs)-1], nil)
+	must(t, err)
+	if last.Outcome != changedesk.OutcomeInterrupted || strings.Contains(last.Detail, "nothing was applied") || e.state(c.ID) == workflow.ChangeRolledBack {
+		t.Fatalf("the watchdog settled the unrestored run as %s: %q", e.state(c.ID), last.Detail)
+	}
+	n := len(rb.ran())
+	r, rx, err := e.desk.Rollback(e.ctx, e.owner, a.ID, "the v2 deploy broke checkout, roll it back")
+	must(t, err)
+	if rx != nil || len(rb.ran()) != n || r.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("rollback of A over B's settled run: %s, %s, runs %v", r.State, ran(rx), rb.ran()[n:])
+	}
+	if d := e.decision(r.ID); len(d.Later) != 1 || d.Later[0].CaseID != c.ID {
+		t.Fatalf("decision %+v", d)
+	}
+}

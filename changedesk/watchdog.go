@@ -77,6 +77,11 @@ func (d *Desk) Settle(ctx context.Context, ws, caseID string) error {
 	b.ActionDigest, _ = change.ActionDigest(plan, pol.Digest())
 	command, what := "rollback", ""
 	switch {
+	case plan.BeforeStateDigest == plan.AfterStateDigest:
+		// A runbook's state is its script, which running does not
+		// change: the live state cannot show whether the interrupted run
+		// did anything. Nothing is claimed, nothing run again.
+		command, what = "drift", "the target's state does not show whether the interrupted run did anything (a runbook's state is its script): nothing was run again and nothing is claimed restored; a person must check what it did"
 	case live.Digest == plan.BeforeStateDigest:
 		restored := live
 		b.Restored, what = &restored, "nothing was applied; the before-state stands"
