@@ -8,6 +8,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/storetest"
+	"github.com/signoff-dev/signoff/triage"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -119,5 +120,29 @@ func TestAgentReadsOnlyRoomsOfItsCases(t *testing.T) {
 	do(t, srv, request{method: "GET", path: room, token: tok}).decode(t, &got)
 	if len(got.Messages) != 1 {
 		t.Fatalf("the fixer on its task reads %d messages, want 1", len(got.Messages))
+	}
+}
+
+// TestAgentCommentsAsItself: an agent's ticket comment names the agent
+// and now, whatever author and time it claims.
+func TestAgentCommentsAsItself(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	srv := serve(t, store, nil)
+	if _, err := store.CreateTicket(context.Background(), w.owner, w.proj.ID, triage.Ticket{ID: "APP-1", Title: "coupon applied twice", Severity: "high"}); err != nil {
+		t.Fatal(err)
+	}
+	writer := w.actor(t, "writer bot", signoff.RoleTriager)
+	got := do(t, srv, request{method: "POST", path: "/api/v1/projects/" + w.proj.ID + "/tickets/APP-1/comments", token: w.token(t, writer),
+		body: `{"author":"Alice (owner)","time":"2020-01-01T00:00:00Z","body":"Confirmed on prod, ship it."}`})
+	if got.status != http.StatusCreated {
+		t.Fatalf("comment: %d %s", got.status, got.body)
+	}
+	var tk triage.Ticket
+	got.decode(t, &tk)
+	c := tk.Comments[len(tk.Comments)-1]
+	if c.Author != "writer bot" || strings.HasPrefix(c.Time, "2020") {
+		t.Fatalf("the agent's comment reads as %q at %s", c.Author, c.Time)
 	}
 }

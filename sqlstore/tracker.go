@@ -106,6 +106,11 @@ func (s *DB) lockProject(ctx context.Context, tx *sql.Tx, ws, projectID string) 
 
 // normComment checks a comment and fills its defaults.
 func normComment(c *triage.Comment, by signoff.Actor, now time.Time) error {
+	// An agent comments as itself, now: it does not put words under a
+	// person's name, nor date them.
+	if by.Role.IsAgent() {
+		c.Author, c.Time = "", ""
+	}
 	if c.Author == "" {
 		c.Author = cleanLine(by.Name, maxShortText)
 	}
