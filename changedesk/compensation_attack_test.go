@@ -344,3 +344,41 @@ func TestWatchdogDoesNotClaimARunbookDidNothing(t *testing.T) {
 		t.Fatalf("decision %+v", d)
 	}
 }
+
+// An approved case whose approver's key is revoked (or who is disabled)
+// before the gate runs is refused, and goes back to waiting for a
+// signature instead of sitting approved with nothing the gate will pass.
+func TestRevokedApprovalRefusedAndCaseWaitsForASignature(t *testing.T) {
+	t.Parallel()
+	for name, open := range engines {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, open)
+			c := e.request("false")
+			e.approve(e.alice, c.ID)
+			keys, err := e.store.ListKeys(e.ctx, e.alice)
+			must(t, err)
+			if len(keys) != 1 {
+				t.Fatalf("alice has %d keys", len(keys))
+			}
+			_, n, err := e.store.RevokeKey(e.ctx, e.alice, keys[0].ID)
+			must(t, err)
+			if n != 1 {
+				t.Fatalf("revocation voided %d approvals, want 1", n)
+			}
+			x, err := e.desk.Execute(e.ctx, e.owner, c.ID)
+			if gateCheck(err) != change.CheckSignature || e.flag().Version != 1 {
+				t.Fatalf("execute on a revoked key's approval: %v (flag version %d)", err, e.flag().Version)
+			}
+			if s := e.state(c.ID); s != workflow.ChangeAwaitingApproval || x.Case.State != workflow.ChangeAwaitingApproval {
+				t.Fatalf("after the refusal the case is %s (answer %s), want awaiting_approval", s, x.Case.State)
+			}
+			if c := e.approve(e.bob, c.ID); c.State != workflow.ChangeApproved {
+				t.Fatalf("bob signs: %s", c.State)
+			}
+			if x, err := e.desk.Execute(e.ctx, e.owner, c.ID); err != nil || x.Outcome != changedesk.OutcomeExecuted {
+				t.Fatalf("after bob's signature: %v", err)
+			}
+		})
+	}
+}

@@ -142,7 +142,8 @@ func (d *Desk) unstick(ctx context.Context, c signoff.Case, l signoff.ChangeLoop
 }
 
 // quorumVoided reports whether an approval the quorum was made of was
-// superseded since (a policy change voided it).
+// superseded since (a policy change voided it) or voided (its key was
+// revoked, or its approver disabled).
 func (d *Desk) quorumVoided(ctx context.Context, c signoff.Case, st signoff.ChangeLoopState) bool {
 	all, err := d.Store.ListApprovals(ctx, sys(c.WorkspaceID), c.ID)
 	if err != nil {
@@ -150,7 +151,7 @@ func (d *Desk) quorumVoided(ctx context.Context, c signoff.Case, st signoff.Chan
 	}
 	for _, a := range all {
 		for _, id := range st.ApprovalIDs {
-			if a.ID == id && a.Status == signoff.ApprovalSuperseded {
+			if a.ID == id && (a.Status == signoff.ApprovalSuperseded || a.Status == signoff.ApprovalVoided) {
 				return true
 			}
 		}
