@@ -86,6 +86,11 @@ func (s *DB) RegisterChains(ctx context.Context) error {
 	if s.signer == nil {
 		return signoff.Errorf(signoff.EUNAVAILABLE, "store opened read-only: no signing key")
 	}
+	// Signed once means signed for good: the usual start takes no lock.
+	var h ledger.RegistryHead
+	if err := scanRegistryHead(s.db.QueryRowContext(ctx, registryHeadQuery), &h); err == nil && !h.Pending() {
+		return nil
+	}
 	return s.InTx(ctx, func(tx *sql.Tx) error {
 		_, err := s.lockRegistry(ctx, tx)
 		return err
