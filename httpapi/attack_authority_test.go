@@ -146,3 +146,21 @@ func TestAgentCommentsAsItself(t *testing.T) {
 		t.Fatalf("the agent's comment reads as %q at %s", c.Author, c.Time)
 	}
 }
+
+// TestOnlyDeskOpensChanges: POST /api/v1/cases opens bugs; a change
+// request is opened only through the change desk (people, with a
+// reason), never as a bare case, least of all by an agent.
+func TestOnlyDeskOpensChanges(t *testing.T) {
+	t.Parallel()
+	store := openStore(t)
+	w := newWorkspace(t, store, "Acme")
+	srv := serve(t, store, nil)
+	concierge := w.actor(t, "concierge", signoff.RoleConcierge)
+	for _, tok := range []string{w.token(t, concierge), w.ownerToken} {
+		got := do(t, srv, request{method: "POST", path: "/api/v1/cases", token: tok,
+			body: `{"project_id":"` + w.proj.ID + `","kind":"change","title":"turn checkout_v2 off in prod"}`})
+		if got.status < 400 {
+			t.Fatalf("a bare change case: %d %s", got.status, got.body)
+		}
+	}
+}

@@ -34,6 +34,11 @@ func (s *server) createCase(w http.ResponseWriter, r *http.Request, by signoff.A
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
+	// A change request has a reason, a loop and a plan: it is opened at
+	// the change desk's route, never as a bare case no plan can reach.
+	if in.Kind == signoff.KindChange {
+		return signoff.Errorf(signoff.EINVALID, "a change request is opened at POST /api/v1/projects/{id}/changes, with its reason, not as a bare case")
+	}
 	c, err := s.store.CreateCase(r.Context(), by, in)
 	if err != nil {
 		return err

@@ -25,6 +25,11 @@ func (s *DB) CreateCase(ctx context.Context, by signoff.Actor, in signoff.CaseIn
 	if err != nil {
 		return signoff.Case{}, err
 	}
+	// People open change requests, through the change desk; an agent
+	// drafts plans for them but asks for no change on its own.
+	if in.Kind == signoff.KindChange && by.Role.IsAgent() {
+		return signoff.Case{}, signoff.Errorf(signoff.EFORBIDDEN, "an agent does not open change requests: people do, at POST /api/v1/projects/{id}/changes")
+	}
 	if err := signoff.CheckText("title", in.Title, true, 300); err != nil {
 		return signoff.Case{}, err
 	}
