@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -204,15 +205,23 @@ func runbookChange(out *outbox.ChangeData, plan change.Plan, before json.RawMess
 		Network bool              `json:"network"`
 	}
 	_ = json.Unmarshal(plan.Params, &p)
-	run := "sh " + script
-	for _, a := range p.Args {
-		run += " " + shellWord(a)
-	}
-	out.After = "runs " + run
+	// The environment the params set is shown with the command, as a
+	// shell would write it: it changes what the script does as much as
+	// its arguments (DRY_RUN=0, PATH=...), and the digest covers it.
 	var env []string
 	for k := range p.Env {
 		env = append(env, k)
 	}
+	slices.Sort(env)
+	run := ""
+	for _, k := range env {
+		run += k + "=" + shellWord(p.Env[k]) + " "
+	}
+	run += "sh " + script
+	for _, a := range p.Args {
+		run += " " + shellWord(a)
+	}
+	out.After = "runs " + run
 	net := "no network"
 	if p.Network {
 		net = "with network"

@@ -106,6 +106,14 @@ func TestChangeCardShowsTheChange(t *testing.T) {
 				"- version 1.2.3", "+ version 1.2.4", "+ ′′′ ‹!channel›"},
 		},
 		{
+			// The environment the params set is shown with the command:
+			// it changes what the script does, and the digest covers it.
+			name: "runbook env", target: "runbook:restart-cache",
+			params: `{"args":["--flush"],"env":{"PATH":"/tmp","DRY_RUN":"0 now"}}`, before: `{"path":"runbooks/restart-cache.sh","sha256":"` + strings.Repeat("d", 64) + `","size":120}`,
+			slack: []string{"`runs DRY_RUN=\"0 now\" PATH=/tmp sh runbooks/restart-cache.sh --flush`", "1. DRY_RUN=\"0 now\" PATH=/tmp sh runbooks/restart-cache.sh --flush"},
+			mm:    []string{"`runs DRY_RUN=\"0 now\" PATH=/tmp sh runbooks/restart-cache.sh --flush`"},
+		},
+		{
 			name: "runbook", target: "runbook:restart-cache",
 			params: `{"args":["--flush","<!channel>"],"network":false}`, before: `{"path":"runbooks/restart-cache.sh","sha256":"` + strings.Repeat("d", 64) + `","size":120}`,
 			slack: []string{"`runbook:restart-cache` (runbook)", "none: a runbook of the project's repository",
