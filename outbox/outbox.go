@@ -91,11 +91,15 @@ func (p Retry) Delay(n int, r *rand.Rand) time.Duration {
 
 // DefaultEvents are the events a channel gets when it names none: case
 // moves, decisions and approvals asked and given, verdicts, receipts,
-// reporter answers and cards.
+// reporter answers and cards, and what makes a person's earlier decision
+// stop counting (approvals voided by a revoked key or a disabled person, a
+// lapsed approval, a change overwritten by a later rollback) or an agent's
+// request for a person's attention: each asks someone to act.
 var DefaultEvents = []string{
 	"case.created", "case.transitioned", "decision.*", "approval.*", "card.*",
 	"verification.completed", "gate.*", "change.approval_requested", "change.settled", "change.rejected",
 	"merge.recorded", "release.observed", "reporter.decided",
+	"approvals.voided", "change.approval_lapsed", "change.overwritten", "case.attention",
 }
 
 // Match reports whether event type typ is one of patterns (path.Match
