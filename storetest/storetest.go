@@ -126,6 +126,7 @@ func Run(t *testing.T, b Backend) {
 		{"Transitions", testTransitions},
 		{"AgentAuthority", testAgentAuthority},
 		{"AgentEventsLikeStream", testAgentEventsLikeStream},
+		{"AgentKeepsSignatures", testAgentKeepsSignatures},
 		{"ReporterOwnsCase", testReporterOwnsCase},
 		{"DecisionsNeedTheirOwnPath", testDecisionsNeedTheirOwnPath},
 		{"LoopStepsNeedTheirOwnPath", testLoopStepsNeedTheirOwnPath},
