@@ -307,13 +307,24 @@ func (s *DB) ListEvents(ctx context.Context, by signoff.Actor, caseID string, af
 	// (agentSeesCase): none of a case it has no task on.
 	// (PostgreSQL wants every parameter used: others pass no actor id.)
 	visible, args := "", []any{ws, caseID, afterSeq, clampLimit(limit)}
-	if by.Role.IsAgent() {
+	// A reporter reads their own case's events as their stream shows
+	// them too: its moves and reporter.* events, payloads trimmed to
+	// reporterFields (the staff's notes and the agents' calls stay in).
+	switch {
+	case by.Role.IsAgent():
 		visible, args = " AND "+agentSeesCase("$1", "$5", "e.case_id"), append(args, by.ID)
+	case by.Role == signoff.RoleReporter:
+		visible = " AND " + reporterEventFilter
 	}
 	out, err := queryAll(ctx, s.db, scanEvent, `SELECT `+streamColumns+` FROM ledger_events e
 		WHERE e.workspace_id = $1 AND e.case_id = $2 AND e.seq > $3`+visible+` ORDER BY e.seq LIMIT $4`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", caseID, err)
+	}
+	if by.Role == signoff.RoleReporter {
+		for i := range out {
+			out[i].Payload = reporterPayload(out[i].Payload)
+		}
 	}
 	return out, nil
 }

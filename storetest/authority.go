@@ -389,4 +389,40 @@ func testAgentEventsLikeStream(t *testing.T, b Backend) {
 			t.Fatalf("case %s: the fixer sees %d of %d events", c.ID, len(got), len(all))
 		}
 	}
+
+	// A reporter's list of their own case is their stream of it too: its
+	// moves and reporter.* events, payloads trimmed, never a staff note.
+	rep := tb.actor(t, "rita", signoff.RoleReporter)
+	mine := tb.bug(t, rep.ID)
+	if _, _, err := s.TransitionCase(ctx, tb.owner, mine.ID, signoff.TransitionInput{Command: "start_triage", Note: "secret triage note"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RequestAttention(ctx, tb.owner, mine.ID, "staff-only attention note"); err != nil {
+		t.Fatal(err)
+	}
+	rstream, err := s.StreamEvents(ctx, rep, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := s.ListEvents(ctx, rep, mine.ID, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []signoff.Event
+	for _, e := range rstream {
+		if e.CaseID == mine.ID {
+			want = append(want, e)
+		}
+	}
+	if len(listed) != len(want) || len(listed) == 0 {
+		t.Fatalf("the reporter lists %d events of their case, streams %d", len(listed), len(want))
+	}
+	for i := range listed {
+		if listed[i].Seq != want[i].Seq || string(listed[i].Payload) != string(want[i].Payload) {
+			t.Fatalf("event %d: listed %d %s, streamed %d %s", i, listed[i].Seq, listed[i].Payload, want[i].Seq, want[i].Payload)
+		}
+		if strings.Contains(string(listed[i].Payload), "secret triage note") || listed[i].Type == "case.attention" {
+			t.Fatalf("the reporter reads %s: %s", listed[i].Type, listed[i].Payload)
+		}
+	}
 }
