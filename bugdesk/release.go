@@ -7,15 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/webhook"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -322,7 +326,7 @@ func (d *Desk) smokeAndAsk(ctx context.Context, p project, caseID string, l sign
 func (d *Desk) smoke(ctx context.Context, base string, checks []signoff.SmokeCheck) ([]signoff.SmokeResult, bool) {
 	client := d.HTTP
 	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+		client = smokeClient()
 	}
 	out := []signoff.SmokeResult{}
 	if len(checks) == 0 {
@@ -340,6 +344,30 @@ func (d *Desk) smoke(ctx context.Context, base string, checks []signoff.SmokeChe
 		out = append(out, r)
 	}
 	return out, ok
+}
+
+// smokeClient is what smoke checks run with. It follows no redirect: a
+// check judges the live service's own answer, and a redirect would take
+// the request (and the body a failed check quotes into the ledger)
+// wherever the answer points, the cloud's metadata endpoint among them.
+// Nor does it connect to a cloud metadata address, whatever a name
+// resolved to: the dialer checks the address it actually connects to.
+func smokeClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("smoke check: address %s: %w", address, err)
+			}
+			if netguard.Classify(ap.Addr()) == netguard.Metadata {
+				return fmt.Errorf("smoke check: refused %s, a cloud metadata address", ap.Addr())
+			}
+			return nil
+		}}
+	tr.DialContext = dialer.DialContext
+	return &http.Client{Timeout: 10 * time.Second, Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func runCheck(ctx context.Context, client *http.Client, base string, ch signoff.SmokeCheck) (bool, int, string) {
