@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -41,6 +42,31 @@ const (
 )
 
 var runbookEnvRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+
+// runbookFixedEnv are the variables Signoff sets for every run, and
+// runbookLoaderEnv those that make the shell or the dynamic loader run
+// something other than the script people read: a plan may set neither,
+// so what runs is the script in the repository with its arguments, not
+// whatever a PATH, BASH_ENV or LD_PRELOAD in the params points at.
+var (
+	runbookFixedEnv  = []string{"PATH", "HOME", "LANG"}
+	runbookLoaderEnv = []string{"BASH_ENV", "ENV", "IFS", "CDPATH", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "GLOBIGNORE",
+		"GCONV_PATH", "HOSTALIASES", "LOCPATH", "NLSPATH", "MALLOC_CHECK_", "TMPDIR", "PYTHONPATH", "PYTHONSTARTUP", "PERL5LIB", "PERL5OPT",
+		"RUBYLIB", "RUBYOPT", "NODE_OPTIONS", "NODE_PATH"}
+)
+
+// reservedRunbookEnv says why a plan may not set name, or "".
+func reservedRunbookEnv(name string) string {
+	switch {
+	case strings.HasPrefix(name, "SIGNOFF_"):
+		return "SIGNOFF_ variables are set by Signoff"
+	case slices.Contains(runbookFixedEnv, name):
+		return "Signoff sets it for every run"
+	case strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "BASH_FUNC_") || slices.Contains(runbookLoaderEnv, name):
+		return "it changes what the shell or the loader runs, not only the script's input"
+	}
+	return ""
+}
 
 // ErrRunbookFailed is wrapped (together with an EUNAVAILABLE
 // *signoff.Error) by Apply and Restore when the script ran but did not
@@ -284,8 +310,8 @@ func parseRunbookCall(what string, raw json.RawMessage, name string, withName bo
 				switch {
 				case !runbookEnvRE.MatchString(k) || len(k) > 128:
 					return call, signoff.Errorf(signoff.EINVALID, "%s.env name %q must match %s", what, k, runbookEnvRE)
-				case strings.HasPrefix(k, "SIGNOFF_"):
-					return call, signoff.Errorf(signoff.EINVALID, "%s.env name %s: SIGNOFF_ variables are set by Signoff", what, k)
+				case reservedRunbookEnv(k) != "":
+					return call, signoff.Errorf(signoff.EINVALID, "%s.env name %s is reserved: %s", what, k, reservedRunbookEnv(k))
 				case len(v) > maxRunbookArgLen || strings.ContainsRune(v, 0):
 					return call, signoff.Errorf(signoff.EINVALID, "%s.env %s must be at most %d bytes without NUL", what, k, maxRunbookArgLen)
 				}
