@@ -300,16 +300,115 @@ func (d *Desk) preapprovalLapsed(ctx context.Context, c signoff.Case, l signoff.
 	return c
 }
 
+// compensationMoved compares the rollback rule's decision now, at the
+// gate under the target's lock, with the decision stored on the
+// compensating case when it was reviewed: the one its signers were shown
+// (and, for a pre-approved case, the one the desk approved on). A runbook
+// run again, or a file written and written back, passes the gate's
+// before-state check, so without this a signed rollback would also
+// overwrite a later change nobody who signed it saw. It returns nil when
+// the signatures still cover what the rollback overwrites (the later
+// changes still standing are among those shown, the target holds the
+// content shown); otherwise the refusal and the payload of
+// change.compensation_changed, naming the old and the new difference.
+func compensationMoved(st signoff.ChangeLoopState, now change.CompensationDecision) (*change.GateError, map[string]any) {
+	var was change.CompensationDecision
+	known := len(st.Compensation) > 0 && json.Unmarshal(st.Compensation, &was) == nil && was.Verdict != ""
+	shown := map[string]bool{}
+	for _, l := range was.Later {
+		shown[l.CaseID] = true
+	}
+	var added []string
+	for _, l := range now.Later {
+		if !shown[l.CaseID] {
+			added = append(added, l.CaseID)
+		}
+	}
+	var why []string
+	if !known {
+		why = append(why, "the case holds no rollback-rule decision that its signers were shown")
+	}
+	if now.Verdict == change.CompensationRefused {
+		why = append(why, "the rollback rule now refuses it: "+now.Reason)
+	} else {
+		if len(added) > 0 {
+			why = append(why, fmt.Sprintf("later changes executed on the target after it was reviewed (%s): the rollback would overwrite them too, and nobody who signed saw them", strings.Join(added, ", ")))
+		}
+		if known && now.LiveDigest != was.LiveDigest {
+			why = append(why, fmt.Sprintf("the target holds %s now, not %s as when it was reviewed", unread(now.LiveDigest), unread(was.LiveDigest)))
+		}
+	}
+	if len(why) == 0 {
+		return nil, nil
+	}
+	msg := "the rollback's difference changed since it was reviewed: " + strings.Join(why, "; ")
+	ids := func(ls []change.LaterChange) []string {
+		out := make([]string, 0, len(ls))
+		for _, l := range ls {
+			out = append(out, l.CaseID)
+		}
+		return out
+	}
+	payload := map[string]any{"revert_of": st.RevertOf, "approvals": st.ApprovalIDs,
+		"signed_later_changes": ids(was.Later), "later_changes": ids(now.Later), "new_later_changes": added,
+		"signed_live_content_digest": was.LiveDigest, "live_content_digest": now.LiveDigest,
+		"signed_verdict": was.Verdict, "verdict": now.Verdict,
+		"message": msg + "; the approvals no longer count, and the case was reviewed again with the new difference: sign it again (signoff approve), or leave it"}
+	return &change.GateError{Check: change.CheckQuorum, Detail: msg + ": it needs new signatures"}, payload
+}
+
+// unread is a content digest, shortened, or "an unreadable state".
+func unread(d string) string {
+	if d == "" {
+		return "an unreadable state"
+	}
+	return short(d)
+}
+
+// compensationChanged sends an approved compensating case whose
+// difference moved since its signers saw it (compensationMoved) back
+// through review: its approvals are superseded (they were given over
+// another difference, and the plan's digest, which they name, has not
+// changed), change.compensation_changed records the old and the new
+// difference, and the review stores the decision now and asks for
+// signatures again. It returns the case as it is now. The approvals are
+// superseded first: if anything after fails, the case stays approved
+// with nothing the gate passes, and the next execution tries again.
+func (d *Desk) compensationChanged(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, payload map[string]any) signoff.Case {
+	ctx = context.WithoutCancel(ctx)
+	rec, plan, err := d.currentPlan(ctx, c, l)
+	if err == nil {
+		_, err = d.Store.SupersedeApprovals(ctx, sys(c.WorkspaceID), c.ID, "")
+	}
+	if err == nil {
+		st := l.State
+		st.ApprovedDigest, st.ApprovedPolicyDigest, st.ApprovalIDs, st.Preapproved = "", "", nil, false
+		payload["plan_id"] = rec.ID
+		var c2 signoff.Case
+		l, c2, err = d.Store.AdvanceChange(ctx, sys(c.WorkspaceID), signoff.ChangeUpdate{CaseID: c.ID, Version: l.Version, State: st, Command: "rereview",
+			Note:   "the rollback's difference changed since it was signed: the plan is reviewed again",
+			Events: []signoff.LoopEvent{{Type: "change.compensation_changed", Payload: payload}}})
+		if err == nil {
+			c = c2
+			if c2, _, err = d.review(ctx, c, l, plan, rec); err == nil {
+				c = c2
+			}
+		}
+	}
+	if err != nil {
+		d.log().ErrorContext(ctx, "review a compensation again after its difference changed", "case_id", c.ID, "err", err)
+	}
+	return c
+}
+
 // markOverwritten records, on every later change that a compensating
 // rollback wrote over, that its effect no longer stands: a ledger event
 // and the loop's overwritten_by, so it does not silently look current.
+// later is the rule's list decided at the gate under the target's lock
+// (runbook runs and files as flags), which the signatures covered.
 // Best effort after the outcome is recorded; a failure is logged.
-func (d *Desk) markOverwritten(ctx context.Context, c signoff.Case, st signoff.ChangeLoopState, rcpt signoff.Receipt) {
-	var dec change.CompensationDecision
-	if len(st.Compensation) == 0 || json.Unmarshal(st.Compensation, &dec) != nil {
-		return
-	}
-	for _, lc := range dec.Later {
+func (d *Desk) markOverwritten(ctx context.Context, c signoff.Case, st signoff.ChangeLoopState, later []change.LaterChange, rcpt signoff.Receipt) {
+	for _, lc := range later {
 		for attempt := 0; attempt < 3; attempt++ {
 			l, err := d.Store.GetChangeLoop(ctx, sys(c.WorkspaceID), lc.CaseID)
 			if err != nil || slices.Contains(l.State.OverwrittenBy, c.ID) {

@@ -276,16 +276,37 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 	if ge := checkRunbookNetwork(plan, t, pol); ge != nil {
 		return Execution{Case: c}, d.refuse(ctx, c, by, plan.Target, before.Digest, ge)
 	}
+	// The rollback rule's decision now, under the target's lock, for a
+	// compensating case: the later changes it overwrites.
+	var comp *change.CompensationDecision
 	if l.State.Preapproved && c.State == workflow.ChangeApproved {
 		// The pre-approval is the rollback rule's, decided at review: it
 		// is decided again now, on what the target holds under the lock.
-		_, ge, err := d.recheckPreapproval(ctx, c, l.State, plan, before)
+		dec, ge, err := d.recheckPreapproval(ctx, c, l.State, plan, before)
 		if err != nil {
 			return Execution{Case: c}, err
 		}
 		if ge != nil {
 			err := d.refuse(ctx, c, by, plan.Target, before.Digest, ge)
 			return Execution{Case: d.preapprovalLapsed(ctx, c, l, ge)}, err
+		}
+		comp = &dec
+	}
+	if l.State.RevertOf != "" && c.State == workflow.ChangeApproved {
+		// Signed or pre-approved, a rollback runs only over the difference
+		// it was approved on: a later change executed on the target since
+		// (a runbook run, a file written and written back: the
+		// before-state check cannot tell) sends it back for signatures.
+		if comp == nil {
+			dec, err := d.compensation(ctx, c.WorkspaceID, l.State.RevertOf, c.ID, plan, contentDigest(&before))
+			if err != nil {
+				return Execution{Case: c}, err
+			}
+			comp = &dec
+		}
+		if ge, payload := compensationMoved(l.State, *comp); ge != nil {
+			err := d.refuse(ctx, c, by, plan.Target, before.Digest, ge)
+			return Execution{Case: d.compensationChanged(ctx, c, l, payload)}, err
 		}
 	}
 	if c.State != workflow.ChangeApproved {
@@ -327,12 +348,18 @@ func (d *Desk) execute(ctx context.Context, by signoff.Actor, caseID string, loc
 	// From here on the change is happening: a client that goes away does
 	// not stop it halfway.
 	ctx = context.WithoutCancel(ctx)
-	return d.apply(ctx, c, l, act, sc, plan, body)
+	var later []change.LaterChange
+	if comp != nil {
+		later = comp.Later
+	}
+	return d.apply(ctx, c, l, act, sc, plan, body, later)
 }
 
 // apply runs the actuator, the health check and, when that fails, the
-// restore; then signs the receipt and records the outcome.
-func (d *Desk) apply(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, act Actuator, sc Scope, plan change.Plan, body ReceiptBody) (Execution, error) {
+// restore; then signs the receipt and records the outcome. later are, for
+// a compensating rollback, the later changes it writes over (the rule's
+// list at the gate).
+func (d *Desk) apply(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, act Actuator, sc Scope, plan change.Plan, body ReceiptBody, later []change.LaterChange) (Execution, error) {
 	after, err := act.Apply(ctx, sc, plan, body.Before)
 	body.AppliedAt = d.now()
 	applied := err == nil
@@ -417,7 +444,7 @@ func (d *Desk) apply(ctx context.Context, c signoff.Case, l signoff.ChangeLoop, 
 	}
 	if body.RevertOf != "" && outcome == OutcomeExecuted {
 		// A signed rollback over later changes: they no longer stand.
-		d.markOverwritten(ctx, c, l.State, rcpt)
+		d.markOverwritten(ctx, c, l.State, later, rcpt)
 	}
 	if outcome == OutcomeRestoreFailed {
 		return Execution{Case: c, Outcome: outcome, Receipt: rcpt, Predicate: body},
