@@ -5,44 +5,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/signoff-dev/signoff/netguard/netguardtest"
+
 	"github.com/signoff-dev/signoff/change"
 )
-
-// dnsAnswers answers each name with its next answer (the last repeats),
-// as a DNS server that rebinds a name would, and counts the lookups.
-type dnsAnswers struct {
-	mu    sync.Mutex
-	by    map[string][]string
-	calls map[string]int
-}
-
-func (r *dnsAnswers) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seq, ok := r.by[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	if r.calls == nil {
-		r.calls = map[string]int{}
-	}
-	n := r.calls[host]
-	r.calls[host]++
-	return []netip.Addr{netip.MustParseAddr(seq[min(n, len(seq)-1)])}, nil
-}
-
-func (r *dnsAnswers) lookups(host string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[host]
-}
 
 // TestHTTPProberHosts: a listed name is probed at the address it
 // resolved to; a listed name that resolves to the cloud's metadata
@@ -54,12 +25,12 @@ func TestHTTPProberHosts(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1); w.Write([]byte("ok")) }))
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	r := &dnsAnswers{by: map[string][]string{
+	r := netguardtest.NewRebinding(map[string][]string{
 		"probe.test":  {"127.0.0.1"},
 		"meta.test":   {"169.254.169.254"},
 		"rebind.test": {"127.0.0.1", "169.254.169.254"},
 		"other.test":  {"127.0.0.1"},
-	}}
+	})
 	hp := HTTPProber{Hosts: []string{"probe.test", "meta.test", "rebind.test"}, Resolver: r, Timeout: time.Second}
 	probe := func(host string) Probe {
 		return hp.Probe(context.Background(), change.HealthCheck{URL: "http://" + host + ":" + port + "/healthz", ExpectStatus: 200, ExpectBody: "ok"})
@@ -76,8 +47,8 @@ func TestHTTPProberHosts(t *testing.T) {
 	if pr := probe("rebind.test"); pr.OK || !strings.Contains(pr.Detail, "cloud metadata") {
 		t.Fatalf("rebind.test, rebound to metadata: %+v", pr)
 	}
-	if pr := probe("other.test"); pr.OK || !strings.Contains(pr.Detail, "refused") || r.lookups("other.test") != 0 {
-		t.Fatalf("unlisted name: %+v (%d lookups)", pr, r.lookups("other.test"))
+	if pr := probe("other.test"); pr.OK || !strings.Contains(pr.Detail, "refused") || r.Lookups("other.test") != 0 {
+		t.Fatalf("unlisted name: %+v (%d lookups)", pr, r.Lookups("other.test"))
 	}
 	if n := hits.Load(); n != 2 {
 		t.Fatalf("the server was reached %d times, want 2 (probe.test, rebind.test's first answer)", n)

@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/signoff-dev/signoff/netguard/netguardtest"
 
 	"github.com/signoff-dev/signoff/netguard"
 )
@@ -258,43 +258,9 @@ func TestParseAllowlist(t *testing.T) {
 	}
 }
 
-// answers is a resolver that answers each name with its next answer
-// (the last one repeats), the way a hostile DNS server rebinds a name.
-type answers struct {
-	mu    sync.Mutex
-	by    map[string][][]netip.Addr
-	calls map[string]int
-}
-
-func newAnswers(by map[string][]string) *answers {
-	r := &answers{by: map[string][][]netip.Addr{}, calls: map[string]int{}}
-	for name, seq := range by {
-		for _, s := range seq {
-			var as []netip.Addr
-			for _, f := range strings.Fields(s) {
-				as = append(as, netip.MustParseAddr(f))
-			}
-			r.by[name] = append(r.by[name], as)
-		}
-	}
-	return r
-}
-
-func (r *answers) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seq, ok := r.by[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	n := r.calls[host]
-	r.calls[host]++
-	return seq[min(n, len(seq)-1)], nil
-}
-
 func TestGuardResolve(t *testing.T) {
 	t.Parallel()
-	r := newAnswers(map[string][]string{
+	r := netguardtest.NewRebinding(map[string][]string{
 		"hooks.example.com":  {"93.184.216.34"},
 		"localhost.nip.io":   {"127.0.0.1"},
 		"meta.example.com":   {"169.254.169.254"},
@@ -344,7 +310,7 @@ func TestGuardDialPinsTheCheckedAddress(t *testing.T) {
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 
-	r := newAnswers(map[string][]string{
+	r := netguardtest.NewRebinding(map[string][]string{
 		"rebind.example.com": {"93.184.216.34", "127.0.0.1"},
 		"loop.example.com":   {"127.0.0.1"},
 	})

@@ -1,18 +1,17 @@
 package storetest
 
 import (
-	"context"
 	"crypto/rand"
 	"database/sql"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/signoff-dev/signoff/netguard/netguardtest"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/netguard"
@@ -21,33 +20,6 @@ import (
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/webhook"
 )
-
-// answers is a resolver for the tests: each name answers its next
-// answer (the last one repeats), as a DNS server that rebinds does.
-type answers struct {
-	mu    sync.Mutex
-	by    map[string][]string
-	calls map[string]int
-}
-
-func (r *answers) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	seq, ok := r.by[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	if r.calls == nil {
-		r.calls = map[string]int{}
-	}
-	n := r.calls[host]
-	r.calls[host]++
-	var out []netip.Addr
-	for _, f := range strings.Fields(seq[min(n, len(seq)-1)]) {
-		out = append(out, netip.MustParseAddr(f))
-	}
-	return out, nil
-}
 
 // testChannelHosts: a channel whose webhook, chat or SMTP host is, or
 // resolves to, a loopback, private, link-local, metadata or other
@@ -73,7 +45,7 @@ func testChannelHosts(t *testing.T, b Backend) {
 		return signoff.ChannelInput{Name: "mail", Kind: signoff.ChannelEmail,
 			Settings: signoff.ChannelSettings{SMTPHost: host, SMTPPort: 587, From: "signoff@example.com", StartTLS: starttls}}
 	}
-	r := &answers{by: map[string][]string{
+	r := netguardtest.NewRebinding(map[string][]string{
 		"hooks.example.com":    {"93.184.216.34"},
 		"localhost.nip.io":     {"127.0.0.1"},
 		"10.0.0.1.nip.io":      {"10.0.0.1"},
@@ -81,7 +53,7 @@ func testChannelHosts(t *testing.T, b Backend) {
 		"split.example.com":    {"93.184.216.34 192.168.0.4"},
 		"smtp.internal.test":   {"10.0.0.25"},
 		"hooks.internal.test":  {"10.1.2.3"},
-	}}
+	})
 
 	refused := []struct {
 		name string
@@ -175,9 +147,7 @@ func testChannelHosts(t *testing.T, b Backend) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	r.mu.Lock()
-	r.by["rebind.example.com"] = []string{"93.184.216.34", "127.0.0.1"}
-	r.mu.Unlock()
+	r.Set("rebind.example.com", "93.184.216.34", "127.0.0.1")
 	tb.store.SetChannelHosts(netguard.Allowlist{}, r)
 	if _, err := tb.store.PutChannel(tb.ctx, tb.owner, hook("http://rebind.example.com:"+port+"/hook")); err != nil {
 		t.Fatalf("rebinding name, first answer public: %v", err)
@@ -207,9 +177,7 @@ func testChannelHosts(t *testing.T, b Backend) {
 	// Pinning: the delivery's own check sees a public address and any
 	// later lookup loopback. The connection goes to the checked address
 	// (whatever answers there), never to a second answer.
-	r.mu.Lock()
-	r.by["pin.example.com"] = []string{"93.184.216.34", "93.184.216.34", "127.0.0.1"}
-	r.mu.Unlock()
+	r.Set("pin.example.com", "93.184.216.34", "93.184.216.34", "127.0.0.1")
 	if _, err := tb.store.PutChannel(tb.ctx, tb.owner, hook("http://pin.example.com:"+port+"/hook")); err != nil {
 		t.Fatalf("pinned name: %v", err)
 	}
