@@ -3,8 +3,8 @@ package change
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
@@ -147,11 +147,34 @@ func reviewEnvironment(t Target, targetErr error, pol Policy) RuleResult {
 	return RuleResult{Rule: RuleEnvironmentAllowed, Detail: fmt.Sprintf("environment %s is not in the policy's environments", t.Env)}
 }
 
+// ReasonLength counts the characters of a reason a person can read:
+// letters, digits, punctuation and symbols, and single spaces between
+// them. Invisible characters (zero-width spaces and joiners, bidi
+// controls, tag characters, other format and control characters) and
+// runs of white space do not count, so a minimum cannot be met with text
+// nobody sees.
+func ReasonLength(reason string) int {
+	n, space := 0, false
+	for _, r := range reason {
+		switch {
+		case unicode.IsSpace(r):
+			space = n > 0
+		case unicode.IsGraphic(r) && !unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Mn, r) && !unicode.Is(unicode.Me, r):
+			if space {
+				n++
+				space = false
+			}
+			n++
+		}
+	}
+	return n
+}
+
 func reviewReason(reason string, min int) RuleResult {
 	if !utf8.ValidString(reason) {
 		return RuleResult{Rule: RuleReasonLength, Detail: "the reason is not valid UTF-8"}
 	}
-	n := utf8.RuneCountInString(strings.TrimSpace(reason))
+	n := ReasonLength(reason)
 	if min < 1 {
 		min = 1 // a policy not built by Parse still needs a reason
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/canonical"
@@ -24,7 +23,7 @@ func checkReason(pol change.Policy, reason string) error {
 	if min < 1 {
 		min = 1
 	}
-	if n := utf8.RuneCountInString(strings.TrimSpace(reason)); n < min {
+	if n := change.ReasonLength(reason); n < min {
 		return signoff.Errorf(signoff.EINVALID, "the reason must have at least %d characters (the policy's min_reason_length); it has %d", min, n)
 	}
 	return nil
@@ -212,7 +211,12 @@ func (d *Desk) compensation(ctx context.Context, ws, origID, self string, plan c
 		if err != nil {
 			return change.CompensationDecision{}, fmt.Errorf("compensating case %s: %w", by, err)
 		}
-		if compensationLive(bc.State) {
+		// One that executed (or ran and was itself reverted) while the
+		// original stayed executed did not revert it (its plan was not
+		// the exact inverse): it holds nothing, and what it wrote counts
+		// as a later change of the target.
+		ranAside := oc.State == workflow.ChangeExecuted && (bc.State == workflow.ChangeExecuted || bc.State == workflow.ChangeReverted)
+		if compensationLive(bc.State) && !ranAside {
 			in.ActiveCompensation = by
 		}
 	}

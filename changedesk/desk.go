@@ -262,6 +262,27 @@ func (d *Desk) Propose(ctx context.Context, by signoff.Actor, caseID string, p P
 		if ol.State.RevertedBy != c.ID {
 			return c, l, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("compensating change %s was replaced by %s, a newer rollback of %s; plan that one", c.ID, ol.State.RevertedBy, l.State.RevertOf)}
 		}
+		// A compensation acts on what its original changed and nothing
+		// else: the rollback rule, the later changes it lists and marks
+		// overwritten all read the original's target, so a plan for
+		// another target would be judged (and pre-approved) against
+		// changes it does not touch.
+		oc, err := d.Store.GetCase(ctx, sys(c.WorkspaceID), l.State.RevertOf)
+		if err != nil {
+			return c, l, fmt.Errorf("original %s: %w", l.State.RevertOf, err)
+		}
+		_, orig, err := d.currentPlan(ctx, oc, ol)
+		if err != nil {
+			return c, l, fmt.Errorf("plan of original %s: %w", l.State.RevertOf, err)
+		}
+		t, err := change.ParseTarget(p.Target)
+		if err != nil {
+			return c, l, err
+		}
+		if t.String() != orig.Target {
+			return c, l, signoff.Errorf(signoff.EINVALID, "compensating change %s rolls back %s on %s: its plan acts on that target only, not %s; to change %s, open a change request",
+				c.ID, l.State.RevertOf, orig.Target, t, t)
+		}
 	}
 	plan, err := d.draft(ctx, c, l.State, p)
 	if err != nil {
@@ -550,6 +571,18 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	c, l, err := d.load(ctx, by, caseID)
 	if err != nil {
 		return signoff.Approval{}, c, err
+	}
+	// An approved case whose quorum lost an approval (a key revoked or an
+	// approver disabled, by the API or straight in the database by the
+	// CLI) waits for a new signature: it moves back first, so the one who
+	// signs now is not told it is approved.
+	if c.State == workflow.ChangeApproved && !l.State.Preapproved && d.quorumVoided(ctx, c, l.State) {
+		if _, err := d.lapse(ctx, c, l, "an approval of the quorum was voided (its key was revoked or its approver disabled)"); err != nil && signoff.ErrorCode(err) != signoff.ECONFLICT {
+			return signoff.Approval{}, c, err
+		}
+		if c, l, err = d.load(ctx, by, caseID); err != nil {
+			return signoff.Approval{}, c, err
+		}
 	}
 	if c.State != workflow.ChangeAwaitingApproval {
 		return signoff.Approval{}, c, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("case %s is %s, not awaiting approval", caseID, c.State)}

@@ -509,6 +509,11 @@ func (d *Desk) gateApprovals(ctx context.Context, c signoff.Case, st signoff.Cha
 		}
 		ga := change.GateApproval{ID: a.ID, Approver: a.ApproverID, Decision: a.Decision, ExpiresAt: a.ExpiresAt,
 			Consumed: a.Status == signoff.ApprovalConsumed, SubjectDigest: a.SubjectDigest, PolicyDigest: a.PolicyDigest}
+		if a.Status == signoff.ApprovalVoided {
+			// Its key was revoked or its approver disabled: enabling the
+			// person again does not bring it back.
+			return nil, nil, &change.GateError{Check: change.CheckSignature, Detail: fmt.Sprintf("approval %s was voided (its key was revoked or its approver disabled); it no longer counts: the plan needs a new signature", a.ID)}
+		}
 		if a.Status == signoff.ApprovalSuperseded {
 			// Only a policy change voids an approval of the approved plan
 			// (a new plan clears the quorum): it no longer counts, even

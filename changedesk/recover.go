@@ -159,6 +159,37 @@ func (d *Desk) quorumVoided(ctx context.Context, c signoff.Case, st signoff.Chan
 	return false
 }
 
+// SettleVoided moves every approved change case of the workspace whose
+// quorum holds an approval that no longer counts (voided by a revoked key
+// or a disabled approver, superseded) back to awaiting approval, at once:
+// without it such a case would sit approved, refusing new signatures,
+// until someone tried to execute it. Revoking a key and disabling a
+// person call it after the store voided their approvals.
+func (d *Desk) SettleVoided(ctx context.Context, ws string) error {
+	f := signoff.CaseFilter{Kind: signoff.KindChange, State: workflow.ChangeApproved, Limit: 100}
+	var first error
+	for {
+		page, err := d.Store.ListCases(ctx, ws, f)
+		if err != nil {
+			return fmt.Errorf("list approved changes: %w", err)
+		}
+		for _, c := range page.Cases {
+			l, err := d.Store.GetChangeLoop(ctx, sys(ws), c.ID)
+			if err != nil || l.State.Preapproved || !d.quorumVoided(ctx, c, l.State) {
+				continue
+			}
+			if _, err := d.lapse(ctx, c, l, "an approval of the quorum was voided (its key was revoked or its approver disabled)"); err != nil &&
+				signoff.ErrorCode(err) != signoff.ECONFLICT && first == nil {
+				first = fmt.Errorf("settle %s: %w", c.ID, err)
+			}
+		}
+		if page.NextCursor == "" {
+			return first
+		}
+		f.Cursor = page.NextCursor
+	}
+}
+
 // LapseApprovals is the job that runs when the first approval of an
 // approved case's quorum expires: if the case is still approved and that
 // approval has lapsed, the case waits for a new signature. A case that

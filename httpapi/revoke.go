@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/signoff-dev/signoff"
@@ -25,6 +26,7 @@ func (s *server) revokeKey(w http.ResponseWriter, r *http.Request, by signoff.Ac
 	if err != nil {
 		return err
 	}
+	s.settleVoided(r, by.WorkspaceID, n)
 	writeJSON(w, http.StatusOK, revokedKey{Key: k, VoidedApprovals: n})
 	return nil
 }
@@ -40,6 +42,7 @@ func (s *server) disableActor(w http.ResponseWriter, r *http.Request, by signoff
 	if err != nil {
 		return err
 	}
+	s.settleVoided(r, by.WorkspaceID, n)
 	writeJSON(w, http.StatusOK, disabledActor{Actor: a, VoidedApprovals: n})
 	return nil
 }
@@ -51,4 +54,18 @@ func (s *server) enableActor(w http.ResponseWriter, r *http.Request, by signoff.
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
+}
+
+// settleVoided moves the approved changes whose quorum just lost an
+// approval back to awaiting approval, so the case says what is next (a
+// new signature) instead of sitting approved. The revocation itself is
+// already stored: a failure here is logged, and the gate still refuses
+// the voided approval and moves the case when it is next executed.
+func (s *server) settleVoided(r *http.Request, ws string, voided int) {
+	if voided == 0 || s.opts.change == nil {
+		return
+	}
+	if err := s.opts.change.SettleVoided(context.WithoutCancel(r.Context()), ws); err != nil {
+		s.log.ErrorContext(r.Context(), "move changes with voided approvals back to awaiting approval", "workspace_id", ws, "err", err)
+	}
 }
