@@ -36,3 +36,26 @@ func TestReasonLength(t *testing.T) {
 		t.Errorf("25 zero-width spaces pass a 20-character minimum: %+v", r)
 	}
 }
+
+// TestReasonLengthInvisibleLetters: some code points are letters or
+// symbols by category yet render as nothing (Hangul fillers, the braille
+// blank, other default-ignorable code points): they do not meet a
+// minimum either.
+func TestReasonLengthInvisibleLetters(t *testing.T) {
+	t.Parallel()
+	for _, r := range []rune{'\u3164', '\u115f', '\u1160', '\uffa0', '\u2800', '\u034f', '\ufe0f'} {
+		if n := ReasonLength(strings.Repeat(string(r), 25)); n != 0 {
+			t.Errorf("25 × U+%04X count %d readable characters, want 0", r, n)
+		}
+	}
+	if r := reviewReason(strings.Repeat("\u3164", 25), 20); r.OK {
+		t.Errorf("25 Hangul fillers pass a 20-character minimum: %+v", r)
+	}
+	// Scripts whose words carry combining marks still count their letters.
+	if n := ReasonLength("ปิดฟีเจอร์ชำระเงิน"); n < 10 {
+		t.Errorf("a Thai reason counts %d", n)
+	}
+	if n := ReasonLength("चेकआउट टूट गया है"); n < 10 {
+		t.Errorf("a Hindi reason counts %d", n)
+	}
+}

@@ -159,7 +159,10 @@ func ReasonLength(reason string) int {
 		switch {
 		case unicode.IsSpace(r):
 			space = n > 0
-		case unicode.IsGraphic(r) && !unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Mn, r) && !unicode.Is(unicode.Me, r):
+		case unicode.IsGraphic(r) && !unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Mn, r) && !unicode.Is(unicode.Me, r) &&
+			!unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) && r != '\u2800':
+			// Hangul fillers and the other default-ignorable letters, and
+			// the braille blank, are letters or symbols that show nothing.
 			if space {
 				n++
 				space = false
