@@ -32,6 +32,10 @@ type LaterChange struct {
 	Title  string `json:"title,omitempty"`
 	// AfterStateDigest is the content digest of what that change left.
 	AfterStateDigest string `json:"after_content_digest,omitempty"`
+	// ReceiptID is the receipt of that change's execution counted: a
+	// case planned again after it drifted runs again under the same id,
+	// and signatures shown its first run do not cover its second.
+	ReceiptID string `json:"receipt_id,omitempty"`
 }
 
 // CompensationInput is everything the rule looks at. The desk gathers it;

@@ -44,6 +44,7 @@ func compensationLive(state string) bool {
 
 // execution is an executed change's record: its execute receipt.
 type execution struct {
+	id   string
 	at   time.Time
 	body ReceiptBody
 }
@@ -67,7 +68,7 @@ func (d *Desk) receiptWithOutcome(ctx context.Context, ws, caseID string, outcom
 			return execution{}, false, fmt.Errorf("receipt %s: %w", rs[i].ID, err)
 		}
 		if slices.Contains(outcomes, b.Outcome) {
-			return execution{at: rs[i].CreatedAt, body: b}, true, nil
+			return execution{id: rs[i].ID, at: rs[i].CreatedAt, body: b}, true, nil
 		}
 	}
 	return execution{}, false, nil
@@ -94,6 +95,7 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 		l     signoff.ChangeLoop
 		state string
 		after string
+		rcpt  string
 	}
 	var cands []cand
 	after := map[string]bool{} // case ids on the target executed after since
@@ -130,7 +132,7 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 			continue
 		}
 		after[l.CaseID] = true
-		cands = append(cands, cand{l: l, state: c.State, after: contentDigest(x.body.After)})
+		cands = append(cands, cand{l: l, state: c.State, after: contentDigest(x.body.After), rcpt: x.id})
 	}
 	reverted := map[string]bool{}
 	for _, c := range cands {
@@ -147,7 +149,7 @@ func (d *Desk) laterChanges(ctx context.Context, ws, project, target string, sin
 			if cs, err := d.Store.GetCase(ctx, sys(ws), c.l.CaseID); err == nil {
 				title = cs.Title
 			}
-			out = append(out, change.LaterChange{CaseID: c.l.CaseID, Title: title, AfterStateDigest: c.after})
+			out = append(out, change.LaterChange{CaseID: c.l.CaseID, Title: title, AfterStateDigest: c.after, ReceiptID: c.rcpt})
 		}
 	}
 	return out, nil
@@ -318,13 +320,15 @@ func (d *Desk) preapprovalLapsed(ctx context.Context, c signoff.Case, l signoff.
 func compensationMoved(st signoff.ChangeLoopState, now change.CompensationDecision) (*change.GateError, map[string]any) {
 	var was change.CompensationDecision
 	known := len(st.Compensation) > 0 && json.Unmarshal(st.Compensation, &was) == nil && was.Verdict != ""
-	shown := map[string]bool{}
+	// A later change is the one shown only if it is the same execution
+	// (a drifted case planned again runs again under its id).
+	shown := map[[2]string]bool{}
 	for _, l := range was.Later {
-		shown[l.CaseID] = true
+		shown[[2]string{l.CaseID, l.ReceiptID}] = true
 	}
 	var added []string
 	for _, l := range now.Later {
-		if !shown[l.CaseID] {
+		if !shown[[2]string{l.CaseID, l.ReceiptID}] {
 			added = append(added, l.CaseID)
 		}
 	}
