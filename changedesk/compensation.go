@@ -206,6 +206,14 @@ func (d *Desk) compensation(ctx context.Context, ws, origID, self string, plan c
 	if err != nil {
 		return change.CompensationDecision{}, err
 	}
+	// Propose refuses a compensating plan for another target; a case
+	// stored before that rule reaches the gate here and is refused too
+	// (a file's content digest is its bytes alone, so two files holding
+	// the same bytes would otherwise pass the content check).
+	if plan.Target != "" && plan.Target != orig.Target {
+		return change.CompensationDecision{Verdict: change.CompensationRefused,
+			Reason: fmt.Sprintf("the plan acts on %s, but %s changed %s: a compensation acts on its original's target only", plan.Target, origID, orig.Target)}, nil
+	}
 	in := change.CompensationInput{OriginalState: oc.State, OriginalKind: orig.Kind, OriginalIsCompensation: ol.State.RevertOf != "",
 		HasRollback: hasRollback(orig), LiveDigest: live}
 	if by := ol.State.RevertedBy; by != "" && by != self {
