@@ -302,6 +302,31 @@ func TestRollbackOverRestoreFailedChangeNeedsSignature(t *testing.T) {
 	}
 }
 
+// unrestoredRunSettled runs a signed runbook change (v3, rollback v2)
+// whose health check fails and whose restore fails too, then has the
+// execution watchdog settle it: a run whose effect stands though its case
+// did not end executed.
+func (e *env) unrestoredRunSettled(rb *fakeRunbook) signoff.Case {
+	e.t.Helper()
+	c, _, err := e.desk.Request(e.ctx, e.owner, changedesk.RequestInput{ProjectID: e.project, Reason: "deploy v3 to production now"})
+	must(e.t, err)
+	c, _, err = e.desk.Propose(e.ctx, e.owner, c.ID, changedesk.Proposal{Target: runbookTarget,
+		Params: json.RawMessage(`{"args":["v3"]}`), Rollback: json.RawMessage(`{"args":["v2"]}`), HealthCheck: e.failingHealth(), Via: "human"})
+	must(e.t, err)
+	e.approve(e.alice, c.ID)
+	rb.mu.Lock()
+	rb.failRestore = true
+	rb.mu.Unlock()
+	if x, _ := e.desk.Execute(e.ctx, e.alice, c.ID); x.Outcome != changedesk.OutcomeRestoreFailed {
+		e.t.Fatalf("B: %s", x.Outcome)
+	}
+	rb.mu.Lock()
+	rb.failRestore = false
+	rb.mu.Unlock()
+	must(e.t, e.desk.Settle(e.ctx, e.owner.WorkspaceID, c.ID))
+	return c
+}
+
 // The execution watchdog settling an interrupted (or unrestored) runbook
 // run must not claim nothing was applied: the script digest it compares
 // is the same before and after a run. Had it, the run would stop counting
@@ -311,22 +336,7 @@ func TestWatchdogDoesNotClaimARunbookDidNothing(t *testing.T) {
 	e := newEnv(t, openSQLite)
 	rb := e.withRunbook()
 	a := e.runbookExecuted(`["v2"]`, `{"args":["v1"]}`, e.okHealth())
-	c, _, err := e.desk.Request(e.ctx, e.owner, changedesk.RequestInput{ProjectID: e.project, Reason: "deploy v3 to production now"})
-	must(t, err)
-	c, _, err = e.desk.Propose(e.ctx, e.owner, c.ID, changedesk.Proposal{Target: runbookTarget,
-		Params: json.RawMessage(`{"args":["v3"]}`), Rollback: json.RawMessage(`{"args":["v2"]}`), HealthCheck: e.failingHealth(), Via: "human"})
-	must(t, err)
-	e.approve(e.alice, c.ID)
-	rb.mu.Lock()
-	rb.failRestore = true
-	rb.mu.Unlock()
-	if x, _ := e.desk.Execute(e.ctx, e.alice, c.ID); x.Outcome != changedesk.OutcomeRestoreFailed {
-		t.Fatalf("B: %s", x.Outcome)
-	}
-	rb.mu.Lock()
-	rb.failRestore = false
-	rb.mu.Unlock()
-	must(t, e.desk.Settle(e.ctx, e.owner.WorkspaceID, c.ID))
+	c := e.unrestoredRunSettled(rb)
 	rs, err := e.store.ListReceipts(e.ctx, e.owner, c.ID)
 	must(t, err)
 	last, err := changedesk.OpenReceipt(rs[len(rs)-1], nil)

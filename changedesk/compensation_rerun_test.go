@@ -23,22 +23,7 @@ func TestSignedRollbackRefusedAfterShownChangeRanAgain(t *testing.T) {
 			e := newEnv(t, open)
 			rb := e.withRunbook()
 			a := e.runbookExecuted(`["v2"]`, `{"args":["v1"]}`, e.okHealth())
-			b, _, err := e.desk.Request(e.ctx, e.owner, changedesk.RequestInput{ProjectID: e.project, Reason: "deploy v3 to production now"})
-			must(t, err)
-			b, _, err = e.desk.Propose(e.ctx, e.owner, b.ID, changedesk.Proposal{Target: runbookTarget,
-				Params: json.RawMessage(`{"args":["v3"]}`), Rollback: json.RawMessage(`{"args":["v2"]}`), HealthCheck: e.failingHealth(), Via: "human"})
-			must(t, err)
-			e.approve(e.alice, b.ID)
-			rb.mu.Lock()
-			rb.failRestore = true
-			rb.mu.Unlock()
-			if x, _ := e.desk.Execute(e.ctx, e.alice, b.ID); x.Outcome != changedesk.OutcomeRestoreFailed {
-				t.Fatalf("B: %s", x.Outcome)
-			}
-			rb.mu.Lock()
-			rb.failRestore = false
-			rb.mu.Unlock()
-			must(t, e.desk.Settle(e.ctx, e.owner.WorkspaceID, b.ID))
+			b := e.unrestoredRunSettled(rb)
 			if s := e.state(b.ID); s != workflow.ChangeDrifted {
 				t.Fatalf("B settled as %s", s)
 			}
