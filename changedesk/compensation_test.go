@@ -107,6 +107,13 @@ func has(list []string, s string) bool {
 	return false
 }
 
+// bannerFlag declares the string flag bannerKey, "v1" in prod.
+func (e *env) bannerFlag() {
+	e.t.Helper()
+	_, err := e.store.CreateFlag(e.ctx, e.owner, e.project, "prod", bannerKey, signoff.FlagString, json.RawMessage(`"v1"`))
+	must(e.t, err)
+}
+
 // TestRollbackOfRollbackNeedsSignature is hole 1: the rollback of a
 // compensating change re-applies the original; it must wait for a
 // signature even where the policy pre-approves rollbacks of its kind.
@@ -171,8 +178,7 @@ func TestRollbackOverLaterChange(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, open)
 			e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, "preapproved_rollbacks: [flag]\n"))
-			_, err := e.store.CreateFlag(e.ctx, e.owner, e.project, "prod", bannerKey, signoff.FlagString, json.RawMessage(`"v1"`))
-			must(t, err)
+			e.bannerFlag()
 			hc := e.okHealth()
 			a := e.executed(bannerKey, `"v2"`, hc)
 			b := e.executed(bannerKey, `"v3"`, hc)
@@ -225,8 +231,7 @@ func TestRollbackOfNewestChangeIsPreapproved(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, openSQLite)
 	e.setPolicy(policyYAML([]string{e.alice.ID, e.bob.ID}, "preapproved_rollbacks: [flag]\n"))
-	_, err := e.store.CreateFlag(e.ctx, e.owner, e.project, "prod", bannerKey, signoff.FlagString, json.RawMessage(`"v1"`))
-	must(t, err)
+	e.bannerFlag()
 	hc := e.okHealth()
 	e.executed(bannerKey, `"v2"`, hc)
 	b := e.executed(bannerKey, `"v3"`, hc)

@@ -338,10 +338,16 @@ testpaths = ["tests"]
 
 func TestCandidateAttacks(t *testing.T) {
 	t.Parallel()
-	for _, row := range candidateAttacks {
+	runAttacks(t, candidateAttacks, tamper.Candidate)
+}
+
+// runAttacks checks that check finds each row's rule, and only it, at the
+// row's severity.
+func runAttacks(t *testing.T, rows []attackRow, check func([]tamper.File) []tamper.Finding) {
+	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			got := tamper.Candidate(row.files)
+			got := check(row.files)
 			checkWellFormed(t, got)
 			if names := ruleNames(got); !slices.Equal(names, []string{row.rule}) {
 				t.Fatalf("rules = %v, want exactly [%s]:%s", names, row.rule, dump(got))

@@ -117,21 +117,7 @@ var reproductionAttacks = []attackRow{
 
 func TestReproductionAttacks(t *testing.T) {
 	t.Parallel()
-	for _, row := range reproductionAttacks {
-		t.Run(row.name, func(t *testing.T) {
-			t.Parallel()
-			got := tamper.Reproduction(row.files)
-			checkWellFormed(t, got)
-			if names := ruleNames(got); !slices.Equal(names, []string{row.rule}) {
-				t.Fatalf("rules = %v, want exactly [%s]:%s", names, row.rule, dump(got))
-			}
-			for _, f := range got {
-				if f.Severity != row.severity {
-					t.Errorf("severity = %s, want %s: %s", f.Severity, row.severity, f.Detail)
-				}
-			}
-		})
-	}
+	runAttacks(t, reproductionAttacks, tamper.Reproduction)
 }
 
 // goodReproductions check behaviour; nothing in them is flagged.
