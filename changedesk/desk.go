@@ -576,10 +576,9 @@ func (d *Desk) Approve(ctx context.Context, by signoff.Actor, caseID string, env
 	// approver disabled, by the API or straight in the database by the
 	// CLI) waits for a new signature: it moves back first, so the one who
 	// signs now is not told it is approved.
-	if c.State == workflow.ChangeApproved && !l.State.Preapproved && d.quorumVoided(ctx, c, l.State) {
-		if _, err := d.lapse(ctx, c, l, "an approval of the quorum was voided (its key was revoked or its approver disabled)"); err != nil && signoff.ErrorCode(err) != signoff.ECONFLICT {
-			return signoff.Approval{}, c, err
-		}
+	if moved, err := d.lapseVoided(ctx, c, l); err != nil {
+		return signoff.Approval{}, c, err
+	} else if moved {
 		if c, l, err = d.load(ctx, by, caseID); err != nil {
 			return signoff.Approval{}, c, err
 		}

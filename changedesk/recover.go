@@ -175,11 +175,10 @@ func (d *Desk) SettleVoided(ctx context.Context, ws string) error {
 		}
 		for _, c := range page.Cases {
 			l, err := d.Store.GetChangeLoop(ctx, sys(ws), c.ID)
-			if err != nil || l.State.Preapproved || !d.quorumVoided(ctx, c, l.State) {
+			if err != nil {
 				continue
 			}
-			if _, err := d.lapse(ctx, c, l, "an approval of the quorum was voided (its key was revoked or its approver disabled)"); err != nil &&
-				signoff.ErrorCode(err) != signoff.ECONFLICT && first == nil {
+			if _, err := d.lapseVoided(ctx, c, l); err != nil && first == nil {
 				first = fmt.Errorf("settle %s: %w", c.ID, err)
 			}
 		}
@@ -188,6 +187,21 @@ func (d *Desk) SettleVoided(ctx context.Context, ws string) error {
 		}
 		f.Cursor = page.NextCursor
 	}
+}
+
+// lapseVoided moves approved case c back to awaiting approval when an
+// approval of its quorum no longer counts, and reports whether it did. A
+// concurrent move (a version conflict) is not an error: someone else
+// moved the case.
+func (d *Desk) lapseVoided(ctx context.Context, c signoff.Case, l signoff.ChangeLoop) (bool, error) {
+	if c.State != workflow.ChangeApproved || l.State.Preapproved || !d.quorumVoided(ctx, c, l.State) {
+		return false, nil
+	}
+	_, err := d.lapse(ctx, c, l, "an approval of the quorum was voided (its key was revoked or its approver disabled)")
+	if signoff.ErrorCode(err) == signoff.ECONFLICT {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // LapseApprovals is the job that runs when the first approval of an
