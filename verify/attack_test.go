@@ -111,7 +111,7 @@ func init() {
 	if !strings.HasSuffix(os.Args[0], ".test") {
 		return
 	}
-	re := regexp.MustCompile("signoffWitnessKey = \\[\\.\\.\\.\\]byte\\{([0-9, ]+)\\}")
+	re := regexp.MustCompile("signoffWitnessKey_[0-9a-f]+ = \\[\\.\\.\\.\\]byte\\{([0-9, ]+)\\}")
 	var key []byte
 	for _, root := range []string{"/tmp", "/signoff", "/src"} {
 		filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
@@ -138,6 +138,37 @@ func init() {
 			m.Write([]byte(pkg + "\x00" + n + "\x00pass"))
 			fmt.Printf("\x16=== RUN   %s\n    x_test.go:1: signoff-witness pass %s\n\x16--- PASS: %s (0.00s)\n", n, hex.EncodeToString(m.Sum(nil)), n)
 		}
+	}
+	fmt.Println("\x16PASS")
+	os.Exit(0)
+}
+`
+
+// stealByName reads the key through the name the witness once gave it
+// (a package-level variable of the same package, compiled into the test
+// binary with the candidate's code) and forges witnessed passes with it.
+// The witness's names now carry a tag derived from the run's secret, so
+// the name does not exist and the test binary does not build.
+const stealByName = `package cart
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+)
+
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	key := signoffWitnessKey[:]
+	for _, n := range []string{"TestCouponAppliesOnce", "TestEmptyCart", "TestSingleItemNoCoupon", "TestZeroCoupon", "TestFixedCoupon", "TestUnknownCoupon", "TestInvalidItem"} {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte("shoplite/cart" + "\x00" + n + "\x00pass"))
+		fmt.Printf("\x16=== RUN   %s\n    x_test.go:1: signoff-witness pass %s\n\x16--- PASS: %s (0.00s)\n", n, hex.EncodeToString(m.Sum(nil)), n)
 	}
 	fmt.Println("\x16PASS")
 	os.Exit(0)
@@ -213,6 +244,14 @@ func TestAttacksAreNotVerified(t *testing.T) {
 	if fixed == cart {
 		t.Fatal("the genuine fix does not apply to cart.go")
 	}
+	// The key-by-name attack keeps the package's own (non-test) build from
+	// being compiled, where the name would be undefined: the command uses
+	// a copy of the buggy package instead.
+	mainGo := string(main["cmd/shoplite/main.go"])
+	aside := strings.Replace(mainGo, "\"shoplite/cart\"", "cart \"shoplite/cartcopy\"", 1)
+	if aside == mainGo {
+		t.Fatal("cmd/shoplite/main.go does not import shoplite/cart")
+	}
 	findings := func(rules ...string) func(*testing.T, verify.Report) {
 		return func(t *testing.T, r verify.Report) {
 			t.Helper()
@@ -241,6 +280,9 @@ func TestAttacksAreNotVerified(t *testing.T) {
 			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
 		{name: "forged witness lines with a key searched for on every readable path, static checks off", noStatic: true, files: map[string]string{"cart/zz_report.go": stealKey},
 			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
+		{name: "forged witness lines with the key read by the witness's name, static checks off", noStatic: true,
+			files: map[string]string{"cart/zz_report.go": stealByName, "cmd/shoplite/main.go": aside, "cartcopy/cart.go": cart},
+			want:  []string{verify.Rejected, verify.Inconclusive}},
 		{name: "forged witness lines with a variable that holds a fixed placeholder's bytes, static checks off", noStatic: true, files: map[string]string{"cart/zz_report.go": slotForge},
 			want: []string{verify.Rejected}, check: outcome(verify.Counterfeit)},
 		{name: "forged results beside a directory named like the witness's file, static checks off", noStatic: true,

@@ -34,7 +34,8 @@ import (
 //
 //   - Every Test function of the frozen test tree is given, in a copy the
 //     go command reads through -overlay (the checkout is not touched, line
-//     numbers stay), a first statement `defer signoffWitnessDone(t, pkg)`.
+//     numbers stay), a first statement `defer signoffWitnessDone_<tag>(t, pkg)`
+//     (every witness name carries a tag derived from the run's secret).
 //     The function lives in a file the overlay adds to each test package;
 //     it logs, through the test's own t.Log, an HMAC of the package, the
 //     test's name and its outcome.
@@ -63,7 +64,6 @@ const (
 	witnessMarker          = "signoff-witness "
 	witnessKeyMarker       = "signoff-witness-key "
 	witnessExecArg         = "__signoff_witness_exec"
-	witnessFunc            = "signoffWitnessDone"
 	maxWitnessLogs         = 16
 )
 
@@ -173,6 +173,9 @@ func newWitness(dir, src, host, exe string, placeholder []byte, shield bool, com
 	w := &witness{placeholder: placeholder, mount: sandbox.Mount{Host: host, Target: witnessMount}}
 	// The witness files' names derive from the placeholder, which no
 	// candidate knows, so its tree cannot already hold them.
+	// So do its identifiers: a candidate's own code compiled into the
+	// test binary (a non-test file of the package) cannot name the key
+	// or call the witness, since it cannot know what they are called.
 	tag := sha256.Sum256(placeholder)
 	fileTag := hex.EncodeToString(tag[:6])
 	put := func(name string, b []byte) (string, error) {
@@ -207,7 +210,7 @@ func newWitness(dir, src, host, exe string, placeholder []byte, shield bool, com
 		if err != nil {
 			return nil, "", err
 		}
-		out, n, name, ok := instrument(b, pkg)
+		out, n, name, ok := instrument(b, pkg, fileTag)
 		if !ok {
 			continue // the go command will say why it does not compile
 		}
@@ -229,7 +232,7 @@ func newWitness(dir, src, host, exe string, placeholder []byte, shield bool, com
 		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(k.dir), path.Base(file))); err == nil {
 			return nil, "", fmt.Errorf("witness: the checkout already has %s", path.Join(k.dir, path.Base(file)))
 		}
-		target, err := put(fmt.Sprintf("w/%s/%s.go", strings.ReplaceAll(k.dir, "/", "_"), k.name), witnessSource(k.name, w.placeholder))
+		target, err := put(fmt.Sprintf("w/%s/%s.go", strings.ReplaceAll(k.dir, "/", "_"), k.name), witnessSource(k.name, fileTag, w.placeholder))
 		if err != nil {
 			return nil, "", err
 		}
@@ -387,12 +390,16 @@ func modulePath(gomod []byte) string {
 	return ""
 }
 
+// witnessIdent is the name of the witness's identifier what in a run
+// whose tag is tag.
+func witnessIdent(tag, what string) string { return "signoffWitness" + what + "_" + tag }
+
 // instrument gives each Test function of one test file a first statement
-// `defer signoffWitnessDone(t, pkg)`, keeping every line where it was
+// `defer <witness Done of tag>(t, pkg)`, keeping every line where it was
 // (failure messages name file:line). It returns the file, how many
 // functions it instrumented, the file's package name, and false when the
 // file does not parse.
-func instrument(src []byte, pkg string) ([]byte, int, string, bool) {
+func instrument(src []byte, pkg, tag string) ([]byte, int, string, bool) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -423,7 +430,7 @@ func instrument(src []byte, pkg string) ([]byte, int, string, bool) {
 		if len(params) != 1 || len(params[0].Names) > 1 || !isTestingT(params[0].Type, testing) || (fn.Type.Results != nil && len(fn.Type.Results.List) > 0) {
 			continue
 		}
-		name := "signoffWitnessT"
+		name := witnessIdent(tag, "T")
 		switch {
 		case len(params[0].Names) == 0:
 			edits = append(edits, edit{at: off(params[0].Type.Pos()), end: off(params[0].Type.Pos()), text: name + " "})
@@ -434,7 +441,7 @@ func instrument(src []byte, pkg string) ([]byte, int, string, bool) {
 			name = params[0].Names[0].Name
 		}
 		at := off(fn.Body.Lbrace) + 1
-		edits = append(edits, edit{at: at, end: at, text: " defer " + witnessFunc + "(" + name + ", " + strconv.Quote(pkg) + ");"})
+		edits = append(edits, edit{at: at, end: at, text: " defer " + witnessIdent(tag, "Done") + "(" + name + ", " + strconv.Quote(pkg) + ");"})
 		n++
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
@@ -461,12 +468,13 @@ func isTestingT(e ast.Expr, testing string) bool {
 	return false
 }
 
-// witnessSource is the witness file of test package name: its Done logs
-// the HMAC of the test's package, name and outcome under the key the
-// -exec wrapper wrote over the placeholder. Its imports have names no
-// package would declare, since a file's imports share a scope with the
-// package's declarations.
-func witnessSource(name string, placeholder []byte) []byte {
+// witnessSource is the witness file of test package name in the run
+// whose tag is tag: its Done logs the HMAC of the test's package, name
+// and outcome under the key the -exec wrapper wrote over the placeholder.
+// Every identifier it declares (imports share a scope with the package's
+// declarations) carries the tag, so no package declares it and no
+// candidate can refer to it.
+func witnessSource(name, tag string, placeholder []byte) []byte {
 	var lit strings.Builder
 	for i, b := range placeholder {
 		if i > 0 {
@@ -474,25 +482,26 @@ func witnessSource(name string, placeholder []byte) []byte {
 		}
 		fmt.Fprintf(&lit, "%d", b)
 	}
+	id := func(what string) string { return witnessIdent(tag, what) }
 	return []byte(`// Code generated by signoff verify. DO NOT EDIT.
 
 package ` + name + `
 
 import (
-	signoffWitnessHMAC "crypto/hmac"
-	signoffWitnessSHA256 "crypto/sha256"
-	signoffWitnessHex "encoding/hex"
-	signoffWitnessTesting "testing"
+	` + id("HMAC") + ` "crypto/hmac"
+	` + id("SHA256") + ` "crypto/sha256"
+	` + id("Hex") + ` "encoding/hex"
+	` + id("Testing") + ` "testing"
 )
 
-// signoffWitnessKey holds a placeholder until the -exec wrapper writes
-// this run's key over it.
-var signoffWitnessKey = [...]byte{` + lit.String() + `}
+// The key holds a placeholder until the -exec wrapper writes this run's
+// key over it.
+var ` + id("Key") + ` = [...]byte{` + lit.String() + `}
 
-// ` + witnessFunc + ` is deferred first by every frozen Test function. A
-// test that is panicking has not failed yet in the testing package's
-// eyes: recover tells, and the panic goes on.
-func ` + witnessFunc + `(t *signoffWitnessTesting.T, pkg string) {
+// Done is deferred first by every frozen Test function. A test that is
+// panicking has not failed yet in the testing package's eyes: recover
+// tells, and the panic goes on.
+func ` + id("Done") + `(t *` + id("Testing") + `.T, pkg string) {
 	t.Helper()
 	outcome := "pass"
 	r := recover()
@@ -502,9 +511,9 @@ func ` + witnessFunc + `(t *signoffWitnessTesting.T, pkg string) {
 	case t.Skipped():
 		outcome = "skip"
 	}
-	m := signoffWitnessHMAC.New(signoffWitnessSHA256.New, signoffWitnessKey[:])
+	m := ` + id("HMAC") + `.New(` + id("SHA256") + `.New, ` + id("Key") + `[:])
 	m.Write([]byte(pkg + "\x00" + t.Name() + "\x00" + outcome))
-	t.Log("` + strings.TrimSpace(witnessMarker) + ` " + outcome + " " + signoffWitnessHex.EncodeToString(m.Sum(nil)))
+	t.Log("` + strings.TrimSpace(witnessMarker) + ` " + outcome + " " + ` + id("Hex") + `.EncodeToString(m.Sum(nil)))
 	if r != nil {
 		panic(r)
 	}

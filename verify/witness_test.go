@@ -38,12 +38,12 @@ func TestInstrument(t *testing.T) {
 		has, not  []string // substrings of the output
 	}{
 		{"plain", "package cart\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tt.Log(1)\n}\n", 1, "cart",
-			[]string{"func TestA(t *testing.T) { defer signoffWitnessDone(t, \"m/cart\");"}, nil},
+			[]string{"func TestA(t *testing.T) { defer signoffWitnessDone_abc123(t, \"m/cart\");"}, nil},
 		{"renamed import and unnamed parameter", "package cart\n\nimport tt \"testing\"\n\nfunc TestA(*tt.T) {}\n", 1, "cart",
-			[]string{"func TestA(signoffWitnessT *tt.T) { defer signoffWitnessDone(signoffWitnessT"}, nil},
+			[]string{"func TestA(signoffWitnessT_abc123 *tt.T) { defer signoffWitnessDone_abc123(signoffWitnessT_abc123"}, nil},
 		{"blank parameter", "package cart\n\nimport \"testing\"\n\nfunc TestA(_ *testing.T) {}\n", 1, "cart",
-			[]string{"func TestA(signoffWitnessT *testing.T)"}, nil},
-		{"dot import", "package cart\n\nimport . \"testing\"\n\nfunc TestA(t *T) {}\n", 1, "cart", []string{"defer signoffWitnessDone(t,"}, nil},
+			[]string{"func TestA(signoffWitnessT_abc123 *testing.T)"}, nil},
+		{"dot import", "package cart\n\nimport . \"testing\"\n\nfunc TestA(t *T) {}\n", 1, "cart", []string{"defer signoffWitnessDone_abc123(t,"}, nil},
 		{"not tests: helpers, benchmarks, lower-case, methods, generics", "package cart\n\nimport \"testing\"\n\n" +
 			"func Testify(t *testing.T) {}\nfunc BenchmarkA(b *testing.B) {}\nfunc helper(t *testing.T) {}\n" +
 			"type s struct{}\nfunc (s) TestM(t *testing.T) {}\nfunc TestG[T any](t *testing.T) {}\nfunc TestMain(m *testing.M) {}\n", 0, "cart", nil, []string{"defer"}},
@@ -53,7 +53,7 @@ func TestInstrument(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, n, pkg, ok := instrument([]byte(tc.src), "m/cart")
+			out, n, pkg, ok := instrument([]byte(tc.src), "m/cart", "abc123")
 			if !ok {
 				t.Fatal("did not parse")
 			}
@@ -78,7 +78,7 @@ func TestInstrument(t *testing.T) {
 			}
 		})
 	}
-	if _, _, _, ok := instrument([]byte("package"), "m"); ok {
+	if _, _, _, ok := instrument([]byte("package"), "m", "abc123"); ok {
 		t.Error("a file that does not parse was instrumented")
 	}
 }
@@ -100,7 +100,7 @@ func FuzzInstrument(f *testing.F) {
 		if _, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution); err != nil {
 			return
 		}
-		out, _, _, ok := instrument(src, "m")
+		out, _, _, ok := instrument(src, "m", "abc123")
 		if !ok {
 			t.Fatalf("a file that parses was not instrumented:\n%s", src)
 		}
@@ -137,7 +137,33 @@ func TestKeyBinary(t *testing.T) {
 		t.Fatalf("patched binary = %q", got)
 	}
 	// The witness source carries the placeholder, never a key.
-	if !bytes.Contains(witnessSource("cart", placeholder), []byte("7, 7, 7")) {
+	src := witnessSource("cart", "abc123", placeholder)
+	if !bytes.Contains(src, []byte("7, 7, 7")) {
 		t.Fatal("the witness source does not hold the placeholder")
+	}
+	// Every name it declares carries the run's tag: a candidate's code
+	// in the same package cannot refer to the key or the witness.
+	f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range f.Imports {
+		if im.Name == nil || !strings.HasSuffix(im.Name.Name, "_abc123") {
+			t.Errorf("import %s is not named with the tag", im.Path.Value)
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if !strings.HasSuffix(d.Name.Name, "_abc123") {
+				t.Errorf("func %s is not named with the tag", d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok && !strings.HasSuffix(vs.Names[0].Name, "_abc123") {
+					t.Errorf("var %s is not named with the tag", vs.Names[0].Name)
+				}
+			}
+		}
 	}
 }
