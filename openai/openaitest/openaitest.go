@@ -153,6 +153,9 @@ type Server struct {
 	script   []Step
 	queued   int
 	requests []ChatRequest
+	// respond, when set, answers every request the script has no step
+	// for: a scripted model that decides from what it is shown.
+	respond func(ChatRequest) Step
 }
 
 // NewServer starts a server that is closed when the test ends.
@@ -176,6 +179,16 @@ func (s *Server) Reply(steps ...Step) {
 	defer s.mu.Unlock()
 	s.script = append(s.script, steps...)
 	s.queued += len(steps)
+}
+
+// Respond sets a function that answers each request the queued script
+// does not: queued steps are used first, in order, then respond. It lets a
+// test script a model that reads its prompt and tool results and decides,
+// as a real one would, instead of a fixed sequence.
+func (s *Server) Respond(f func(ChatRequest) Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = f
 }
 
 // Requests returns every chat-completions request received so far, in
@@ -221,8 +234,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		step, s.script = s.script[0], s.script[1:]
 	}
+	respond := s.respond
 	queued := s.queued
 	s.mu.Unlock()
+	if decodeErr == nil && !ok && respond != nil {
+		step, ok = respond(req), true
+	}
 
 	if decodeErr != nil {
 		// A malformed request is recorded but uses no step.

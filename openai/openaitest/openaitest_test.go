@@ -145,3 +145,28 @@ func TestRawAndRoutes(t *testing.T) {
 		t.Errorf("recorded %d requests, want 2 (the 404 is not recorded)", n)
 	}
 }
+
+func TestRespondAfterScript(t *testing.T) {
+	t.Parallel()
+	s := openaitest.NewServer(t)
+	s.Reply(openaitest.Text("queued"))
+	s.Respond(func(r openaitest.ChatRequest) openaitest.Step { return openaitest.Text("saw " + r.Messages[len(r.Messages)-1].Content) })
+	for i, want := range []string{"queued", "saw hello", "saw again"} {
+		msg := []string{"x", "hello", "again"}[i]
+		body := `{"model":"m","messages":[{"role":"user","content":"` + msg + `"}]}`
+		resp, err := http.Post(s.URL()+"/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || len(out.Choices) != 1 || out.Choices[0].Message.Content != want {
+			t.Fatalf("request %d: %+v, %v; want %q", i, out, err, want)
+		}
+	}
+}
