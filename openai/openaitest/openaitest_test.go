@@ -150,7 +150,9 @@ func TestRespondAfterScript(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer(t)
 	s.Reply(openaitest.Text("queued"))
-	s.Respond(func(r openaitest.ChatRequest) openaitest.Step { return openaitest.Text("saw " + r.Messages[len(r.Messages)-1].Content) })
+	s.Respond(func(r openaitest.ChatRequest) openaitest.Step {
+		return openaitest.Text("saw " + r.Messages[len(r.Messages)-1].Content)
+	})
 	for i, want := range []string{"queued", "saw hello", "saw again"} {
 		msg := []string{"x", "hello", "again"}[i]
 		body := `{"model":"m","messages":[{"role":"user","content":"` + msg + `"}]}`
