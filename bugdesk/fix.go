@@ -9,6 +9,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/repair"
+	"github.com/signoff-dev/signoff/verify"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -25,18 +26,30 @@ type fixInput struct {
 }
 
 type fixSubject struct {
-	Title     string        `json:"title"`
-	Report    string        `json:"report"`
-	Confirmed string        `json:"confirmed"`
-	Failing   string        `json:"failing_output"`
-	Previous  []prevAttempt `json:"previous_attempts,omitempty"`
+	Title     string `json:"title"`
+	Report    string `json:"report"`
+	Confirmed string `json:"confirmed"`
+	Failing   string `json:"failing_output"`
+	// FailToPass are the frozen tests the fix must make pass, and
+	// KeepPassing those that passed on base and must keep passing: by name
+	// only, the harness files stay hidden.
+	FailToPass  []string      `json:"fail_to_pass,omitempty"`
+	KeepPassing []string      `json:"must_keep_passing,omitempty"`
+	Previous    []prevAttempt `json:"previous_attempts,omitempty"`
 }
 
+// prevAttempt is an earlier candidate on the same frozen harness: what it
+// changed and why it did not hold, so the next attempt does not repeat it.
 type prevAttempt struct {
-	Attempt int    `json:"attempt"`
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
+	Attempt int      `json:"attempt"`
+	Verdict string   `json:"verdict"`
+	Reason  string   `json:"reason"`
+	Changed []string `json:"changed,omitempty"`
+	Diff    string   `json:"diff,omitempty"`
 }
+
+// maxPrevDiff bounds the diff of an earlier attempt quoted to the fixer.
+const maxPrevDiff = 6000
 
 // StartFix moves a reproduced bug into fixing and gives the fixer a task
 // for its next attempt. Idempotent like StartReproduction. It refuses
@@ -88,9 +101,13 @@ func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 		AllowedPath: p.Settings.FixPaths, Subject: fixSubject{Title: c.Title, Report: report,
 			Confirmed: "The reporter confirmed that the failing check below is the bug they saw, and a member of staff reviewed the test. Make it pass without changing any test.",
 			Failing:   h.FailingOutput}}
+	var spec verify.Harness
+	if err := json.Unmarshal(h.Spec, &spec); err == nil {
+		in.Subject.FailToPass, in.Subject.KeepPassing = spec.FailToPass, spec.PassToPass
+	}
 	for _, cand := range l.State.Candidates {
 		if cand.HarnessID == h.ID && cand.Verdict != "" {
-			prev := prevAttempt{Attempt: cand.Attempt, Verdict: cand.Verdict, Reason: cand.Reason}
+			prev := prevAttempt{Attempt: cand.Attempt, Verdict: cand.Verdict, Reason: cand.Reason, Changed: cand.Changed, Diff: clip(cand.Diff, maxPrevDiff)}
 			if cand.Rejection != "" {
 				// Verified, then rejected by a person: their reason is what
 				// the next attempt must answer.
@@ -147,7 +164,13 @@ func (d *Desk) SubmitCandidate(ctx context.Context, by signoff.Actor, caseID str
 	}
 	attempt := c.FixAttempts + 1
 	guard := func(changed []string) error {
-		return repair.CheckFixPaths(changed, h.TestFiles, p.Settings.HarnessPaths, p.Settings.FixPaths)
+		if err := repair.CheckFixPaths(changed, h.TestFiles, p.Settings.HarnessPaths, p.Settings.FixPaths); err != nil {
+			return err
+		}
+		if by.Role.IsAgent() {
+			return noTestEdits(changed, h.Spec)
+		}
+		return nil
 	}
 	// Check the named paths before writing anything when they are known.
 	if len(prop.Files) > 0 {
@@ -237,4 +260,30 @@ func (d *Desk) proposeFix(ctx context.Context, env *agent.Env, files []FileArg, 
 	}
 	return agent.Result{Text: fmt.Sprintf("Accepted as candidate %s (attempt %d, commit %s). It is verified with the frozen harness; your task is done.", cand.ID, cand.Attempt, short(cand.Commit)),
 		Output: map[string]any{"candidate_id": cand.ID, "commit": cand.Commit, "summary": summary}, Final: true}, nil
+}
+
+// noTestEdits refuses an agent's fix that changes a test file (any path
+// the frozen harness protects: *_test.go, testdata and the like). The
+// verifier restores those files before it runs anything, so such an edit
+// could never count; refusing it up front tells the fixer so without
+// spending one of the case's attempts. A person's patch is not refused
+// here: the verifier restores it and the card shows the edit.
+func noTestEdits(changed []string, spec json.RawMessage) error {
+	var h verify.Harness
+	if err := json.Unmarshal(spec, &h); err != nil {
+		return fmt.Errorf("frozen harness: %w", err)
+	}
+	var tests []string
+	for _, p := range changed {
+		for _, g := range h.ProtectedGlobs() {
+			if p == g || verify.MatchGlob(g, p) {
+				tests = append(tests, p)
+				break
+			}
+		}
+	}
+	if len(tests) > 0 {
+		return signoff.Errorf(signoff.EFORBIDDEN, "the fix changes test files (%s): every test is restored from the frozen harness before verification, so a fix changes only non-test code; propose it again without them", strings.Join(tests, ", "))
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
@@ -38,10 +39,13 @@ type FileArg struct {
 
 // reproInput is a reproducer task's input.
 type reproInput struct {
-	CaseID  string       `json:"case_id"`
-	Round   int          `json:"round"`
-	Base    string       `json:"base"`
-	Subject reproSubject `json:"subject"`
+	CaseID string `json:"case_id"`
+	Round  int    `json:"round"`
+	Base   string `json:"base"`
+	// TestCommand is how the proposed tests are run in the sandbox, so a
+	// model knows the language and layout it writes for.
+	TestCommand []string     `json:"test_command,omitempty"`
+	Subject     reproSubject `json:"subject"`
 }
 
 type reproSubject struct {
@@ -109,7 +113,8 @@ func (d *Desk) ensureReproTask(ctx context.Context, c signoff.Case, l signoff.Bu
 	if err != nil {
 		return err
 	}
-	in := reproInput{CaseID: c.ID, Round: l.State.Round, Base: base, Subject: reproSubject{Title: c.Title, Report: report, Files: files}}
+	in := reproInput{CaseID: c.ID, Round: l.State.Round, Base: base, TestCommand: p.Settings.TestCommand,
+		Subject: reproSubject{Title: c.Title, Report: report, Files: files}}
 	for _, h := range l.State.Harnesses {
 		if h.Round != l.State.Round || h.Status != signoff.HarnessDisowned {
 			continue
@@ -130,7 +135,8 @@ func (d *Desk) ensureReproTask(ctx context.Context, c signoff.Case, l signoff.Bu
 }
 
 // reportText is the reporter's words as the airlock let them through:
-// the report and every later answer.
+// the report and every later answer, each answer said to be one (a
+// reopened case's "still broken" is the newest of them).
 func (d *Desk) reportText(ctx context.Context, c signoff.Case) (string, error) {
 	reps, err := d.Store.ListReports(ctx, sys(c.WorkspaceID), c.ID)
 	if err != nil {
@@ -138,6 +144,10 @@ func (d *Desk) reportText(ctx context.Context, c signoff.Case) (string, error) {
 	}
 	var parts []string
 	for _, r := range reps {
+		if r.Kind == "answer" {
+			parts = append(parts, "The reporter answered later: "+r.Dossier.Text)
+			continue
+		}
 		parts = append(parts, r.Dossier.Text)
 	}
 	if len(parts) == 0 {
@@ -240,7 +250,7 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 		return agent.Result{}, fmt.Errorf("run the reproduction: %w", err)
 	}
 	if rep.Verdict != verify.Reproduced {
-		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "refused: on base %s the proposal does not reproduce the bug: %s", short(in.Base), rep.Reason)
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "refused: on base %s the proposal does not reproduce the bug: %s%s", short(in.Base), rep.Reason, reproRunOutput(rep, h))
 	}
 	// Every other test that passed on base in every run must keep passing:
 	// the server finds them, so a reproducer cannot leave them out.
@@ -275,6 +285,69 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 	}
 	return agent.Result{Text: fmt.Sprintf("Accepted: %s fail(s) on base with %q. The reporter is now asked whether this is their bug, and a member of staff reviews the test; your task is done.",
 		strings.Join(failToPass, ", "), expected), Output: map[string]any{"harness_id": rec.ID, "harness_digest": digest}, Final: true}, nil
+}
+
+// Bounds on the run output a refused reproduction quotes back.
+const (
+	maxQuotedTestOutput  = 2000
+	maxQuotedBuildOutput = 3000
+)
+
+// reproRunOutput is what the proposer needs to correct a refused
+// reproduction: for the first base run that did not reproduce, each
+// fail-to-pass test's outcome and output (the text expected_failure must
+// be found in), and the build or package failures (a test that does not
+// compile never fails for the bug). It is the proposer's own test's
+// output, quoted back to it.
+func reproRunOutput(rep verify.Report, h verify.Harness) string {
+	var b strings.Builder
+	for _, s := range rep.Stages {
+		if s.Name != verify.StageBase || s.Outcome == verify.Reproduced {
+			continue
+		}
+		fmt.Fprintf(&b, "\n\nBase run %d: %s.", s.Run, s.Outcome)
+		for _, t := range s.Tests {
+			if t.Kind != verify.FailToPass {
+				continue
+			}
+			fmt.Fprintf(&b, "\n- %s: %s", t.Name, t.Outcome)
+			if t.ExpectedSeen != nil && t.Outcome == verify.Fail && !*t.ExpectedSeen {
+				fmt.Fprintf(&b, ", and its output does not contain expected_failure %q", h.ExpectedFailure)
+			}
+			if t.Outcome == verify.Pass {
+				b.WriteString(": the test passes on base, so it does not detect the reported bug")
+			}
+			if out := strings.TrimSpace(t.Output); out != "" {
+				fmt.Fprintf(&b, ". Its output:\n%s", clip(out, maxQuotedTestOutput))
+			}
+		}
+		if res, err := verify.Parse(h.Format, bytes.NewReader(s.Stdout)); err == nil {
+			for _, f := range res.Failures {
+				what := "failed before running tests"
+				if f.Build {
+					what = "failed to build"
+				}
+				fmt.Fprintf(&b, "\n- package %s %s", f.Package, what)
+				if out := strings.TrimSpace(f.Output); out != "" {
+					fmt.Fprintf(&b, ":\n%s", clip(out, maxQuotedBuildOutput))
+				}
+			}
+		}
+		b.WriteString("\nCorrect the test, or take expected_failure from the failing output above, and propose again.")
+		break
+	}
+	return b.String()
+}
+
+// clip keeps the first n bytes of s, cut at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "\n[... cut]"
 }
 
 func checkFiles(files []FileArg) error {
