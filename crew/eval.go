@@ -19,9 +19,25 @@ type EvalItem struct {
 	OK       bool            `json:"ok"`
 	Why      []string        `json:"why,omitempty"`
 	CaseID   string          `json:"case_id"`
-	Gate     string          `json:"gate,omitempty"` // "auto-approved by the eval" when the gate paused
-	Evidence string          `json:"evidence"`
-	Millis   int64           `json:"ms"`
+	// Gate says who answered the human gate when it paused: the eval's
+	// named approver, never a person's review.
+	Gate string `json:"gate,omitempty"`
+	// Approvals counts the eval's approvals of this item's gate (at most
+	// one); Finished says whether the run reached an outcome after them.
+	Approvals int    `json:"approvals"`
+	Finished  bool   `json:"finished"`
+	Evidence  string `json:"evidence"`
+	Millis    int64  `json:"ms"`
+}
+
+// DecisionCounts counts an eval's gate decisions by status at its end.
+type DecisionCounts struct {
+	Asked      int `json:"asked"`
+	Approved   int `json:"approved"`
+	Rejected   int `json:"rejected"`
+	Superseded int `json:"superseded"`
+	Expired    int `json:"expired"`
+	Pending    int `json:"pending"`
 }
 
 // EvalReport is a whole eval run.
@@ -30,8 +46,20 @@ type EvalReport struct {
 	Score    int        `json:"score"`
 	Total    int        `json:"total"`
 	Provider string     `json:"provider"`
-	Millis   int64      `json:"ms"`
+	// Approver names the actor that answered the gates: the eval's own
+	// operator, labelled as such.
+	Approver string `json:"approver"`
+	// Gated items paused at the gate; Finished items reached an outcome.
+	Gated     int            `json:"gated"`
+	Finished  int            `json:"finished"`
+	Decisions DecisionCounts `json:"decisions"`
+	Millis    int64          `json:"ms"`
 }
+
+// EvalApprover is the name of the operator actor an eval creates to
+// answer the gate: it approves each paused ticket once, unchanged, and the
+// report says so. Its approvals are the eval's, not a person's review.
+const EvalApprover = "eval-approver"
 
 // EvalSetup is what an eval runs in: a fresh workspace with a project that
 // holds the dataset's tracker, crash log, releases and owners, a triager
@@ -55,7 +83,7 @@ func NewEvalSetup(ctx context.Context, st signoff.Store, rt *agent.Runtime, d tr
 	if _, err := st.CreateActor(ctx, owner, "triager", signoff.RoleTriager); err != nil {
 		return nil, err
 	}
-	op, err := st.CreateActor(ctx, owner, "eval-gate", signoff.RoleOperator)
+	op, err := st.CreateActor(ctx, owner, EvalApprover, signoff.RoleOperator)
 	if err != nil {
 		return nil, err
 	}
@@ -87,28 +115,38 @@ func (e *EvalSetup) Submit(ctx context.Context, it triage.Item) (string, error) 
 }
 
 // Run triages one submitted case to its end. With autoApprove, a pause at
-// the gate is answered "approve" by the eval's operator (and the item says
-// so); without it the run stops there.
+// the gate is answered "approve", once and unchanged, by the eval's named
+// approver (and the item says so), and the run resumes; a run that asks
+// again after that stays parked and is reported unfinished. Without
+// autoApprove the run stops at the gate.
 func (e *EvalSetup) Run(ctx context.Context, caseID string, autoApprove bool) (signoff.TriageRun, string, error) {
+	run, _, gate, err := e.run(ctx, caseID, autoApprove)
+	return run, gate, err
+}
+
+func (e *EvalSetup) run(ctx context.Context, caseID string, autoApprove bool) (signoff.TriageRun, int, string, error) {
 	run, err := e.Runner.Drive(ctx, e.Workspace, caseID)
-	if err != nil {
-		return run, "", err
+	if err != nil || run.Status != signoff.TriageParked || !autoApprove {
+		return run, 0, "", err
 	}
-	gate := ""
-	if run.Status == signoff.TriageParked && autoApprove {
-		r, err := loadRun(ctx, e.Store, e.Operator, caseID)
-		if err != nil {
-			return run, "", err
-		}
-		if _, err := e.Store.Decide(ctx, e.Operator, r.st.Gate.DecisionID, r.st.Gate.Digest, true, "auto-approved by the eval"); err != nil {
-			return run, "", err
-		}
-		gate = "auto-approved by the eval"
-		if run, err = e.Runner.Drive(ctx, e.Workspace, caseID); err != nil {
-			return run, gate, err
-		}
+	g, err := GateOf(ctx, e.Store, e.Operator, caseID)
+	if signoff.ErrorCode(err) == signoff.ENOTFOUND {
+		return run, 0, "", nil // parked behind another case, not at the gate
+	} else if err != nil {
+		return run, 0, "", err
 	}
-	return run, gate, nil
+	d, err := e.Store.GetDecision(ctx, e.Operator, g.DecisionID)
+	if err != nil || d.Status != signoff.DecisionPending {
+		return run, 0, "", err
+	}
+	// The digest approved is the one the decision shows, as a person
+	// answering it would see it.
+	if _, err := e.Store.Decide(ctx, e.Operator, d.ID, d.SubjectDigest, true, "approved unchanged by "+EvalApprover+", the eval's own approver"); err != nil {
+		return run, 0, "", err
+	}
+	gate := "approved once by " + EvalApprover + " (the eval's approver, not a person)"
+	run, err = e.Runner.Resume(ctx, e.Workspace, caseID)
+	return run, 1, gate, err
 }
 
 // ResultOf reads what actually happened to a case, for scoring.
@@ -152,9 +190,12 @@ func Eval(ctx context.Context, st signoff.Store, rt *agent.Runtime, d triage.Dat
 		if err != nil {
 			return rep, err
 		}
-		run, gate, err := e.Run(ctx, caseID, true)
+		run, approvals, gate, err := e.run(ctx, caseID, true)
 		if err != nil {
 			return rep, fmt.Errorf("item %s: %w", it.ID, err)
+		}
+		if approvals > 0 {
+			rep.Gated++
 		}
 		if run.TicketID != "" {
 			itemTicket[it.ID] = run.TicketID
@@ -168,11 +209,47 @@ func Eval(ctx context.Context, st signoff.Store, rt *agent.Runtime, d triage.Dat
 		exp := d.Expected[it.ID]
 		ok, why := triage.Score(exp, res, itemTicket)
 		ev := evidenceOf(ctx, st, e.Operator, caseID)
-		rep.Items = append(rep.Items, EvalItem{Result: res, Expected: exp, OK: ok, Why: why, CaseID: caseID, Gate: gate, Evidence: ev, Millis: time.Since(t0).Milliseconds()})
+		rep.Items = append(rep.Items, EvalItem{Result: res, Expected: exp, OK: ok, Why: why, CaseID: caseID, Gate: gate,
+			Approvals: approvals, Evidence: ev, Millis: time.Since(t0).Milliseconds()})
 		if ok {
 			rep.Score++
 		}
 	}
+	// An item is finished when its run is done at the end (a duplicate
+	// parked behind an earlier gated item finishes when that one does).
+	for i := range rep.Items {
+		it := &rep.Items[i]
+		run, err := st.GetTriage(ctx, e.Operator, it.CaseID)
+		if err != nil {
+			return rep, err
+		}
+		if it.Finished = run.Status == signoff.TriageDone; it.Finished {
+			rep.Finished++
+		}
+		ds, err := st.ListDecisions(ctx, e.Operator, it.CaseID)
+		if err != nil {
+			return rep, err
+		}
+		for _, d := range ds {
+			if d.Kind != GateKind {
+				continue
+			}
+			rep.Decisions.Asked++
+			switch d.Status {
+			case signoff.DecisionApproved:
+				rep.Decisions.Approved++
+			case signoff.DecisionRejected:
+				rep.Decisions.Rejected++
+			case signoff.DecisionSuperseded:
+				rep.Decisions.Superseded++
+			case signoff.DecisionExpired:
+				rep.Decisions.Expired++
+			case signoff.DecisionPending:
+				rep.Decisions.Pending++
+			}
+		}
+	}
+	rep.Approver = fmt.Sprintf("%s (operator %s created by the eval; it approves each paused ticket once, unchanged)", EvalApprover, e.Operator.ID)
 	rep.Millis = time.Since(start).Milliseconds()
 	return rep, nil
 }
@@ -223,6 +300,8 @@ func (r EvalReport) Table() string {
 		fmt.Fprintf(&b, "%-8s %-4s %-17s %-11s %-22s %-12s %-9s %-8s %s\n", it.ItemID, ok, it.Category, it.Outcome, dash(dup), dash(it.Component), dash(it.Severity), it.Evidence, notes)
 	}
 	fmt.Fprintf(&b, "provider: %s; %d items in %d ms\n", r.Provider, r.Total, r.Millis)
+	fmt.Fprintf(&b, "gate: %d items paused, each approved once by %s; %d/%d items finished; decisions: %d asked, %d approved, %d superseded, %d pending\n",
+		r.Gated, EvalApprover, r.Finished, r.Total, r.Decisions.Asked, r.Decisions.Approved, r.Decisions.Superseded, r.Decisions.Pending)
 	fmt.Fprintf(&b, "score: %d/%d\n", r.Score, r.Total)
 	return b.String()
 }

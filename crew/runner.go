@@ -143,6 +143,11 @@ func (r *Runner) Drive(ctx context.Context, ws, caseID string) (signoff.TriageRu
 		if err != nil {
 			return signoff.TriageRun{}, err
 		}
+		if settled, err := r.settleGate(ctx, a, *next, cfg); err != nil {
+			return signoff.TriageRun{}, fmt.Errorf("task %s (%s): %w", next.ID, next.Kind, err)
+		} else if settled {
+			continue
+		}
 		res, err := r.Runtime.Run(ctx, a, next.ID, cfg)
 		if err != nil {
 			return signoff.TriageRun{}, fmt.Errorf("task %s (%s): %w", next.ID, next.Kind, err)
@@ -175,7 +180,100 @@ func (r *Runner) waitingForPerson(ctx context.Context, sys signoff.Actor, caseID
 	if err != nil {
 		return false, err
 	}
-	return d.Status == signoff.DecisionPending, nil
+	// Pending: asking again would duplicate it. A rejection already
+	// applied: the run ended with a person.
+	return d.Status == signoff.DecisionPending || run.st.Gate.Status == signoff.DecisionRejected, nil
+}
+
+// settleGate finishes the writer task of a run whose gate a person has
+// answered, without asking the model again: an approval files exactly
+// the subject the person approved (with their severity) and closes the
+// task with the ticket as its output, under the evidence of the provider
+// that wrote the proposal; a rejection, or a decision that does not hold
+// for this run, closes the task as needs_human and escalates the case. It
+// reports false when there is nothing to settle (no gate, or one whose
+// decision expired or was replaced: then the writer proposes again).
+func (r *Runner) settleGate(ctx context.Context, a signoff.Actor, t signoff.Task, cfg agent.Config) (bool, error) {
+	if t.Kind != RoleWriter || t.Status != signoff.TaskOpen {
+		return false, nil
+	}
+	run, err := loadRun(ctx, r.Store, a, t.CaseID)
+	if err != nil {
+		return false, err
+	}
+	g := run.st.Gate
+	if g == nil || run.Status == signoff.TriageDone && g.TicketID == "" {
+		return false, nil
+	}
+	d, err := r.Store.GetDecision(ctx, a, g.DecisionID)
+	if err != nil {
+		return false, err
+	}
+	switch d.Status {
+	case signoff.DecisionPending:
+		return true, nil
+	case signoff.DecisionRejected:
+		why := "a person rejected this ticket"
+		if d.Reason != "" {
+			why += ": " + d.Reason
+		}
+		return true, gateNeedsPerson(ctx, r.Store, a, run, t.ID, why)
+	case signoff.DecisionApproved:
+	default:
+		return false, nil
+	}
+	var tk triage.Ticket
+	approvedBy := g.ApprovedBy
+	if run.Status == signoff.TriageDone {
+		// Filed before a restart; only the task is left to close.
+		if tk, err = r.Store.GetTicket(ctx, a, run.ProjectID, g.TicketID); err != nil {
+			return false, err
+		}
+	} else {
+		sub, err := checkGate(run, d)
+		if err != nil {
+			return true, gateNeedsPerson(ctx, r.Store, a, run, t.ID, signoff.ErrorMessage(err))
+		}
+		if tk, approvedBy, err = fileApproved(ctx, r.Store, a, run, d, sub); err != nil {
+			return false, err
+		}
+	}
+	out, err := json.Marshal(map[string]any{"ticket_id": tk.ID, "severity": tk.Severity, "approved_by": approvedBy,
+		"decision_id": d.ID, "filed_by": "server: the approved subject, without asking the model again"})
+	if err != nil {
+		return false, err
+	}
+	ev, err := r.writerEvidence(ctx, a, t, cfg)
+	if err != nil {
+		return false, err
+	}
+	if _, err := r.Store.SubmitTask(ctx, a, signoff.Submission{TaskID: t.ID, InputDigest: t.InputDigest, Output: out, Evidence: ev, Final: true}); err != nil {
+		return false, fmt.Errorf("close writer task %s with %s: %w", t.ID, tk.ID, err)
+	}
+	return true, nil
+}
+
+// writerEvidence is the evidence of the provider that wrote the proposal:
+// what its recorded calls say, else what the role's provider is.
+func (r *Runner) writerEvidence(ctx context.Context, a signoff.Actor, t signoff.Task, cfg agent.Config) (string, error) {
+	calls, err := r.Store.ListCalls(ctx, a, t.ID)
+	if err != nil {
+		return "", err
+	}
+	for i := len(calls) - 1; i >= 0; i-- {
+		if calls[i].Evidence != "" {
+			return calls[i].Evidence, nil
+		}
+	}
+	rc, err := cfg.ForTask(t)
+	if err != nil {
+		return "", err
+	}
+	p, err := r.Runtime.Providers(rc)
+	if err != nil {
+		return "", err
+	}
+	return p.Evidence(), nil
 }
 
 // needTriager checks, before anything is written, that the workspace has

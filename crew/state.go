@@ -60,13 +60,21 @@ type State struct {
 	Extra    map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
-// Gate records the human gate of one proposed ticket.
+// Gate records the human gate of one proposed ticket. Proposal is the
+// subject the person is asked about (the normalized ticket, see
+// ticketSubject) and Digest its digest: once approved, exactly Proposal is
+// filed, whatever a model says afterwards. It lives in the run, so a
+// restart carries it.
 type Gate struct {
 	DecisionID string          `json:"decision_id"`
 	Digest     string          `json:"digest"`
 	Proposal   json.RawMessage `json:"proposal"`
 	Status     string          `json:"status"`
 	ApprovedBy string          `json:"approved_by,omitempty"`
+	// Filing is saved just before the approved ticket is filed (the save
+	// that only one worker wins); TicketID once it is.
+	Filing   bool   `json:"filing,omitempty"`
+	TicketID string `json:"ticket_id,omitempty"`
 }
 
 // run is a triage run with its decoded state.

@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/airlock"
 	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/triage"
 	"github.com/signoff-dev/signoff/workflow"
@@ -21,6 +26,10 @@ type ticketArgs struct {
 	Body  string `json:"body" jsonschema:"what happens, on which devices and versions, the evidence"`
 }
 
+// maxTitle bounds a ticket title, in characters, after normalizing and
+// quoting (the tracker's own bound).
+const maxTitle = 300
+
 func createTicketTool() *agent.Tool {
 	return agent.NewTool("create_ticket", "File the new ticket. High or critical severity, or a low-confidence investigation, waits for a person first.",
 		func(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Result, error) {
@@ -28,9 +37,86 @@ func createTicketTool() *agent.Tool {
 		})
 }
 
+// ticketSubject is what the gate asks a person about and, once they
+// approved it, exactly what is filed: the writer's title and body,
+// normalized and with instruction-like text quoted, and the fields the
+// server decided (severity, component, owner from CODEOWNERS, the
+// numbers). Its digest is what the decision binds; a model rewording the
+// same ticket later does not change what was approved.
+type ticketSubject struct {
+	Title        string         `json:"title"`
+	Body         string         `json:"body"`
+	Severity     string         `json:"severity"`
+	Component    string         `json:"component"`
+	Owner        string         `json:"owner"`
+	Confidence   float64        `json:"confidence"`
+	Rationale    string         `json:"rationale"`
+	Evidence     map[string]any `json:"evidence"`
+	RegressionOf string         `json:"regression_of"`
+}
+
+// decided is the part of a subject the server decided, for comparing an
+// approved subject with the run it is filed for.
+func (s ticketSubject) decided() (string, error) {
+	s.Title, s.Body = "", ""
+	return canonical.Digest(s)
+}
+
+// propose builds the subject of the writer's words over the run's records.
+// notes say what was quoted, and why.
+func propose(st State, in ticketArgs) (ticketSubject, []string, error) {
+	title, tSignals := neutralize(normalizeTitle(in.Title))
+	body, bSignals := neutralize(normalizeBody(in.Body))
+	if title == "" {
+		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title must not be empty")
+	}
+	if n := utf8.RuneCountInString(title); n > maxTitle {
+		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title is %d characters after normalizing and quoting; at most %d", n, maxTitle)
+	}
+	var notes []string
+	for _, f := range []struct {
+		what    string
+		signals []string
+	}{{"title", tSignals}, {"body", bSignals}} {
+		if len(f.signals) > 0 {
+			notes = append(notes, fmt.Sprintf("ticket text neutralized: the writer's %s carried instruction-like text (airlock signals: %s); it is filed quoted and marked %q…%q, never as the writer's own words",
+				f.what, strings.Join(f.signals, ", "), quoteOpen, quoteClose))
+		}
+	}
+	sub, err := decidedOf(st)
+	if err != nil {
+		return ticketSubject{}, nil, err
+	}
+	sub.Title, sub.Body = title, body
+	return sub, notes, nil
+}
+
+// decidedOf is a subject with only what the server decided for the run:
+// the assessment and the investigation's confidence.
+func decidedOf(st State) (ticketSubject, error) {
+	inv, a := st.Investigation, st.Assessment
+	if inv == nil || a == nil {
+		return ticketSubject{}, signoff.Errorf(signoff.ECONFLICT, "the run has no investigation and assessment")
+	}
+	// Round-trip the evidence through JSON so a fresh subject compares
+	// equal to one decoded from a stored decision.
+	var ev map[string]any
+	if b, err := json.Marshal(a.Evidence); err != nil {
+		return ticketSubject{}, err
+	} else if err := json.Unmarshal(b, &ev); err != nil {
+		return ticketSubject{}, err
+	}
+	return ticketSubject{Severity: a.Severity, Component: a.Component, Owner: a.Owner,
+		Confidence: inv.Confidence, Rationale: a.Rationale, Evidence: ev, RegressionOf: inv.RegressionOf}, nil
+}
+
+func gated(st State) bool {
+	return triage.SeverityRank(st.Assessment.Severity) >= triage.SeverityRank(GateSeverity) || st.Investigation.Confidence < MinConfidence
+}
+
 func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Result, error) {
-	if strings.TrimSpace(in.Title) == "" || len(in.Title) > 300 {
-		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "title must be 1 to 300 bytes")
+	if strings.TrimSpace(in.Title) == "" || len(in.Title) > 4*maxTitle {
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "title must be 1 to %d characters", maxTitle)
 	}
 	r, err := loadRun(ctx, env.Store, env.Actor, env.Task.CaseID)
 	if err != nil {
@@ -40,80 +126,130 @@ func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Res
 	if inv == nil || inv.Verdict != triage.VerdictNew || a == nil {
 		return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "a ticket is filed only for a new bug with a recorded severity and component; use add_comment for a duplicate or request_info")
 	}
-	proposal := map[string]any{"title": in.Title, "body": in.Body, "severity": a.Severity, "component": a.Component,
-		"owner": a.Owner, "confidence": inv.Confidence, "rationale": a.Rationale, "evidence": a.Evidence, "regression_of": inv.RegressionOf}
-	subject, err := json.Marshal(proposal)
-	if err != nil {
-		return agent.Result{}, err
-	}
-	digest, err := canonical.Digest(proposal)
-	if err != nil {
-		return agent.Result{}, err
-	}
-	severity, approvedBy := a.Severity, "auto"
-	if triage.SeverityRank(a.Severity) >= triage.SeverityRank(GateSeverity) || inv.Confidence < MinConfidence {
-		d, err := gateDecision(ctx, env, r, digest)
-		if err != nil {
-			return agent.Result{}, err
-		}
-		switch {
-		case d == nil || d.Status == signoff.DecisionExpired || d.Status == signoff.DecisionSuperseded:
-			nd, err := env.Store.RequestDecision(ctx, env.Actor, r.CaseID, GateKind, subject, 0)
+	if r.Status == signoff.TriageDone {
+		if g := r.st.Gate; g != nil && g.TicketID != "" && g.TicketID == r.TicketID {
+			// Filed already (by the server, after the person's answer):
+			// the task is done with that ticket, whatever the words now.
+			t, err := env.Store.GetTicket(ctx, env.Actor, r.ProjectID, g.TicketID)
 			if err != nil {
 				return agent.Result{}, err
 			}
-			if c, err := env.Store.GetCase(ctx, env.Actor, r.CaseID); err == nil && c.State != workflow.BugAwaitingTriageApproval {
-				if err := transition(ctx, env, "request_triage_approval", "gate: "+gateReason(a.Severity, inv.Confidence)); err != nil {
-					return agent.Result{}, err
-				}
-			}
-			r.st.Gate = &Gate{DecisionID: nd.ID, Digest: nd.SubjectDigest, Proposal: subject, Status: nd.Status}
-			r.Status = signoff.TriageParked
-			if err := r.save(ctx, env.Store, env.Actor); err != nil {
-				return agent.Result{}, err
-			}
-			return agent.Result{Text: fmt.Sprintf("PAUSED: %s; decision %s waits for a person. Nothing was filed.", gateReason(a.Severity, inv.Confidence), nd.ID), Park: true}, nil
-		case d.Status == signoff.DecisionPending:
-			return agent.Result{Text: "PAUSED: decision " + d.ID + " still waits for a person.", Park: true}, nil
-		case d.Status == signoff.DecisionRejected:
-			r.st.Gate.Status = d.Status
-			r.Status = signoff.TriageActive
-			if err := r.save(ctx, env.Store, env.Actor); err != nil {
-				return agent.Result{}, err
-			}
-			return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "a person rejected this ticket (%s); nothing was filed. Call give_up so a person takes the case", d.Reason)
+			var s ticketSubject
+			json.Unmarshal(g.Proposal, &s)
+			return filed(t, s, g.ApprovedBy, "Already filed as a person approved it; nothing new was filed. "), nil
 		}
-		// Approved: the person's word, with any corrected severity.
-		var amend struct {
-			Severity string `json:"severity"`
-		}
-		if len(d.Amendment) > 0 && json.Unmarshal(d.Amendment, &amend) == nil && triage.SeverityRank(amend.Severity) >= 0 {
-			severity = amend.Severity
-		}
-		approvedBy = "human:" + d.DecidedBy
-		r.st.Gate.Status, r.st.Gate.ApprovedBy = d.Status, approvedBy
+		return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "this run is already done (%s %s); nothing more is filed", r.Outcome, r.TicketID)
 	}
-	t, err := env.Store.CreateTicket(ctx, env.Actor, r.ProjectID, triage.Ticket{
-		Title: in.Title, Status: "open", Severity: severity, Component: a.Component, Owner: a.Owner,
-		AffectedVersions: versions(query(r.st, "").AppVersion), Created: time.Now().UTC().Format("2006-01-02"),
-		Description: in.Body, ApprovedBy: approvedBy,
-	})
+	sub, notes, err := propose(r.st, in)
 	if err != nil {
 		return agent.Result{}, err
 	}
-	a.Severity = severity
-	r.st.Action = &triage.Action{Kind: "create_ticket", TicketID: t.ID, Title: in.Title, Body: in.Body}
-	r.Status, r.Outcome, r.TicketID, r.Resolves = signoff.TriageDone, triage.OutcomeNewTicket, t.ID, t.ID
-	if err := r.save(ctx, env.Store, env.Actor); err != nil {
-		return agent.Result{}, err
+	if !gated(r.st) {
+		r.st.Notes = append(r.st.Notes, notes...)
+		t, err := fileTicket(ctx, env.Store, env.Actor, r, sub, "auto")
+		if err != nil {
+			return agent.Result{}, err
+		}
+		return filed(t, sub, "auto", ""), nil
 	}
-	if c, err := env.Store.GetCase(ctx, env.Actor, r.CaseID); err == nil && c.State == workflow.BugTriaging {
-		if err := transition(ctx, env, "ticket", "filed "+t.ID); err != nil {
+	// The gate. A run asks at most once per subject it stands behind: an
+	// answer already given (before a restart, or while this model was
+	// being asked again) is applied, never asked anew.
+	if r.st.Gate == nil {
+		if err := adoptGate(ctx, env.Store, env.Actor, r, sub); err != nil {
 			return agent.Result{}, err
 		}
 	}
-	return agent.Result{Text: fmt.Sprintf("Filed %s (%s, %s, approved by %s).", t.ID, severity, a.Component, approvedBy),
-		Output: map[string]any{"ticket_id": t.ID, "severity": severity, "approved_by": approvedBy}, Final: true}, nil
+	if r.st.Gate == nil {
+		r.st.Notes = append(r.st.Notes, notes...)
+		return askGate(ctx, env, r, sub)
+	}
+	g := r.st.Gate
+	d, err := env.Store.GetDecision(ctx, env.Actor, g.DecisionID)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	switch d.Status {
+	case signoff.DecisionPending:
+		return agent.Result{Text: "PAUSED: decision " + d.ID + " still waits for a person. Nothing was filed; no new decision was asked.", Park: true}, nil
+	case signoff.DecisionApproved:
+		approved, err := checkGate(r, d)
+		if err != nil {
+			why := signoff.ErrorMessage(err)
+			if err := gateNeedsPerson(ctx, env.Store, env.Actor, r, env.Task.ID, why); err != nil {
+				return agent.Result{}, err
+			}
+			return agent.Result{Text: "STOPPED: " + why + ". Nothing was filed; the case is with a person.", Park: true}, nil
+		}
+		t, by, err := fileApproved(ctx, env.Store, env.Actor, r, d, approved)
+		if err != nil {
+			return agent.Result{}, err
+		}
+		note := ""
+		if approved.Title != sub.Title || approved.Body != sub.Body {
+			note = "A person approved this ticket's exact title and body in decision " + d.ID +
+				"; your new wording was not used. "
+		}
+		return filed(t, approved, by, note), nil
+	case signoff.DecisionRejected:
+		why := "a person rejected this ticket"
+		if d.Reason != "" {
+			why += ": " + d.Reason
+		}
+		if err := gateNeedsPerson(ctx, env.Store, env.Actor, r, env.Task.ID, why); err != nil {
+			return agent.Result{}, err
+		}
+		return agent.Result{Text: "STOPPED: " + why + ". Nothing was filed; the case is with a person.", Park: true}, nil
+	}
+	// Expired or replaced: ask again, over the subject the run stood behind
+	// unless what the server decided has changed since.
+	again := sub
+	var old ticketSubject
+	if json.Unmarshal(g.Proposal, &old) == nil {
+		od, err1 := old.decided()
+		nd, err2 := sub.decided()
+		if err1 == nil && err2 == nil && od == nd {
+			again = old
+		}
+	}
+	return askGate(ctx, env, r, again)
+}
+
+// filed is create_ticket's answer once a ticket exists.
+// The note, when there is one, is in the task's output too: the task ends
+// with this answer, so no later turn would show it to the model.
+func filed(t triage.Ticket, sub ticketSubject, approvedBy, note string) agent.Result {
+	out := map[string]any{"ticket_id": t.ID, "severity": t.Severity, "approved_by": approvedBy}
+	if note != "" {
+		out["note"] = strings.TrimSpace(note)
+	}
+	return agent.Result{Text: fmt.Sprintf("%sFiled %s (%s, %s, approved by %s).", note, t.ID, t.Severity, sub.Component, approvedBy),
+		Output: out, Final: true}
+}
+
+// askGate requests a person's decision over sub, moves the case to the
+// gate, records the gate in the run and parks the task.
+func askGate(ctx context.Context, env *agent.Env, r *run, sub ticketSubject) (agent.Result, error) {
+	subject, err := json.Marshal(sub)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	nd, err := env.Store.RequestDecision(ctx, env.Actor, r.CaseID, GateKind, subject, 0)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	why := gateReason(sub.Severity, sub.Confidence)
+	if c, err := env.Store.GetCase(ctx, env.Actor, r.CaseID); err == nil && c.State == workflow.BugTriaging {
+		if err := transition(ctx, env, "request_triage_approval", "gate: "+why); err != nil {
+			return agent.Result{}, err
+		}
+	}
+	r.st.Gate = &Gate{DecisionID: nd.ID, Digest: nd.SubjectDigest, Proposal: nd.Subject, Status: nd.Status}
+	r.Status = signoff.TriageParked
+	if err := r.save(ctx, env.Store, env.Actor); err != nil {
+		return agent.Result{}, err
+	}
+	return agent.Result{Text: fmt.Sprintf("PAUSED: %s; decision %s waits for a person. Nothing was filed.", why, nd.ID), Park: true}, nil
 }
 
 func gateReason(severity string, confidence float64) string {
@@ -123,22 +259,201 @@ func gateReason(severity string, confidence float64) string {
 	return "severity " + severity + " needs a person's approval"
 }
 
-// gateDecision finds this case's gate decision over exactly digest: one
-// made before a restart is applied, never asked again.
-func gateDecision(ctx context.Context, env *agent.Env, r *run, digest string) (*signoff.Decision, error) {
-	ds, err := env.Store.ListDecisions(ctx, env.Actor, r.CaseID)
+// adoptGate finds a gate decision of this case the run lost track of (a
+// restart between asking and saving) and takes it as the run's gate when
+// it is over what the server decided for this run. Only a live decision
+// (pending or answered) is adopted.
+func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject) error {
+	ds, err := st.ListDecisions(ctx, by, r.CaseID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, d := range ds {
-		if d.Kind == GateKind && d.SubjectDigest == digest {
-			if r.st.Gate == nil {
-				r.st.Gate = &Gate{DecisionID: d.ID, Digest: d.SubjectDigest, Proposal: d.Subject}
-			}
-			return &d, nil
+	want, err := sub.decided()
+	if err != nil {
+		return err
+	}
+	for _, d := range ds { // newest first
+		if d.Kind != GateKind || d.CaseID != r.CaseID {
+			continue
+		}
+		if d.Status != signoff.DecisionPending && d.Status != signoff.DecisionApproved && d.Status != signoff.DecisionRejected {
+			continue
+		}
+		var s ticketSubject
+		if json.Unmarshal(d.Subject, &s) != nil {
+			continue
+		}
+		if got, err := s.decided(); err != nil || got != want {
+			continue
+		}
+		r.st.Gate = &Gate{DecisionID: d.ID, Digest: d.SubjectDigest, Proposal: d.Subject, Status: d.Status}
+		return nil
+	}
+	return nil
+}
+
+// Reasons an answered gate decision is not applied to a run.
+const (
+	gateOtherDecision = "the run's gate names another decision"
+	gateOtherCase     = "the decision is about another case"
+	gateOtherKind     = "the decision is not a ticket gate"
+	gateOtherDigest   = "the decision was made over a different subject than the run's gate proposal"
+	gateBadProposal   = "the run's gate proposal does not have the digest the person approved"
+	gateDrifted       = "severity, component, owner or evidence changed since the person approved"
+)
+
+// checkGate returns the subject a person approved in d for r, after
+// checking that d is the run's own gate decision, over exactly the
+// proposal the run stored, and that what the server decided still holds.
+// A decision over anything else never files this run's ticket.
+func checkGate(r *run, d signoff.Decision) (ticketSubject, error) {
+	g := r.st.Gate
+	refuse := func(why string) (ticketSubject, error) {
+		return ticketSubject{}, signoff.Errorf(signoff.ECONFLICT, "gate decision %s is not applied: %s", d.ID, why)
+	}
+	switch {
+	case g == nil || d.ID != g.DecisionID:
+		return refuse(gateOtherDecision)
+	case d.CaseID != r.CaseID:
+		return refuse(gateOtherCase)
+	case d.Kind != GateKind:
+		return refuse(gateOtherKind)
+	case d.SubjectDigest != g.Digest:
+		return refuse(gateOtherDigest)
+	}
+	for _, raw := range []json.RawMessage{g.Proposal, d.Subject} {
+		if got, err := canonical.Digest(raw); err != nil || got != g.Digest {
+			return refuse(gateBadProposal)
 		}
 	}
-	return nil, nil
+	var s ticketSubject
+	if err := json.Unmarshal(g.Proposal, &s); err != nil {
+		return refuse(gateBadProposal)
+	}
+	now, err := decidedOf(r.st)
+	if err != nil {
+		return refuse(gateBadProposal)
+	}
+	want, err1 := now.decided()
+	got, err2 := s.decided()
+	if err1 != nil || err2 != nil || want != got {
+		return refuse(gateDrifted)
+	}
+	return s, nil
+}
+
+// fileApproved files the subject a person approved in d, with any severity
+// they set, as approved by them: once, whoever gets here first (a worker
+// resuming the run or a writer asked again), and again after a restart
+// only if it was not filed before.
+func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, d signoff.Decision, sub ticketSubject) (triage.Ticket, string, error) {
+	g := r.st.Gate
+	approvedBy := "human:" + d.DecidedBy
+	if g.TicketID != "" {
+		t, err := st.GetTicket(ctx, by, r.ProjectID, g.TicketID)
+		return t, approvedBy, err
+	}
+	var amend struct {
+		Severity string `json:"severity"`
+	}
+	if len(d.Amendment) > 0 && json.Unmarshal(d.Amendment, &amend) == nil && triage.SeverityRank(amend.Severity) >= 0 {
+		sub.Severity = amend.Severity
+	}
+	if g.Filing {
+		// A run that crashed between claiming and recording the filing:
+		// the ticket may exist already.
+		ts, err := st.ListTickets(ctx, by, r.ProjectID)
+		if err != nil {
+			return triage.Ticket{}, "", err
+		}
+		for _, t := range ts {
+			if t.Title == sub.Title && t.ApprovedBy == approvedBy && t.Component == sub.Component {
+				return t, approvedBy, recordFiled(ctx, st, by, r, t, sub)
+			}
+		}
+	} else {
+		// Claim the filing: the run's version makes a second worker's
+		// claim fail, so one approval files one ticket.
+		g.Status, g.ApprovedBy, g.Filing = d.Status, approvedBy, true
+		if err := r.save(ctx, st, by); err != nil {
+			return triage.Ticket{}, "", fmt.Errorf("claim the approved ticket of %s: %w", r.CaseID, err)
+		}
+	}
+	t, err := fileTicket(ctx, st, by, r, sub, approvedBy)
+	return t, approvedBy, err
+}
+
+// fileTicket files sub in the run's project and records it in the run.
+func fileTicket(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject, approvedBy string) (triage.Ticket, error) {
+	t, err := st.CreateTicket(ctx, by, r.ProjectID, triage.Ticket{
+		Title: sub.Title, Status: "open", Severity: sub.Severity, Component: sub.Component, Owner: sub.Owner,
+		AffectedVersions: versions(query(r.st, "").AppVersion), Created: time.Now().UTC().Format("2006-01-02"),
+		Description: sub.Body, ApprovedBy: approvedBy,
+	})
+	if err != nil {
+		return triage.Ticket{}, err
+	}
+	return t, recordFiled(ctx, st, by, r, t, sub)
+}
+
+// recordFiled records a filed ticket in the run and moves the case.
+func recordFiled(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, t triage.Ticket, sub ticketSubject) error {
+	r.st.Assessment.Severity = t.Severity
+	if r.st.Gate != nil {
+		r.st.Gate.TicketID = t.ID
+	}
+	r.st.Action = &triage.Action{Kind: "create_ticket", TicketID: t.ID, Title: sub.Title, Body: sub.Body}
+	r.Status, r.Outcome, r.TicketID, r.Resolves = signoff.TriageDone, triage.OutcomeNewTicket, t.ID, t.ID
+	if err := r.save(ctx, st, by); err != nil {
+		return err
+	}
+	if c, err := st.GetCase(ctx, by, r.CaseID); err == nil && c.State == workflow.BugTriaging {
+		if _, _, err := st.TransitionCase(ctx, by, r.CaseID, signoff.TransitionInput{Command: "ticket", Note: "filed " + t.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gateNeedsPerson ends a gated run with a person: the writer task closes
+// as needs_human, the case is escalated, and the run stays parked (it
+// holds no later report of its project up) with why in its notes. No new
+// decision is asked.
+func gateNeedsPerson(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, taskID, why string) error {
+	if r.st.Gate != nil {
+		if d, err := st.GetDecision(ctx, by, r.st.Gate.DecisionID); err == nil {
+			r.st.Gate.Status = d.Status
+		}
+	}
+	r.st.Notes = append(r.st.Notes, "gate: "+why)
+	r.Status = signoff.TriageParked
+	if err := r.save(ctx, st, by); err != nil {
+		return err
+	}
+	// The server escalates: it is its check, or a person's answer, that
+	// ends the run, not the agent's choice.
+	sys := signoff.SystemActor(r.WorkspaceID)
+	if c, err := st.GetCase(ctx, sys, r.CaseID); err == nil && c.State != workflow.BugNeedsHuman && !workflow.HumanDecided(c.Kind, c.State) {
+		if _, _, err := st.TransitionCase(ctx, sys, r.CaseID, signoff.TransitionInput{Command: "escalate", Note: truncate(why, 500)}); err != nil {
+			return fmt.Errorf("escalate %s: %w", r.CaseID, err)
+		}
+	}
+	if t, err := st.GetTask(ctx, by, taskID); err == nil && t.Status != signoff.TaskClosed {
+		if _, err := st.CloseTask(ctx, by, taskID, signoff.OutcomeNeedsHuman, truncate(why, 500)); err != nil {
+			return fmt.Errorf("close writer task %s: %w", taskID, err)
+		}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func versions(v string) []string {
@@ -146,4 +461,195 @@ func versions(v string) []string {
 		return []string{}
 	}
 	return []string{v}
+}
+
+// ---- normalizing and neutralizing the writer's text ----
+
+// normalizeTitle puts a title in one form: Unicode NFC, invisible and
+// control characters removed (a bidi override would show a person one
+// title and file another), every run of whitespace one space, trimmed.
+func normalizeTitle(s string) string {
+	return strings.Join(strings.Fields(visible(norm.NFC.String(s), false)), " ")
+}
+
+// normalizeBody puts a body in one form: NFC, invisible and control
+// characters removed, line breaks "\n", trailing spaces trimmed, runs of
+// spaces inside a line one space (indentation kept), at most one blank
+// line in a row, trimmed.
+func normalizeBody(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	lines := strings.Split(visible(norm.NFC.String(s), true), "\n")
+	var out []string
+	blank := 0
+	for _, l := range lines {
+		l = strings.TrimRightFunc(l, unicode.IsSpace)
+		body := strings.TrimLeftFunc(l, unicode.IsSpace)
+		indent := l[:len(l)-len(body)]
+		l = indent + strings.Join(strings.Fields(body), " ")
+		if l == "" {
+			blank++
+			if blank > 1 {
+				continue
+			}
+		} else {
+			blank = 0
+		}
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// visible drops control and format characters; lines keeps "\n" and tabs.
+func visible(s string, lines bool) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case lines && (r == '\n' || r == '\t'):
+			return r
+		case r == '\n' || r == '\t' || r == '\u2028' || r == '\u2029':
+			return ' '
+		case unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// The marker around text a ticket quotes because it reads as an
+// instruction: a person reading the tracker cannot take it for the
+// writer's own words, nor can the text close it early (both brackets are
+// removed from whatever it quotes).
+const (
+	quoteOpen  = "⟦quoted from report: "
+	quoteClose = "⟧"
+)
+
+// neutralize quotes and marks every instruction-like span of text (the
+// airlock's detection, airlock.Detect): each sentence or clause that fires
+// is wrapped in the marker; when the instruction only shows across clauses,
+// the whole text is. It returns the airlock signals that fired (none: text
+// unchanged). Spans already marked stay as they are, so neutralizing twice
+// changes nothing.
+func neutralize(text string) (string, []string) {
+	parts := splitMarked(text)
+	fired := map[string]bool{}
+	var rest []string
+	for i, p := range parts {
+		if p.marked {
+			continue
+		}
+		sig := detect(p.text)
+		if len(sig) == 0 {
+			rest = append(rest, p.text)
+			continue
+		}
+		for _, s := range sig {
+			fired[s] = true
+		}
+		var b strings.Builder
+		var left []string
+		for _, seg := range clauses(p.text) {
+			core := strings.TrimSpace(seg)
+			if core != "" && len(detect(core)) > 0 {
+				lead := seg[:strings.Index(seg, core)]
+				b.WriteString(lead + quoteOpen + core + quoteClose + seg[len(lead)+len(core):])
+				continue
+			}
+			b.WriteString(seg)
+			left = append(left, seg)
+		}
+		parts[i].text = b.String()
+		rest = append(rest, strings.Join(left, " "))
+	}
+	if len(fired) == 0 {
+		return joinMarked(parts), nil
+	}
+	out := joinMarked(parts)
+	if len(detect(strings.Join(rest, " "))) > 0 {
+		// The instruction is cut across clauses or marked spans: quote
+		// everything.
+		flat := strings.NewReplacer(quoteOpen, "", quoteClose, "").Replace(out)
+		out = quoteOpen + strings.TrimSpace(flat) + quoteClose
+	}
+	signals := make([]string, 0, len(fired))
+	for _, f := range airlockFamilies {
+		if fired[f] {
+			signals = append(signals, f)
+		}
+	}
+	return out, signals
+}
+
+var airlockFamilies = []string{airlock.SignalEncodedBlob, airlock.SignalHiddenComment, airlock.SignalOperatorCommand,
+	airlock.SignalOverride, airlock.SignalRolePlay, airlock.SignalSystemPrompt, airlock.SignalToolCall}
+
+func detect(s string) []string {
+	n, _ := airlock.Normalize(s)
+	return airlock.Detect(n)
+}
+
+type markedPart struct {
+	text   string
+	marked bool
+}
+
+// splitMarked cuts text into marked spans and the text between them, in
+// which stray marker brackets become plain ones.
+func splitMarked(text string) []markedPart {
+	stray := strings.NewReplacer("⟦", "[", "⟧", "]")
+	var parts []markedPart
+	for text != "" {
+		i := strings.Index(text, quoteOpen)
+		if i < 0 {
+			parts = append(parts, markedPart{text: stray.Replace(text)})
+			break
+		}
+		j := strings.Index(text[i+len(quoteOpen):], quoteClose)
+		if j < 0 {
+			parts = append(parts, markedPart{text: stray.Replace(text)})
+			break
+		}
+		end := i + len(quoteOpen) + j + len(quoteClose)
+		if i > 0 {
+			parts = append(parts, markedPart{text: stray.Replace(text[:i])})
+		}
+		inner := text[i+len(quoteOpen) : end-len(quoteClose)]
+		parts = append(parts, markedPart{text: quoteOpen + stray.Replace(inner) + quoteClose, marked: true})
+		text = text[end:]
+	}
+	return parts
+}
+
+func joinMarked(parts []markedPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
+
+// clauses cuts text after each sentence or clause end (. ! ? ; : followed
+// by a space, a line break, or a dash between spaces), keeping every byte:
+// the clauses joined are the text.
+func clauses(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		cut := -1
+		switch c := text[i]; {
+		case c == '\n':
+			cut = i + 1
+		case strings.IndexByte(".!?;:", c) >= 0 && (i+1 == len(text) || text[i+1] == ' '):
+			cut = i + 1
+		case c == ' ' && (strings.HasPrefix(text[i:], " - ") || strings.HasPrefix(text[i:], " — ") || strings.HasPrefix(text[i:], " | ")):
+			cut = i
+		}
+		if cut > start {
+			out = append(out, text[start:cut])
+			start = cut
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
 }
