@@ -222,11 +222,34 @@ func (s *DB) Track(ctx context.Context, secret string) (signoff.Tracking, error)
 	if err != nil {
 		return signoff.Tracking{}, err
 	}
-	t := signoff.Tracking{CaseID: c.ID, Title: c.Title, State: c.State, Question: workflow.ReporterQuestion(c.State), UpdatedAt: c.UpdatedAt}
-	if err := s.trackHistory(ctx, s.db, ws, &t); err != nil {
-		return signoff.Tracking{}, err
+	return signoff.Tracking{CaseID: c.ID, Title: c.Title, State: c.State, Question: workflow.ReporterQuestion(c.State), UpdatedAt: c.UpdatedAt}, nil
+}
+
+// Answer implements signoff.IntakeService. The answer is recorded as the
+// reporter's event; acting on it (reopening, confirming) belongs to the
+// loops that asked.
+func (s *DB) Answer(ctx context.Context, secret, text string) (signoff.Report, error) {
+	if err := checkRaw("text", text, true, maxReportText); err != nil {
+		return signoff.Report{}, err
 	}
-	return t, nil
+	d := airlock.Sanitize(text)
+	r := signoff.Report{ID: signoff.NewID(signoff.PrefixReport), Kind: "answer", Dossier: d, Metadata: map[string]string{}, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		ws, caseID, linkID, err := s.resolveLink(ctx, tx, secret)
+		if err != nil {
+			return err
+		}
+		r.CaseID = caseID
+		if err := s.insertReporterText(ctx, tx, ws, r, text, ""); err != nil {
+			return err
+		}
+		_, err = s.appendEvent(ctx, tx, ws, caseID, "reporter.answered", linkID, reportPayload(r))
+		return err
+	})
+	if err != nil {
+		return signoff.Report{}, fmt.Errorf("answer: %w", err)
+	}
+	return r, nil
 }
 
 // ListReports implements signoff.IntakeService.
