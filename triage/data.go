@@ -121,6 +121,13 @@ type Item struct {
 	Rating     *float64 `json:"rating"`
 	Metadata   Metadata `json:"metadata"`
 	Text       string   `json:"text"`
+	// Steps are the reproduction steps the reporter gave in the form's
+	// own field, one per item (see SplitSteps); the text may hold more.
+	Steps []string `json:"steps,omitempty"`
+	// Signals are the airlock signals raised on the report's fields, read
+	// apart and together, when it came in: every prompt that shows the
+	// item names them again.
+	Signals []string `json:"signals,omitempty"`
 }
 
 // Metadata is what the feedback channel reported about the device.

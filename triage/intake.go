@@ -52,7 +52,7 @@ func Classify(it Item) Intake {
 	if in.AppVersion == "" {
 		in.AppVersion = ExtractAppVersion(it.Text)
 	}
-	in.Steps = ExtractSteps(it.Text)
+	in.Steps = MergeSteps(it.Steps, ExtractSteps(it.Text))
 	in.Category, in.Confidence, in.Cues = categorize(it)
 	return in
 }
