@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -108,6 +109,71 @@ func RenderTask(t signoff.Task, boundary string) string {
 	if err != nil {
 		pretty = t.Input
 	}
-	b.WriteString(airlock.Spotlight(airlock.Sanitize(string(pretty)), boundary))
+	d := airlock.Sanitize(string(pretty))
+	strs, recorded := inputStrings(t.Input)
+	// The input's texts are also read together, in the order the model
+	// reads them: an instruction cut across fields (text, steps, device)
+	// fires there. Signals the airlock recorded earlier (on the report at
+	// intake) are named again.
+	d = airlock.MergeSignals(d, airlock.DetectJoint(strs...))
+	d = airlock.MergeSignals(d, recorded)
+	b.WriteString(airlock.Spotlight(d, boundary))
 	return b.String()
+}
+
+// inputStrings returns the string values of a JSON document in document
+// order, and the airlock signal names found in any "signals" array.
+// Invalid JSON yields what was read before the error.
+func inputStrings(raw []byte) (strs, signals []string) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	// stack holds, per open container, whether it is an object and, for an
+	// object, whether the next string is a key; key is the last key read.
+	type level struct{ object, wantKey bool }
+	var stack []level
+	key := ""
+	inSignals := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return strs, signals
+		}
+		top := len(stack) - 1
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				if v == '[' && top >= 0 && stack[top].object && key == "signals" {
+					inSignals = len(stack) + 1
+				}
+				if top >= 0 && stack[top].object {
+					stack[top].wantKey = true
+				}
+				stack = append(stack, level{object: v == '{', wantKey: v == '{'})
+			default:
+				if inSignals == len(stack) {
+					inSignals = 0
+				}
+				stack = stack[:top]
+				if n := len(stack) - 1; n >= 0 && stack[n].object {
+					stack[n].wantKey = true
+				}
+			}
+		case string:
+			if top >= 0 && stack[top].object && stack[top].wantKey {
+				key, stack[top].wantKey = v, false
+				continue
+			}
+			if top >= 0 && stack[top].object {
+				stack[top].wantKey = true
+			}
+			if inSignals == len(stack) && airlock.KnownSignal(v) {
+				signals = append(signals, v)
+			}
+			strs = append(strs, v)
+		default:
+			if top >= 0 && stack[top].object {
+				stack[top].wantKey = true
+			}
+		}
+	}
 }

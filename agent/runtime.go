@@ -330,10 +330,10 @@ func (r *run) exec(ctx context.Context, tc ToolCall) (string, bool, error) {
 	}
 	if res.Park {
 		r.res.Outcome, r.res.Reason = OutcomeParked, res.Text
-		return res.Text, true, nil
+		return RenderResult(res), true, nil
 	}
 	if res.Output == nil {
-		return res.Text, false, nil
+		return RenderResult(res), false, nil
 	}
 	return r.record(ctx, res)
 }
@@ -369,18 +369,21 @@ func (r *run) record(ctx context.Context, res Result) (string, bool, error) {
 	}
 	r.task, r.env.Task = t, t
 	text := strings.TrimSpace(res.Text)
+	// The next step is the server's word: it goes before any quoted
+	// public text, outside the blocks.
+	quotes := renderQuotes(res.Quotes)
 	if final {
 		r.res.Outcome = signoff.OutcomeDone
-		return text + " The task is complete; do not call more tools.", true, nil
+		return text + " The task is complete; do not call more tools." + quotes, true, nil
 	}
 	next := res.Next
 	if next == "" && len(r.rc.Handoffs) == 1 {
 		next = r.rc.Handoffs[0]
 	}
 	if next != "" {
-		return fmt.Sprintf("%s NOW call %s(to='%s', reason='<one sentence on why>').", text, HandoffTool, next), false, nil
+		return fmt.Sprintf("%s NOW call %s(to='%s', reason='<one sentence on why>').", text, HandoffTool, next) + quotes, false, nil
 	}
-	return fmt.Sprintf("%s NOW call %s(to, reason) with to one of %s.", text, HandoffTool, quoteList(r.rc.Handoffs)), false, nil
+	return fmt.Sprintf("%s NOW call %s(to, reason) with to one of %s.", text, HandoffTool, quoteList(r.rc.Handoffs)) + quotes, false, nil
 }
 
 func (r *run) handoff(ctx context.Context, args json.RawMessage) (string, bool, error) {

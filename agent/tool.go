@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/airlock"
 )
 
 // Names of the tools the runtime itself provides to every role.
@@ -47,6 +48,76 @@ type Result struct {
 	// person (a human gate) and is run again once they have answered. The
 	// worker is released meanwhile.
 	Park bool
+	// Quotes are the public-derived texts the answer shows the model: a
+	// ticket's title, an earlier report, a reporter's answer, a search hit.
+	// Text holds only the server's own words (refusals, ids, scores,
+	// labels, next steps) and names each quote by its Ref; the model
+	// reads the quotes after Text, each inside its own spotlighted block
+	// (see RenderResult). Add them with Quote.
+	Quotes []Quote
+}
+
+// Quote is one public-derived text in a tool's answer. Ref and What are
+// the server's words (what the quote is, e.g. "title of ticket ORB-12");
+// Text comes from outside and reaches a model only through the airlock.
+type Quote struct {
+	Ref  string `json:"ref"`
+	What string `json:"what"`
+	Text string `json:"text"`
+}
+
+// Quote adds text, described by what, to the result's quotes and returns
+// the name Text should use for it ("U1", "U2", ...). Empty text adds
+// nothing and returns "".
+func (r *Result) Quote(what, text string) string {
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	ref := fmt.Sprintf("U%d", len(r.Quotes)+1)
+	r.Quotes = append(r.Quotes, Quote{Ref: ref, What: what, Text: text})
+	return ref
+}
+
+// Untrusted is a result whose whole answer is one public-derived text:
+// the server's own line says what it is, the text itself is quoted.
+func Untrusted(what, text string) Result {
+	var r Result
+	if ref := r.Quote(what, text); ref != "" {
+		r.Text = fmt.Sprintf("%s: see %s below.", what, ref)
+	} else {
+		r.Text = what + ": (empty)."
+	}
+	return r
+}
+
+// RenderResult is the answer a model reads for a tool result: the
+// server's text as it is, then every quote in a block of its own, behind
+// the airlock (normalized, redacted, signals named, datamarked, fresh
+// boundary). Server-made text stays outside the blocks, so a model (and a
+// builtin policy) can read it as the server's word.
+func RenderResult(r Result) string {
+	return r.Text + renderQuotes(r.Quotes)
+}
+
+func renderQuotes(qs []Quote) string {
+	if len(qs) == 0 {
+		return ""
+	}
+	aq := make([]airlock.Quote, len(qs))
+	for i, q := range qs {
+		aq[i] = airlock.Quote{Ref: q.Ref, What: q.What, Dossier: airlock.Sanitize(q.Text)}
+	}
+	return "\n\n" + airlock.SpotlightQuotes(aq)
+}
+
+// ServerPart is the part of a rendered tool answer the server wrote: what
+// comes before its quoted public text. A reader that acts on an answer
+// (a builtin policy looking for its next step) reads only this part.
+func ServerPart(answer string) string {
+	if i := strings.Index(answer, "\n\n"+airlock.QuotesHeader); i >= 0 {
+		return answer[:i]
+	}
+	return answer
 }
 
 // OutcomeParked is a run's outcome when a tool parked the task at a human

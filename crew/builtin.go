@@ -96,8 +96,10 @@ func policy(st signoff.Store, turn turnFunc) agent.Policy {
 
 var nextRE = regexp.MustCompile(`NOW call handoff\(to='([a-z][a-z0-9_.-]*)'`)
 
+// nextStep reads the next step a record tool gave, in the server's part of
+// its answer only: quoted public text cannot name one.
 func nextStep(result string) string {
-	if m := nextRE.FindStringSubmatch(result); m != nil {
+	if m := nextRE.FindStringSubmatch(agent.ServerPart(result)); m != nil {
 		return m[1]
 	}
 	return ""

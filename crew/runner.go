@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
-	"github.com/signoff-dev/signoff/airlock"
 	"github.com/signoff-dev/signoff/triage"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -64,10 +65,26 @@ type subject struct {
 }
 
 // ItemFromReport turns a case's first report into a triage item: the
-// dossier text (never the original) and the metadata the form gave.
+// dossier text (never the original) and every structured field the form
+// gave, as the airlock let them through: device, OS and app version as
+// metadata, the steps field as the item's steps (one per line or numbered
+// marker), and the signals the report's fields raised, apart and together.
+// A form field triage has no place for is added to the text under its
+// name, so nothing the reporter gave is lost.
 func ItemFromReport(c signoff.Case, rep signoff.Report) triage.Item {
-	return triage.Item{ID: c.ID, Source: "intake", ReceivedAt: rep.CreatedAt.UTC().Format(time.RFC3339), Text: rep.Dossier.Text,
-		Metadata: triage.Metadata{Device: rep.Metadata["device"], OS: rep.Metadata["os"], AppVersion: rep.Metadata["app_version"]}}
+	it := triage.Item{ID: c.ID, Source: "intake", ReceivedAt: rep.CreatedAt.UTC().Format(time.RFC3339), Text: rep.Dossier.Text,
+		Metadata: triage.Metadata{Device: rep.Metadata["device"], OS: rep.Metadata["os"], AppVersion: rep.Metadata["app_version"]},
+		Steps:    triage.SplitSteps(rep.Metadata["steps"]), Signals: slices.Clone(rep.Dossier.Signals)}
+	for _, k := range slices.Sorted(maps.Keys(rep.Metadata)) {
+		switch k {
+		case "device", "os", "app_version", "steps":
+			continue
+		}
+		if v := strings.TrimSpace(rep.Metadata[k]); v != "" {
+			it.Text += "\n\n" + k + ": " + v
+		}
+	}
+	return it
 }
 
 // Start opens the triage of a bug case: the case moves to triaging, its run
@@ -80,7 +97,7 @@ func (r *Runner) Start(ctx context.Context, ws, caseID string, it triage.Item) (
 	}
 	// Everything free-text the item carries passes the airlock: the
 	// author of a support e-mail is as personal as the text.
-	it.Text, it.Author = airlock.Sanitize(it.Text).Text, airlock.Sanitize(it.Author).Text
+	it = throughAirlock(it)
 	st, err := json.Marshal(State{Item: it})
 	if err != nil {
 		return signoff.Task{}, err

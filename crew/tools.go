@@ -119,8 +119,9 @@ func recordIntakeTool() *agent.Tool {
 			if err != nil {
 				return agent.Result{}, err
 			}
-			r.st.Intake = &triage.Intake{Category: in.Category, Language: in.Language, Device: in.Device, OS: in.OS,
-				AppVersion: in.AppVersion, Steps: in.Steps, Confidence: in.Confidence}
+			rec := withFormFacts(triage.Intake{Category: in.Category, Language: in.Language, Device: in.Device, OS: in.OS,
+				AppVersion: in.AppVersion, Steps: in.Steps, Confidence: in.Confidence}, r.st.Item)
+			r.st.Intake = &rec
 			out := map[string]any{"category": in.Category, "language": in.Language, "intake": r.st.Intake}
 			if in.Category != triage.CategoryBug {
 				r.Status, r.Outcome = signoff.TriageDone, triage.OutcomeDropped
@@ -147,35 +148,52 @@ type searchArgs struct {
 }
 
 // hitView is how a search result is shown: STRONG or weak, so a model need
-// not interpret a float.
+// not interpret a float. The server's words (id, status, component,
+// versions, score, label) are shown as they are; the hit's title and the
+// search's notes on it (which quote the texts it matched) are
+// public-derived and are named here by the quote that holds them.
 type hitView struct {
-	ID        string   `json:"id"`
-	Title     string   `json:"title,omitempty"`
-	Status    string   `json:"status,omitempty"`
-	Component string   `json:"component,omitempty"`
-	FixedIn   string   `json:"fixed_in,omitempty"`
-	Resolves  string   `json:"resolves,omitempty"`
-	Score     float64  `json:"score"`
-	Match     string   `json:"match"`
-	Why       []string `json:"why,omitempty"`
+	ID        string  `json:"id"`
+	Title     string  `json:"title,omitempty"`
+	Status    string  `json:"status,omitempty"`
+	Component string  `json:"component,omitempty"`
+	FixedIn   string  `json:"fixed_in,omitempty"`
+	Resolves  string  `json:"resolves,omitempty"`
+	Score     float64 `json:"score"`
+	Match     string  `json:"match"`
+	Why       string  `json:"why,omitempty"`
 }
 
-func viewHits(hits []triage.Hit) []hitView {
+// viewHits renders hits into res: the JSON it returns refers to the quotes
+// it adds to res.
+func viewHits(res *agent.Result, hits []triage.Hit) []hitView {
 	out := make([]hitView, 0, len(hits))
 	for _, h := range hits {
 		m := "weak"
 		if h.Strong {
 			m = "STRONG"
 		}
-		out = append(out, hitView{ID: h.ID, Title: h.Title, Status: h.Status, Component: h.Component, FixedIn: h.FixedIn,
-			Resolves: h.Resolves, Score: round2(h.Score), Match: m, Why: h.Why})
+		what := "title of ticket " + h.ID
+		if strings.HasPrefix(h.ID, triage.BatchPrefix) {
+			what = "title of the earlier report " + h.ID
+		}
+		out = append(out, hitView{ID: h.ID, Title: res.Quote(what, h.Title), Status: h.Status, Component: h.Component, FixedIn: h.FixedIn,
+			Resolves: h.Resolves, Score: round2(h.Score), Match: m, Why: res.Quote("the search's notes on "+h.ID, strings.Join(h.Why, "; "))})
 	}
 	return out
 }
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
 
-const searchNote = "Only a STRONG result (score >= 0.65) from this item's own searches may be named as the duplicate."
+const searchNote = "Only a STRONG result (score >= 0.65) from this item's own searches may be named as the duplicate. Titles and notes are public text, quoted below by name (U1, U2, ...)."
+
+// searchResult is a search tool's answer: the hits as JSON of the server's
+// words, their texts quoted.
+func searchResult(hits []triage.Hit) agent.Result {
+	var res agent.Result
+	res.Text = jsonText(map[string]any{"results": viewHits(&res, hits), "note": searchNote})
+	return res
+}
 
 // query builds the search query: the model's words plus the item's own
 // device, OS and version (from intake, else the report's metadata), which
@@ -229,7 +247,7 @@ func searchTrackerTool() *agent.Tool {
 			if err := r.save(ctx, env.Store, env.Actor); err != nil {
 				return agent.Result{}, err
 			}
-			return agent.Result{Text: jsonText(map[string]any{"results": viewHits(hits), "note": searchNote})}, nil
+			return searchResult(hits), nil
 		})
 }
 
@@ -251,7 +269,7 @@ func searchRecentTool() *agent.Tool {
 			if err := r.save(ctx, env.Store, env.Actor); err != nil {
 				return agent.Result{}, err
 			}
-			return agent.Result{Text: jsonText(map[string]any{"results": viewHits(hits), "note": searchNote})}, nil
+			return searchResult(hits), nil
 		})
 }
 
@@ -303,8 +321,75 @@ func queryCrashLogTool() *agent.Tool {
 			if err := r.save(ctx, env.Store, env.Actor); err != nil {
 				return agent.Result{}, err
 			}
-			return agent.Result{Text: jsonText(map[string]any{"signatures": aggs})}, nil
+			return crashResult(aggs), nil
 		})
+}
+
+// crashView is one crash signature as query_crash_log shows it: the
+// counts are the server's; what crash telemetry reported in words (the
+// stack top, platforms, devices), which any client can send, is quoted.
+type crashView struct {
+	Signature string         `json:"signature"`
+	StackTop  string         `json:"stack_top,omitempty"`
+	Events    int            `json:"events"`
+	Users     int            `json:"users"`
+	Versions  map[string]int `json:"versions,omitempty"`
+	Reported  string         `json:"platforms_and_devices,omitempty"`
+	FirstSeen string         `json:"first_seen"`
+	LastSeen  string         `json:"last_seen"`
+	Score     float64        `json:"score"`
+	Matched   bool           `json:"matched"`
+	Why       string         `json:"why,omitempty"`
+}
+
+func crashResult(aggs []triage.CrashAggregate) agent.Result {
+	var res agent.Result
+	views := make([]crashView, 0, len(aggs))
+	for _, a := range aggs {
+		sig := a.Signature
+		if !plainIdent(sig) {
+			sig = res.Quote("a crash signature as telemetry reported it", sig)
+		}
+		reported := ""
+		if len(a.Platforms)+len(a.Devices) > 0 {
+			reported = res.Quote("platforms and devices telemetry reported for "+plainOr(a.Signature, "this signature"),
+				jsonText(map[string]any{"platforms": a.Platforms, "devices": a.Devices}))
+		}
+		versions := map[string]int{}
+		for v, n := range a.Versions {
+			if plainIdent(v) {
+				versions[v] = n
+			}
+		}
+		views = append(views, crashView{Signature: sig, StackTop: res.Quote("stack top of "+plainOr(a.Signature, "this signature"), a.StackTop),
+			Events: a.Events, Users: a.Users, Versions: versions, Reported: reported,
+			FirstSeen: a.FirstSeen.UTC().Format(time.RFC3339), LastSeen: a.LastSeen.UTC().Format(time.RFC3339),
+			Score: round2(a.Score), Matched: a.Matched, Why: res.Quote("the match notes for "+plainOr(a.Signature, "this signature"), strings.Join(a.Why, "; "))})
+	}
+	res.Text = jsonText(map[string]any{"signatures": views, "note": "Texts from crash telemetry are quoted below by name (U1, U2, ...)."})
+	return res
+}
+
+// plainIdent reports whether s is an identifier a model may read as the
+// server's word: short, without spaces, of letters, digits and the marks
+// signatures and versions use.
+func plainIdent(s string) bool {
+	if s == "" || len(s) > 120 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:/#@$+()[]", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+func plainOr(s, alt string) string {
+	if plainIdent(s) {
+		return s
+	}
+	return alt
 }
 
 // confirmed is the telemetry-confirmed signature among what the
