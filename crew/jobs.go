@@ -53,7 +53,11 @@ func (w *triageWorker) Work(ctx context.Context, job *river.Job[signoff.TriageJo
 	case err != nil:
 		return err
 	case run.Status == signoff.TriageDone:
-		return nil
+		// Done, unless the case was sent back to triage since.
+		again, err := w.r.retriage(ctx, ws, caseID, run)
+		if err != nil || !again {
+			return err
+		}
 	}
 	run, err = w.r.Drive(ctx, ws, caseID)
 	if err != nil {
