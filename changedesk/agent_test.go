@@ -110,13 +110,18 @@ func TestPlannerModel(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d model calls", len(reqs))
 	}
+	// The request's words reach the model only datamarked, inside the
+	// quote the server's record names.
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
-	if !strings.Contains(last.Content, "CHANGE REQUEST") || !strings.Contains(last.Content, "flag:prod/"+flagKey) {
-		t.Fatalf("the model was not shown the request: %q", last.Content)
+	if !strings.Contains(agent.ServerPart(last.Content), "CHANGE REQUEST") || !strings.Contains(agent.ServerPart(last.Content), "flag:prod/"+flagKey) ||
+		!strings.Contains(agent.ServerPart(last.Content), `"reason": "U1"`) || !strings.Contains(last.Content, "switchˆtheˆnewˆflowˆoff") ||
+		strings.Contains(last.Content, "switch the new flow off") {
+		t.Fatalf("the model was not shown the request, or saw its words unmarked: %q", last.Content)
 	}
 	// The diagnostic read ran on the read-only pool and saw the ledger.
 	last = reqs[2].Messages[len(reqs[2].Messages)-1]
-	if !strings.Contains(last.Content, "FLAG HISTORY of flag:prod/"+flagKey) || !strings.Contains(last.Content, "test: seed history") {
-		t.Fatalf("the model was not shown the flag's history: %q", last.Content)
+	if !strings.Contains(last.Content, "FLAG HISTORY of flag:prod/"+flagKey) || !strings.Contains(last.Content, "test:ˆseedˆhistory") ||
+		strings.Contains(last.Content, "test: seed history") {
+		t.Fatalf("the model was not shown the flag's history, or saw its reasons unmarked: %q", last.Content)
 	}
 }

@@ -192,7 +192,7 @@ func (b *binding) deskCall(ctx context.Context, req *sdk.CallToolRequest, kind s
 	if err != nil {
 		return DeskResult{}, err
 	}
-	r := DeskResult{TaskID: t.ID, Text: strings.TrimSpace(res.Text), Status: t.Status}
+	r := DeskResult{TaskID: t.ID, Text: strings.TrimSpace(agent.RenderResult(res)), Status: t.Status}
 	if res.Output == nil {
 		// An answer, or a task parked at a human gate: it stays open.
 		return r, nil
