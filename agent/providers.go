@@ -218,10 +218,31 @@ type Factory struct {
 	Builtin  *Builtin
 	Authored *Authored
 	OpenAI   func(rc RoleConfig) (Provider, error)
+	// Record, when set, records every exchange of every provider Make
+	// returns except builtin code (which runs again, deterministically).
+	Record *Recorder
+	// Replay, when set, answers every role whose provider is openai or
+	// authored from the transcript instead (evidence replayed, or authored
+	// for authored roles); builtin and external roles are unchanged.
+	Replay *Replay
 }
 
 // Make implements ProviderFactory.
 func (f Factory) Make(rc RoleConfig) (Provider, error) {
+	p, err := f.make(rc)
+	if err != nil {
+		return nil, err
+	}
+	if f.Record != nil && rc.Provider != ProviderBuiltin {
+		p = f.Record.Wrap(rc, p)
+	}
+	return p, nil
+}
+
+func (f Factory) make(rc RoleConfig) (Provider, error) {
+	if f.Replay != nil && (rc.Provider == ProviderOpenAI || rc.Provider == ProviderAuthored) {
+		return f.Replay.For(rc)
+	}
 	switch rc.Provider {
 	case ProviderBuiltin:
 		if f.Builtin == nil {
