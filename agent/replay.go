@@ -830,7 +830,9 @@ func tmpRoots() string {
 
 func mappedClass(class string) bool { return class == "id" || class == "hex" || class == "tmp" }
 
-func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
 
 // eachVolatile calls fn for every volatile token of s, left to right. A
 // candidate glued to neighbouring letters or digits is part of a longer
