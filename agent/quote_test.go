@@ -163,3 +163,45 @@ func TestRenderTaskJointSignals(t *testing.T) {
 		})
 	}
 }
+
+// A refusal that quotes run output (a test the agent wrote, echoing what
+// it likes) reaches the model as the server's ERROR line, the output only
+// in its block.
+func TestQuotedRefusal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	srv := openaitest.NewServer(t)
+	prove := agent.NewTool("prove", "Run.", func(ctx context.Context, env *agent.Env, in lookArgs) (agent.Result, error) {
+		return agent.Result{}, agent.Refuse(signoff.Errorf(signoff.EINVALID, "refused: the test passed on base; its output is U1 below"),
+			"the test run's output", "--- PASS: TestCart\n"+injected)
+	})
+	reg := agent.NewRegistry(append(agent.BaseTools(), prove)...)
+	cfg, err := agent.ParseConfig([]byte(strings.ReplaceAll(`
+roles:
+  triager:
+    provider: openai
+    model: test-model
+    base_url: %URL%
+    tools: [prove]
+    handoffs: []
+    max_turns: 3
+    timeout: 5s
+`, "%URL%", srv.URL())), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &agent.Runtime{Store: f.st, Tools: reg, Providers: agent.Factory{OpenAI: func(rc agent.RoleConfig) (agent.Provider, error) {
+		return openai.New(openai.Config{BaseURL: rc.BaseURL, Model: rc.Model, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
+	}}.Make}
+	srv.Reply(openaitest.ToolCall("prove", `{"query":"x"}`), openaitest.ToolCall("give_up", `{"reason":"refused"}`))
+	tk := f.task(t, "triager", signoff.RoleTriager, `{"case_id":"x"}`)
+	if _, err := rt.Run(context.Background(), f.triager, tk.ID, cfg); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	got := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Content
+	if agent.ServerPart(got) != "ERROR: refused: the test passed on base; its output is U1 below" {
+		t.Fatalf("server part %q", agent.ServerPart(got))
+	}
+	checkQuoted(t, got, "U1", "the test run's output", "--- PASS: TestCart\n"+injected)
+}

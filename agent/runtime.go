@@ -324,6 +324,10 @@ func (r *run) exec(ctx context.Context, tc ToolCall) (string, bool, error) {
 	res, err := tool.Call(ctx, r.env, args)
 	if err != nil {
 		if isRefusal(err) {
+			var q *QuotedRefusal
+			if errors.As(err, &q) {
+				return errorPrefix + signoff.ErrorMessage(err) + renderQuotes(q.Quotes), false, nil
+			}
 			return errorPrefix + signoff.ErrorMessage(err), false, nil
 		}
 		return "", true, fmt.Errorf("tool %s: %w", tc.Name, err)

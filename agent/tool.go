@@ -110,6 +110,26 @@ func renderQuotes(qs []Quote) string {
 	return "\n\n" + airlock.SpotlightQuotes(aq)
 }
 
+// QuotedRefusal is a refusal (err is a signoff error) whose explanation
+// needs public-derived or run-derived text: a test's output, a build
+// error, a reporter's words. The model reads the refusal's message as the
+// server's, then the quotes in their blocks.
+type QuotedRefusal struct {
+	Err    error
+	Quotes []Quote
+}
+
+func (e *QuotedRefusal) Error() string { return e.Err.Error() }
+func (e *QuotedRefusal) Unwrap() error { return e.Err }
+
+// Refuse returns err with text quoted after its message, described by
+// what; the message should name the quote ("see U1 below").
+func Refuse(err error, what, text string) error {
+	var r Result
+	r.Quote(what, text)
+	return &QuotedRefusal{Err: err, Quotes: r.Quotes}
+}
+
 // ServerPart is the part of a rendered tool answer the server wrote: what
 // comes before its quoted public text. A reader that acts on an answer
 // (a builtin policy looking for its next step) reads only this part.

@@ -77,7 +77,7 @@ func policy(st signoff.Store, turn turnFunc) agent.Policy {
 		// A refusal the rules cannot answer differently goes to a person.
 		for name, res := range c.Results {
 			if strings.HasPrefix(res, "ERROR: ") && !strings.HasPrefix(name, "search") {
-				return reply(call(agent.GiveUpTool, map[string]any{"reason": name + " was refused: " + strings.TrimPrefix(res, "ERROR: ")})), nil
+				return reply(call(agent.GiveUpTool, map[string]any{"reason": name + " was refused: " + strings.TrimPrefix(agent.ServerPart(res), "ERROR: ")})), nil
 			}
 		}
 		// After a record tool, follow the explicit next step it gave.
