@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -59,18 +61,112 @@ func providers(e *env, fixtures string, st signoff.Store) (agent.Factory, error)
 	return f, nil
 }
 
+// recordReplay is what --record FILE and --replay FILE open: a recorder
+// writing every model exchange to a new transcript, or a transcript whose
+// answers replace the openai and authored roles' (labelled replayed, or
+// authored for authored roles). The zero value does neither; a nil one
+// too.
+type recordReplay struct {
+	Record *agent.Recorder
+	Replay *agent.Replay
+	path   string
+	file   *os.File
+}
+
+// openRecordReplay opens the transcript one of record and replay names.
+// A recording never overwrites a file: transcripts are evidence.
+func openRecordReplay(record, replay string) (*recordReplay, error) {
+	switch {
+	case record != "" && replay != "":
+		return nil, signoff.Errorf(signoff.EINVALID, "--record and --replay cannot be used together")
+	case record != "":
+		f, err := os.OpenFile(record, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return nil, signoff.Errorf(signoff.ECONFLICT, "--record %s: the file exists; a transcript is never overwritten", record)
+			}
+			return nil, fmt.Errorf("--record: %w", err)
+		}
+		return &recordReplay{Record: agent.NewRecorder(f), path: record, file: f}, nil
+	case replay != "":
+		f, err := os.Open(replay)
+		if err != nil {
+			return nil, fmt.Errorf("--replay: %w", err)
+		}
+		defer f.Close()
+		rp, err := agent.LoadReplay(f)
+		if err != nil {
+			return nil, fmt.Errorf("--replay %s: %w", replay, err)
+		}
+		return &recordReplay{Replay: rp, path: replay}, nil
+	}
+	return &recordReplay{}, nil
+}
+
+// apply makes f record or replay. A recording redacts the API key of
+// every openai role it makes.
+func (rr *recordReplay) apply(e *env, f *agent.Factory) {
+	if rr == nil {
+		return
+	}
+	f.Replay = rr.Replay
+	if rr.Record == nil {
+		return
+	}
+	f.Record = rr.Record
+	if inner := f.OpenAI; inner != nil {
+		f.OpenAI = func(rc agent.RoleConfig) (agent.Provider, error) {
+			if rc.APIKeyEnv != "" {
+				rr.Record.Redact(e.getenv(rc.APIKeyEnv))
+			}
+			return inner(rc)
+		}
+	}
+}
+
+// Close finishes a recording (its trailer marks it complete) and says
+// what was recorded or replayed on w.
+func (rr *recordReplay) Close(w io.Writer) error {
+	switch {
+	case rr == nil:
+		return nil
+	case rr.Record != nil:
+		err := rr.Record.Close()
+		if cerr := rr.file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--record %s: %w", rr.path, err)
+		}
+		fmt.Fprintf(w, "recorded %d model exchange(s) to %s\n", rr.Record.Exchanges(), rr.path)
+	case rr.Replay != nil:
+		n := rr.Replay.Exchanges()
+		fmt.Fprintf(w, "replayed %d of %d recorded exchange(s) from %s\n", n-rr.Replay.Unused(), n, rr.path)
+	}
+	return nil
+}
+
+// diverged is the first call of a replay that matched no recorded
+// exchange: the run is not the recorded one.
+func (rr *recordReplay) diverged() error {
+	if rr == nil || rr.Replay == nil {
+		return nil
+	}
+	return rr.Replay.Diverged()
+}
+
 func runAgent(ctx context.Context, e *env, args []string) error {
 	verb, rest, err := subcommand(e, "agent", args, "run", "worker", "list")
 	if err != nil {
 		return err
 	}
 	var d dbFlags
-	var ws, role, taskID, roles, fixtures string
+	var ws, role, taskID, roles, fixtures, record, replay string
 	var poll time.Duration
 	var once bool
 	syn := map[string]string{
-		"run":    "signoff agent run --workspace ID --role ROLE --task ID [--fixtures DIR] [--db PATH|URL]",
-		"worker": "signoff agent worker --workspace ID --roles R1,R2 [--poll 2s] [--once] [--fixtures DIR] [--db PATH|URL]",
+		"run":    "signoff agent run --workspace ID --role ROLE --task ID [--fixtures DIR] [--record FILE|--replay FILE] [--db PATH|URL]",
+		"worker": "signoff agent worker --workspace ID --roles R1,R2 [--poll 2s] [--once] [--fixtures DIR] [--record FILE|--replay FILE] [--db PATH|URL]",
 		"list":   "signoff agent list --workspace ID [--db PATH|URL]",
 	}[verb]
 	fs := newFlags("agent "+verb, syn)
@@ -86,6 +182,10 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		fs.DurationVar(&poll, "poll", 2*time.Second, "how often to look for new tasks")
 		fs.BoolVar(&once, "once", false, "take the tasks there are now, then exit")
 		fs.StringVar(&fixtures, "fixtures", "", "folder of authored fixtures for roles whose provider is authored")
+	}
+	if verb != "list" {
+		fs.StringVar(&record, "record", "", "record every model exchange to this new transcript file")
+		fs.StringVar(&replay, "replay", "", "answer the openai and authored roles from this recorded transcript (evidence replayed)")
 	}
 	if err := parse(fs, e, rest); err != nil {
 		return err
@@ -112,16 +212,36 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	rr, err := openRecordReplay(record, replay)
+	if err != nil {
+		return err
+	}
+	rr.apply(e, &fac)
 	reg := toolRegistry()
 	rt := &agent.Runtime{Store: s, Tools: reg, Providers: fac.Make}
 	if verb == "run" {
 		res, err := runOne(ctx, s, rt, ws, role, taskID, reg)
+		if err == nil {
+			err = printRun(e, &d, res)
+		}
+		return firstError(err, rr.Close(e.stderr))
+	}
+	err = work(ctx, e, &d, s, rt, ws, strings.Split(roles, ","), poll, once, reg)
+	if err == nil {
+		err = rr.diverged()
+	}
+	return firstError(err, rr.Close(e.stderr))
+}
+
+// firstError is the first of errs that is not nil: the command's own
+// error keeps its code when closing fails too.
+func firstError(errs ...error) error {
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
-		return printRun(e, &d, res)
 	}
-	return work(ctx, e, &d, s, rt, ws, strings.Split(roles, ","), poll, once, reg)
+	return nil
 }
 
 // runOne runs one task as the agent identity it is assigned to. The CLI

@@ -39,6 +39,13 @@ type stack struct {
 // newStack wires the stack over s. authored, when set, serves the roles
 // configured with the authored provider (the demo's fixtures).
 func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored) (*stack, error) {
+	return newStackWith(e, s, log, authored, nil)
+}
+
+// newStackWith is newStack recording or replaying the model exchanges as
+// rr says (see openRecordReplay; nil does neither). The caller closes rr
+// when the stack is done.
+func newStackWith(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored, rr *recordReplay) (*stack, error) {
 	fac, err := providers(e, "", s)
 	if err != nil {
 		return nil, err
@@ -46,6 +53,7 @@ func newStack(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Authored
 	if authored != nil {
 		fac.Authored = authored
 	}
+	rr.apply(e, &fac)
 	desk := &bugdesk.Desk{Store: s, Log: log, Key: s.Signer()}
 	cd := newChangeDesk(s, log)
 	// Health probes reach loopback only unless the operator names more
