@@ -442,7 +442,16 @@ func (d *Desk) sendMail(ctx context.Context, ev outbox.Event, ch signoff.Channel
 	if d.SMTPTLS != nil {
 		cfg.TLSConfig = d.SMTPTLS
 	}
-	msg := mail.Message{ID: ev.ID, To: to, Subject: "Your report " + ev.Data.CaseID + ": " + reporterHeadline(p.To), Text: reporterNotice(ev.Data.CaseID, p.To)}
+	question := ""
+	if p.To == "needs_info" {
+		// The clarification recorded with this move (agent-written,
+		// through the airlock, no link): the reporter reads what they are
+		// asked without opening the page first.
+		if question, _, err = d.Store.QuestionAsked(ctx, ev.Data.WorkspaceID, ev.Data.CaseID, ev.Data.Seq); err != nil {
+			return 0, false, err
+		}
+	}
+	msg := mail.Message{ID: ev.ID, To: to, Subject: "Your report " + ev.Data.CaseID + ": " + reporterHeadline(p.To), Text: reporterNotice(ev.Data.CaseID, p.To, question)}
 	return 0, false, mail.Send(ctx, cfg, msg)
 }
 
@@ -463,12 +472,21 @@ func reporterHeadline(state string) string {
 }
 
 // reporterNotice is the e-mail body: what happened and where to answer.
-// It carries no reporter or agent text, and no tracking secret (the
-// server keeps only its hash): the reporter answers on their tracking
-// page.
-func reporterNotice(caseID, state string) string {
+// It carries no reporter text and no tracking secret (the server keeps
+// only its hash): the reporter answers on their tracking page. The one
+// agent-written text it may carry is the clarification a case that needs
+// information asks, which passed the airlock and carries no link; it is
+// quoted as plain text.
+func reporterNotice(caseID, state, question string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hello,\n\nThere is news on the bug you reported (%s): %s.\n\n", caseID, reporterHeadline(state))
+	if state == "needs_info" && strings.TrimSpace(question) != "" {
+		b.WriteString("Our question:\n\n")
+		for line := range strings.SplitSeq(strings.TrimSpace(question), "\n") {
+			b.WriteString("> " + strings.TrimRight(line, "\r") + "\n")
+		}
+		b.WriteString("\n")
+	}
 	switch state {
 	case "needs_info", "awaiting_reporter_repro", "awaiting_reporter_confirmation":
 		b.WriteString("We are waiting for your answer. Open the tracking link you were given when you reported the bug to see the question and answer it.\n")

@@ -38,6 +38,8 @@ type bugView struct {
 	// frozen); ReviewWaits says it waits for a staff review of its source.
 	CurrentHarness string
 	ReviewWaits    bool
+	// Resume is the command the "Resume triage" button sends, if any.
+	Resume string
 }
 
 // triageView is what the triage crew recorded.
@@ -125,6 +127,7 @@ func (s *server) bugSection(ctx context.Context, by signoff.Actor, c signoff.Cas
 	default:
 		return nil, fmt.Errorf("triage: %w", err)
 	}
+	v.Resume = resumeCommand(c, by.Role, v.Triage != nil && v.Triage.TicketID != "")
 	l, err := s.store.GetLoop(ctx, by, c.ID)
 	switch {
 	case err == nil:

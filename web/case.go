@@ -79,6 +79,8 @@ func summary(e signoff.Event) string {
 		return fmt.Sprintf("%s asks for attention (case %s, unchanged): %s", str("role"), str("state"), str("note"))
 	case "report.received", "reporter.answered":
 		return "reporter text through the airlock (dossier below)"
+	case "reporter.asked":
+		return fmt.Sprintf("asked the reporter (%s), shown on their page: %s", str("language"), str("question"))
 	case "reporter.decided":
 		return fmt.Sprintf("reporter answered %q to %s", str("answer"), str("question"))
 	case "harness.reviewed":

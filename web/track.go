@@ -42,6 +42,77 @@ var stateWords = map[string]string{
 	"closed":                         "This case is closed.",
 }
 
+// historyWords say, in the past, what each step of a case's history was,
+// for the person who reported it. A step without words is not shown.
+var historyWords = map[string]string{
+	"received":                       "We received your report.",
+	"triaging":                       "We started looking into it.",
+	"needs_info":                     "We asked you for more information.",
+	"answered":                       "We received your answer.",
+	"dropped":                        "We closed it: it is not something we fix as a bug.",
+	"duplicate":                      "We found it is a problem we already know about.",
+	"awaiting_triage_approval":       "A person started reviewing what we found.",
+	"ticketed":                       "We confirmed the problem and filed it to be fixed.",
+	"reproducing":                    "We started reproducing the problem.",
+	"awaiting_reporter_repro":        "We asked you whether our test shows your bug.",
+	"reproduced":                     "We reproduced the problem.",
+	"fixing":                         "We started working on a fix.",
+	"verifying":                      "We checked a fix.",
+	"awaiting_approval":              "A fix passed our checks and waited for a person to approve it.",
+	"needs_human":                    "A person took it over.",
+	"approved":                       "A fix was approved.",
+	"merged":                         "The fix was merged.",
+	"released":                       "The fix went live.",
+	"awaiting_reporter_confirmation": "We asked you whether the live fix works.",
+	"verified":                       "You confirmed that the fix works.",
+	"reopened":                       "You told us it still goes wrong, so we reopened it.",
+	"unconfirmed":                    "We closed it as unconfirmed: we did not hear back.",
+	"closed":                         "The case was closed.",
+}
+
+// maxHistory bounds the steps the page lists (the newest are kept).
+const maxHistory = 40
+
+// historyStep is one line of the page's history.
+type historyStep struct {
+	At    time.Time
+	Words string
+}
+
+// history turns a case's steps into plain words. A return to triage
+// after the reporter's answer says so.
+func history(steps []signoff.TrackStep) []historyStep {
+	var out []historyStep
+	prev := ""
+	for _, st := range steps {
+		w, ok := historyWords[st.Step]
+		if st.Step == "triaging" && prev == "answered" {
+			w = "We started looking at it again with your answer."
+		}
+		prev = st.Step
+		if ok {
+			out = append(out, historyStep{At: st.At, Words: w})
+		}
+	}
+	if len(out) > maxHistory {
+		out = out[len(out)-maxHistory:]
+	}
+	return out
+}
+
+// received is the page's confirmation of an answer to the last ask, or
+// "" when there is none to confirm.
+func received(t signoff.Tracking) string {
+	if t.AnsweredAt == nil || t.AskedAt == nil || t.State == "needs_info" {
+		return ""
+	}
+	msg := "Thanks — we received your answer on " + when(*t.AnsweredAt)
+	if t.State == "triaging" || t.State == "awaiting_triage_approval" {
+		return msg + "; triage is looking at it again."
+	}
+	return msg + "."
+}
+
 func words(state string) string {
 	if w, ok := stateWords[state]; ok {
 		return w
@@ -67,6 +138,12 @@ type trackView struct {
 	Answer     string
 	Text       string
 	ShownLabel string
+	// InfoLang is the language of InfoAsk, for the page's lang attribute.
+	InfoLang string
+	// Received confirms the reporter's answer; History is the case in
+	// plain steps.
+	Received string
+	History  []historyStep
 }
 
 // track reads the page of secret: through the bug desk when it runs, which
@@ -95,8 +172,9 @@ func (s *server) renderTrack(w http.ResponseWriter, r *http.Request, secret stri
 		v.Question, v.Kind, v.Shown, v.Digest, v.ShownLabel = t.Question, t.Kind, t.Shown, t.Digest, questionLabel(t.Kind)
 	}
 	if t.State == "needs_info" {
-		v.NeedsInfo, v.InfoAsk = true, t.Question
+		v.NeedsInfo, v.InfoAsk, v.InfoLang = true, t.Question, t.QuestionLanguage
 	}
+	v.Received, v.History = received(t.Tracking), history(t.History)
 	v.CSRF = s.anonCSRF(w, r)
 	title := "Your report"
 	if v.Question != "" {
@@ -164,7 +242,9 @@ func (s *server) trackAnswer(w http.ResponseWriter, r *http.Request) error {
 }
 
 // trackInfo takes more information from a reporter whose case needs it.
-// It goes through the airlock like the report.
+// It goes through the airlock like the report, and the store sends the
+// case back to triage with it in the same transaction; a case that needs
+// nothing from them refuses it (409) and stores nothing.
 func (s *server) trackInfo(w http.ResponseWriter, r *http.Request) error {
 	if err := admit(w, limitKey{s.trackIP, clientIP(r)}); err != nil {
 		return err
@@ -193,6 +273,9 @@ func (s *server) trackInfo(w http.ResponseWriter, r *http.Request) error {
 		return errNoTracking
 	case signoff.EINVALID:
 		return s.renderTrack(w, r, secret, http.StatusUnprocessableEntity, trackView{Error: signoff.ErrorMessage(err), Text: text})
+	case signoff.ECONFLICT:
+		// Answered already, or the case moved on: nothing was stored.
+		return s.renderTrack(w, r, secret, http.StatusConflict, trackView{Error: signoff.ErrorMessage(err)})
 	default:
 		return err
 	}

@@ -205,6 +205,7 @@ func (s *server) routes() {
 	s.mux.HandleFunc("GET /cases/{id}/harness", s.signedIn(s.harnessPage))
 	s.mux.HandleFunc("POST /cases/{id}/harness/review", s.signedInPost(s.reviewHarness))
 	s.mux.HandleFunc("POST /cases/{id}/decisions/{decision}", s.signedInPost(s.decide))
+	s.mux.HandleFunc("POST /cases/{id}/resume-triage", s.signedInPost(s.resumeTriage))
 	s.changeRoutes()
 	s.chartRoutes()
 	s.peopleRoutes()
