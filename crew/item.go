@@ -45,15 +45,17 @@ func throughAirlock(it triage.Item) triage.Item {
 	return it
 }
 
-// withFormFacts fills what an intake record left out with what the
-// report's own form fields say, which the server knows better than a
-// model: the device, OS and app version, and the steps (the form's steps
-// first, then the recorded ones it did not give).
+// withFormFacts sets in an intake record what the report's own form
+// fields say, which the server knows better than a model: the device, OS
+// and app version the reporter gave win over the record's (a model cannot
+// move a report to another version to dodge the regression guard), the
+// record fills what the form left out, and the form's steps come first,
+// then the recorded ones it did not give.
 func withFormFacts(in triage.Intake, it triage.Item) triage.Intake {
 	form := triage.Classify(triage.Item{Metadata: it.Metadata, Steps: it.Steps})
-	in.Device = firstNonEmpty(in.Device, form.Device)
-	in.OS = firstNonEmpty(in.OS, form.OS)
-	in.AppVersion = firstNonEmpty(in.AppVersion, form.AppVersion)
+	in.Device = firstNonEmpty(form.Device, in.Device)
+	in.OS = firstNonEmpty(form.OS, in.OS)
+	in.AppVersion = firstNonEmpty(form.AppVersion, in.AppVersion)
 	in.Steps = triage.MergeSteps(it.Steps, in.Steps)
 	return in
 }

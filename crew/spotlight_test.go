@@ -295,3 +295,32 @@ func TestFormStepsReachTriage(t *testing.T) {
 		check(t, run, st)
 	})
 }
+
+// A model at intake that claims another device and version than the
+// report's form gave cannot move the report there: the form's facts stand
+// (the regression guard and the ticket read the version from intake).
+func TestFormFactsWinOverModelIntake(t *testing.T) {
+	t.Parallel()
+	srv := openaitest.NewServer(t)
+	m := newModelCrew(t, srv)
+	m.configure(t, srv, crew.RoleIntake)
+	next := regexp.MustCompile(`NOW call handoff\(to='([a-z]+)'`)
+	srv.Respond(func(r openaitest.ChatRequest) openaitest.Step {
+		last := r.Messages[len(r.Messages)-1]
+		if last.Role == "tool" {
+			if m := next.FindStringSubmatch(agent.ServerPart(last.Content)); m != nil {
+				return openaitest.ToolCall("handoff", `{"to":"`+m[1]+`","reason":"recorded"}`)
+			}
+			return openaitest.ToolCall("give_up", `{"reason":"unexpected"}`)
+		}
+		return openaitest.ToolCall("record_intake", `{"category":"bug","language":"en","device":"iPhone 15","app_version":"1.0.0","steps":["open the shop"],"confidence":0.9}`)
+	})
+	_, st := m.report(t, signoff.ReportInput{Text: "The shop shows the wrong price for coins.", Device: "Pixel 8", AppVersion: "2.4.1",
+		Steps: "1. open the shop\n2. look at the coin packs"})
+	if st.Intake == nil || st.Intake.Device != "Pixel 8" || st.Intake.AppVersion != "2.4.1" {
+		t.Fatalf("intake %+v: want the form's device and version", st.Intake)
+	}
+	if strings.Join(st.Intake.Steps, "|") != "open the shop|look at the coin packs" {
+		t.Fatalf("intake steps %q: want the form's, once each", st.Intake.Steps)
+	}
+}
