@@ -45,7 +45,7 @@ func TestReportAndTrack(t *testing.T) {
 	b := r.visitor(t)
 	form := "/p/" + r.proj.ID + "/report"
 	page := b.get(form)
-	for _, want := range []string{`<textarea id="text" name="text"`, `<input id="steps" name="steps"`, `<input id="contact" name="contact"`,
+	for _, want := range []string{`<textarea id="text" name="text"`, `<textarea id="steps" name="steps"`, `<input id="contact" name="contact"`,
 		`<input id="app_version" name="app_version"`, `id="report-submit"`, `<label for="text">What happened?</label>`} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("report form lacks %s", want)
@@ -53,7 +53,7 @@ func TestReportAndTrack(t *testing.T) {
 	}
 	// Empty text is refused with the form shown again.
 	got := b.post(form, url.Values{"csrf": {b.csrf(form)}, "text": {"  "}, "steps": {"open cart"}})
-	if got.status != http.StatusUnprocessableEntity || !strings.Contains(got.body, `id="report-error"`) || !strings.Contains(got.body, `value="open cart"`) {
+	if got.status != http.StatusUnprocessableEntity || !strings.Contains(got.body, `id="report-error"`) || !strings.Contains(got.body, `>open cart</textarea>`) {
 		t.Fatalf("empty report: %d", got.status)
 	}
 	got = b.post(form, url.Values{"csrf": {b.csrf(form)}, "text": {"The coupon SAVE10 is applied twice; card 4111 1111 1111 1111"},
