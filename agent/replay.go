@@ -784,7 +784,14 @@ func normalizeRequest(q Request) []normField {
 			what = "result of tool " + m.Name
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "role=%s name=%s tool_call_id=%s\n%s", m.Role, m.Name, m.ToolCallID, m.Content)
+		b.WriteString(m.Role)
+		if m.Name != "" {
+			b.WriteString(" name=" + m.Name)
+		}
+		if m.ToolCallID != "" {
+			b.WriteString(" tool_call_id=" + m.ToolCallID)
+		}
+		b.WriteString(": " + m.Content)
 		for _, tc := range m.ToolCalls {
 			fmt.Fprintf(&b, "\ncall id=%s %s(%s)", tc.ID, tc.Name, tc.Arguments)
 		}

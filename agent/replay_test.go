@@ -671,3 +671,83 @@ func FuzzLoadReplay(f *testing.F) {
 		}
 	})
 }
+
+type answerProvider struct{ answer string }
+
+func (answerProvider) Name() string     { return "openai" }
+func (answerProvider) Evidence() string { return signoff.EvidenceLive }
+func (p answerProvider) Complete(context.Context, agent.Request) (agent.Response, error) {
+	return agent.Response{Message: agent.Message{Role: "assistant", Content: p.answer,
+		ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":` + strconvQuote(p.answer) + `}`}}}}, nil
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// What two runs of one walk may differ in matches; what makes them
+// different walks does not; and a replayed answer quotes this run's
+// tokens where the recording's request had its own.
+func TestReplayNormalization(t *testing.T) {
+	t.Parallel()
+	id1, id2, id3 := signoff.NewID("case"), signoff.NewID("case"), signoff.NewID("case")
+	sha1, sha2 := "1234567"+randHex(34)[1:], "7654321"+randHex(34)[1:] // short SHAs of digits only
+	b1, b2 := randHex(32), randHex(32)
+	tests := []struct {
+		name      string
+		rec, live string
+		answer    string // recorded answer
+		want      string // replayed answer; "" for a divergence
+	}{
+		{"ids", "case " + id1 + " of " + id1, "case " + id2 + " of " + id2, "look at " + id1, "look at " + id2},
+		{"one id where the recording had two", "case " + id1 + " and " + id3, "case " + id2 + " and " + id2, "x", ""},
+		{"two ids where the recording had one", "case " + id1 + " and " + id1, "case " + id2 + " and " + id3, "x", ""},
+		{"spotlight boundaries", "<<<REPORT " + b1 + ">>>\nhi\n<<<END REPORT " + b1 + ">>>", "<<<REPORT " + b2 + ">>>\nhi\n<<<END REPORT " + b2 + ">>>", "ok", "ok"},
+		{"commit SHAs, full and short", "commit " + sha1 + " (" + sha1[:7] + ")", "commit " + sha2 + " (" + sha2[:7] + ")", "revert " + sha1[:7], "revert " + sha2[:7]},
+		{"timestamps", "at 2026-12-06T20:34:39.123Z, then 2026-12-06 20:34:40.5 +0000 UTC, git Sun Dec 6 20:34:39 2026 +0000",
+			"at 2027-01-01T00:00:00Z, then 2027-01-01 00:00:01 +0000 UTC, git Fri Jan 1 00:00:01 2027 +0000", "ok", "ok"},
+		{"datamarked timestamp", "seenˆatˆ2026-12-06ˆ20:34:39", "seenˆatˆ2026-12-07ˆ08:00:00", "ok", "ok"},
+		{"test durations", "ok  \tshoplite/cart\t0.012s\n--- FAIL: TestX (0.00s)\nok  \tshoplite/pay\t(cached)\ntook 1.5ms",
+			"ok  \tshoplite/cart\t1.300s\n--- FAIL: TestX (0.01s)\nok  \tshoplite/pay\t0.002s\ntook 870µs", "ok", "ok"},
+		{"temp paths", "see /tmp/TestRun123/001/repo/cart.go:12", "see /tmp/TestRun98/004/repo/cart.go:12", "edit /tmp/TestRun123/001/repo/cart.go", "edit /tmp/TestRun98/004/repo/cart.go"},
+		{"loopback ports", "GET http://127.0.0.1:41234/health", "GET http://127.0.0.1:39001/health", "ok", "ok"},
+		{"a test that passes is not one that fails", "--- FAIL: TestX (0.00s)", "--- PASS: TestX (0.00s)", "x", ""},
+		{"numbers are content", "the cart holds 3 items", "the cart holds 4 items", "x", ""},
+		{"words are not hex", "deadbeef cafe", "cafebabe cafe", "x", ""},
+		{"text cannot pass for a blank", "case " + id1, "case <id>", "x", ""},
+		{"a different report", "checkout crashes", "checkout is slow", "x", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			rec := agent.NewRecorder(&buf)
+			req := func(text, task string) agent.Request {
+				return agent.Request{Model: "m", Messages: []agent.Message{{Role: "system", Content: "rules"}, {Role: "user", Content: text}},
+					Task: agent.TaskContext{TaskID: task, Kind: "triager"}}
+			}
+			p := rec.Wrap(agent.RoleConfig{Name: "triager"}, answerProvider{tc.answer})
+			if _, err := p.Complete(context.Background(), req(tc.rec, "task_rec")); err != nil {
+				t.Fatal(err)
+			}
+			rec.Close()
+			rp, err := agent.LoadReplay(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rpp, _ := rp.For(agent.RoleConfig{Name: "triager", Provider: agent.ProviderOpenAI})
+			resp, err := rpp.Complete(context.Background(), req(tc.live, "task_live"))
+			if tc.want == "" {
+				if signoff.ErrorCode(err) != signoff.ECONFLICT || !strings.Contains(err.Error(), "role triager, task kind triager, turn 1") {
+					t.Fatalf("replay = %+v, %v; want ECONFLICT", resp, err)
+				}
+				t.Log(err)
+				return
+			}
+			if err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			if resp.Message.Content != tc.want || resp.Message.ToolCalls[0].Arguments != `{"text":`+strconvQuote(tc.want)+`}` {
+				t.Errorf("replayed %q / %s, want %q", resp.Message.Content, resp.Message.ToolCalls[0].Arguments, tc.want)
+			}
+		})
+	}
+}
