@@ -134,9 +134,32 @@ type Report struct {
 
 // Tracking is what a reporter sees through their tracking link.
 type Tracking struct {
-	CaseID    string    `json:"case_id"`
-	Title     string    `json:"title"`
-	State     string    `json:"state"`
-	Question  string    `json:"question,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
+	CaseID string `json:"case_id"`
+	Title  string `json:"title"`
+	State  string `json:"state"`
+	// Question is what the case asks its reporter now: the yes-or-no of
+	// a reproduction or a live fix, or, while it needs information, the
+	// clarification triage wrote in their language (through the airlock).
+	Question string `json:"question,omitempty"`
+	// QuestionLanguage is the clarification's language (ISO 639-1).
+	QuestionLanguage string `json:"question_language,omitempty"`
+	// AskedAt is when information was last asked for; AnsweredAt when
+	// the reporter last answered since (nil while the ask is open).
+	AskedAt    *time.Time `json:"asked_at,omitempty"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+	// History is the case in plain steps, oldest first: what happened,
+	// never who did it or what staff wrote.
+	History   []TrackStep `json:"history,omitempty"`
+	UpdatedAt time.Time   `json:"updated_at"`
 }
+
+// TrackStep is one step of a case's history as its reporter sees it: the
+// state it entered, or "answered" for an answer of theirs.
+type TrackStep struct {
+	At   time.Time `json:"at"`
+	Step string    `json:"step"`
+}
+
+// MaxPublicQuestion bounds the clarification a case shows its reporter,
+// in bytes.
+const MaxPublicQuestion = 2000

@@ -16,6 +16,11 @@ import (
 type TriageJob struct {
 	WorkspaceID string `json:"workspace_id"`
 	CaseID      string `json:"case_id"`
+	// Version is the case version that sent it back to triage (an
+	// answer, provide_info, resume_triage); zero for the first report.
+	// Jobs are unique by their arguments, so each return is a job of its
+	// own and a repeat of the same one is not.
+	Version int64 `json:"version,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -113,6 +113,17 @@ type TransitionInput struct {
 	Note            string `json:"note,omitempty"`
 }
 
+// InfoRequest is a clarification asked of a bug's reporter.
+type InfoRequest struct {
+	// Question is shown to the reporter on their tracking page and in
+	// the notice they are sent, as plain text.
+	Question string `json:"question"`
+	// Language is the question's ISO 639-1 code.
+	Language string `json:"language,omitempty"`
+	// Note is for the ledger and staff (why information is missing).
+	Note string `json:"note,omitempty"`
+}
+
 // CaseService manages cases and moves them through their state machines.
 type CaseService interface {
 	// CreateCase opens a case in its kind's initial state. Returns EINVALID or
@@ -167,8 +178,20 @@ type IntakeService interface {
 	// it. Any malformed, unknown or revoked secret is ENOTFOUND.
 	Track(ctx context.Context, secret string) (Tracking, error)
 	// Answer records the reporter's words on their own case, through the
-	// airlock. Same errors as Track, plus EINVALID for the text.
+	// airlock, while the case waits for them. A case that needs
+	// information moves to triaging (provide_info, as the reporter) and
+	// its triage job is queued, in the same transaction as the answer.
+	// Same errors as Track, plus EINVALID for the text and ECONFLICT,
+	// with nothing stored, when the case is waiting for no answer.
 	Answer(ctx context.Context, secret, text string) (Report, error)
+	// RequestInfo moves a bug case from triaging to needs_info
+	// (request_info, as by) and records question, in the reporter's
+	// language, as the case's public question, in one transaction. The
+	// question is agent-written: it passes the airlock and carries no
+	// link and nothing the airlock reads as instructions. EINVALID for
+	// an empty, oversized or refused question; the errors of
+	// TransitionCase otherwise.
+	RequestInfo(ctx context.Context, by Actor, caseID string, in InfoRequest) (Case, error)
 	// ListReports returns a case's reporter texts as by may see them:
 	// originals and contacts for owners only.
 	ListReports(ctx context.Context, by Actor, caseID string) ([]Report, error)

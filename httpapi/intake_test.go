@@ -51,6 +51,11 @@ func TestIntakeEndToEnd(t *testing.T) {
 			t.Fatalf("GET track %q = %d, want 404", bad, r.status)
 		}
 	}
+	// The case asks nothing yet: an answer is refused and nothing stored.
+	if early := do(t, srv, request{method: "POST", path: c.Tracking.Path + "/answers", body: `{"text":"anyone there?"}`}); early.status != 409 {
+		t.Fatalf("POST answer to a case asking nothing = %d %s", early.status, early.body)
+	}
+	w.move(t, signoff.Case{ID: c.CaseID}, "start_triage", "request_info")
 	ans := do(t, srv, request{method: "POST", path: c.Tracking.Path + "/answers", body: `{"text":"still negative, reach me at ` + secretEmail + `"}`})
 	if ans.status != 201 {
 		t.Fatalf("POST answer = %d %s", ans.status, ans.body)

@@ -259,9 +259,11 @@ var matrix = []struct {
 	{"GET /api/v1/track/{token}", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "GET", path: "/api/v1/track/" + f.track(t)}
 	}, statuses{200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}},
+	// A new report's case is asking nothing yet, so its answer is
+	// refused, whoever sends it.
 	{"POST /api/v1/track/{token}/answers", func(t *testing.T, f *matrixFixture, who string) request {
 		return request{method: "POST", path: "/api/v1/track/" + f.track(t) + "/answers", body: `{"text":"still broken"}`}
-	}, statuses{201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201, 201}},
+	}, statuses{409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409, 409}},
 	// The reporter's yes or no reaches the case through the secret alone;
 	// a new report's case is asking nothing yet.
 	{"POST /api/v1/track/{token}/decision", func(t *testing.T, f *matrixFixture, who string) request {

@@ -44,6 +44,7 @@ var loopEventsReserved = map[string]bool{
 	"case.created": true, "case.transitioned": true, "loop.updated": true, "approval.recorded": true,
 	"approvals.superseded": true, "key.registered": true, "deployment.received": true, "project.repo_settings": true,
 	"key.revoked": true, "approvals.voided": true, "actor.disabled": true, "actor.enabled": true,
+	eventAsked: true, "reporter.answered": true,
 }
 
 // ---- Repository settings ----

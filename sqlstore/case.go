@@ -302,6 +302,10 @@ func (s *DB) applyTransition(ctx context.Context, tx *sql.Tx, by signoff.Actor, 
 			err = s.enqueue(ctx, tx, signoff.ReproduceJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Version: c.Version})
 		case command == "resume_fix":
 			err = s.enqueue(ctx, tx, signoff.FixJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Attempt: c.FixAttempts + 1, Version: c.Version})
+		case command == "provide_info" || command == "resume_triage":
+			// Back to triage, through any door (the reporter's answer,
+			// an operator, the API): triage runs again at this version.
+			err = s.enqueue(ctx, tx, signoff.TriageJob{WorkspaceID: c.WorkspaceID, CaseID: c.ID, Version: c.Version})
 		}
 	}
 	return c, e, err
