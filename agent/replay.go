@@ -520,6 +520,7 @@ func replayedEvidence(recorded string) string {
 
 func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, error) {
 	turn := assistantTurns(req.Messages) + 1
+	live := normalizeRequest(req)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fail := func(format string, args ...any) (*exchange, Response, error) {
@@ -532,7 +533,6 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 	if req.Task.TaskID == "" {
 		return fail("the call names no task, and a replay answers tasks")
 	}
-	live := normalizeRequest(req)
 	var ex *exchange
 	var pairs [][2]string
 	b := r.bound[req.Task.TaskID]
