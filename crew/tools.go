@@ -150,18 +150,17 @@ type searchArgs struct {
 // hitView is how a search result is shown: STRONG or weak, so a model need
 // not interpret a float. The server's words (id, status, component,
 // versions, score, label) are shown as they are; the hit's title and the
-// search's notes on it (which quote the texts it matched) are
-// public-derived and are named here by the quote that holds them.
+// search's notes on it (which quote the words it matched) are
+// public-derived: one quote holds both, named here.
 type hitView struct {
 	ID        string  `json:"id"`
-	Title     string  `json:"title,omitempty"`
+	Title     string  `json:"title_and_notes,omitempty"`
 	Status    string  `json:"status,omitempty"`
 	Component string  `json:"component,omitempty"`
 	FixedIn   string  `json:"fixed_in,omitempty"`
 	Resolves  string  `json:"resolves,omitempty"`
 	Score     float64 `json:"score"`
 	Match     string  `json:"match"`
-	Why       string  `json:"why,omitempty"`
 }
 
 // viewHits renders hits into res: the JSON it returns refers to the quotes
@@ -177,8 +176,12 @@ func viewHits(res *agent.Result, hits []triage.Hit) []hitView {
 		if strings.HasPrefix(h.ID, triage.BatchPrefix) {
 			what = "title of the earlier report " + h.ID
 		}
-		out = append(out, hitView{ID: h.ID, Title: res.Quote(what, h.Title), Status: h.Status, Component: h.Component, FixedIn: h.FixedIn,
-			Resolves: h.Resolves, Score: round2(h.Score), Match: m, Why: res.Quote("the search's notes on "+h.ID, strings.Join(h.Why, "; "))})
+		text := h.Title
+		if len(h.Why) > 0 {
+			text += "\n(search notes: " + strings.Join(h.Why, "; ") + ")"
+		}
+		out = append(out, hitView{ID: h.ID, Title: res.Quote(what+", then the search's notes on it", text), Status: h.Status, Component: h.Component, FixedIn: h.FixedIn,
+			Resolves: h.Resolves, Score: round2(h.Score), Match: m})
 	}
 	return out
 }
