@@ -10,7 +10,6 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
-	"github.com/signoff-dev/signoff/airlock"
 	"github.com/signoff-dev/signoff/triage"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -78,8 +77,9 @@ func (r *Runner) retriage(ctx context.Context, ws, caseID string, done signoff.T
 	if err != nil {
 		return false, err
 	}
-	it := withAnswers(ItemFromReport(c, reps[0]), reps[1:], relayed)
-	it.Text, it.Author = airlock.Sanitize(it.Text).Text, airlock.Sanitize(it.Author).Text
+	// The same airlock pass as a first run: every field, the signals of
+	// the report and of each answer, and those the whole raises.
+	it := throughAirlock(withAnswers(ItemFromReport(c, reps[0]), reps[1:], relayed))
 	var prev State
 	if err := json.Unmarshal(done.State, &prev); err != nil {
 		return false, fmt.Errorf("triage state of %s: %w", caseID, err)
@@ -146,13 +146,15 @@ func (r *Runner) relayed(ctx context.Context, sys signoff.Actor, caseID string) 
 }
 
 // withAnswers is it with what was learned after the report, oldest
-// first: the reporter's answers (their dossiers) and what staff relayed.
-// Nothing an agent wrote reaches it.
+// first: the reporter's answers (their dossiers, and the signals the
+// airlock found in them) and what staff relayed. Nothing an agent wrote
+// reaches it.
 func withAnswers(it triage.Item, reps []signoff.Report, relayed []later) triage.Item {
 	all := slices.Clone(relayed)
 	for _, a := range reps {
 		if a.Kind == "answer" && strings.TrimSpace(a.Dossier.Text) != "" {
 			all = append(all, later{at: a.CreatedAt, who: "The reporter added", text: a.Dossier.Text})
+			it.Signals = append(it.Signals, a.Dossier.Signals...)
 		}
 	}
 	slices.SortStableFunc(all, func(a, b later) int { return a.at.Compare(b.at) })
