@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/triage"
@@ -46,6 +48,55 @@ func Roles(provider string) string {
     handoffs: []
     max_turns: 4
 `, provider)
+}
+
+// roleInstructions are the crew's prompts for a model: requests only; the
+// tools' guards and the gate hold whatever the model does.
+var roleInstructions = map[string]string{
+	RoleIntake: `You are the intake agent. Read the feedback item in the task input.
+1. Decide its category: bug, feature_request, praise, spam or support_question.
+2. Extract device, OS, app version and reproduction steps if given, and the language (ISO 639-1).
+3. Call record_intake once. Then do what its result says.`,
+	RoleInvestigator: `You are the investigator. Decide whether the bug is new, a duplicate, or needs more information.
+1. Call query_crash_log, search_tracker and search_recent_reports with the symptom.
+2. A duplicate must be a STRONG result from those searches (cite its id exactly).
+3. If nothing is STRONG, the verdict is new; if the report has no device, version, steps or confirmed crash, it is needs_info.
+4. Call record_investigation once. Then do what its result says.`,
+	RoleTriage: `You are the triage agent for a confirmed new bug.
+1. Call query_crash_log and get_project_facts.
+2. Severity: critical for data loss or money taken at scale; high for wrong charges or crashes in core flows or many users; medium for broken features with workarounds; low for minor issues.
+3. Component: one of the components from get_project_facts.
+4. Call record_triage with a rationale citing events, users, share of users on the version and days to code freeze. Then do what its result says.`,
+	RoleWriter: `You are the writer. Look at the previous role's output in the task input.
+- verdict new: call create_ticket with a clear title and a body with the evidence. If it answers PAUSED, stop: a person decides.
+- verdict duplicate: call add_comment on the ticket in "resolves" with the reporter's device, OS and version.
+- verdict needs_info: call request_info asking for device, app version and steps, in the reporter's language.`,
+}
+
+// ModelRoles is the crew's role configuration on an OpenAI-compatible
+// endpoint: the four roles of Roles, each with its prompt, on model at
+// baseURL, the API key read from the variable keyEnv when it is set.
+func ModelRoles(baseURL, model, keyEnv string) (string, error) {
+	var doc struct {
+		Roles map[string]map[string]any `yaml:"roles"`
+	}
+	if err := yaml.Unmarshal([]byte(Roles(agent.ProviderOpenAI)), &doc); err != nil {
+		return "", err
+	}
+	for name, rc := range doc.Roles {
+		rc["base_url"], rc["model"], rc["timeout"], rc["instructions"] = baseURL, model, "120s", roleInstructions[name]
+		if keyEnv != "" {
+			rc["api_key_env"] = keyEnv
+		}
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	if _, err := agent.ParseConfig(b, nil); err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // Runner starts triage runs and drives their tasks through the runtime.

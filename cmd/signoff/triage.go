@@ -30,17 +30,20 @@ func runTriage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var dataset, provider, rolesFile, item, keep string
+	var dataset, provider, rolesFile, item, keep, baseURL, model, keyEnv string
 	var asJSON bool
 	var min int
-	syn := "signoff triage eval --dataset DIR [--provider builtin|openai --roles FILE] [--json] [--min N] [--keep DIR]"
+	syn := "signoff triage eval --dataset DIR [--provider builtin|openai (--roles FILE | --base-url URL --model NAME [--api-key-env VAR])] [--json] [--min N] [--keep DIR]"
 	if verb == "run" {
-		syn = "signoff triage run --dataset DIR --item ID [--provider builtin|openai --roles FILE] [--keep DIR]"
+		syn = "signoff triage run --dataset DIR --item ID [--provider builtin|openai (--roles FILE | --base-url URL --model NAME [--api-key-env VAR])] [--keep DIR]"
 	}
 	fs := newFlags("triage "+verb, syn)
 	fs.StringVar(&dataset, "dataset", "", "dataset folder in the orbit_run layout (required)")
 	fs.StringVar(&provider, "provider", "builtin", "builtin (deterministic, offline) or openai (roles from --roles)")
 	fs.StringVar(&rolesFile, "roles", "", "role configuration YAML for the openai provider (intake, investigator, triage, writer)")
+	fs.StringVar(&baseURL, "base-url", "", "OpenAI-compatible endpoint for all four roles, instead of --roles (e.g. http://localhost:11434/v1)")
+	fs.StringVar(&model, "model", "", "model for all four roles, with --base-url")
+	fs.StringVar(&keyEnv, "api-key-env", "", "environment variable holding the endpoint's API key, with --base-url")
 	fs.StringVar(&keep, "keep", "", "keep the eval's database, key and ledger in this folder (default: a temporary one, removed)")
 	if verb == "eval" {
 		fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
@@ -63,7 +66,7 @@ func runTriage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return signoff.Errorf(signoff.EINVALID, "dataset %s: %v", dataset, err)
 	}
-	roles, err := crewRoles(provider, rolesFile)
+	roles, err := crewRoles(provider, rolesFile, baseURL, model, keyEnv)
 	if err != nil {
 		return err
 	}
@@ -100,21 +103,28 @@ func runTriage(ctx context.Context, e *env, args []string) error {
 	return triageOne(ctx, e, st, rt, d, roles, item)
 }
 
-// crewRoles is the crew's configuration: the builtin roles, or the
-// operator's file for a model.
-func crewRoles(provider, file string) (string, error) {
+// crewRoles is the crew's configuration: the builtin roles, the
+// operator's file for a model, or the crew's own prompts on one endpoint
+// and model.
+func crewRoles(provider, file, baseURL, model, keyEnv string) (string, error) {
+	endpoint := baseURL != "" || model != "" || keyEnv != ""
 	switch provider {
 	case agent.ProviderBuiltin:
-		if file != "" {
-			return "", signoff.Errorf(signoff.EINVALID, "--roles is for --provider openai")
+		if file != "" || endpoint {
+			return "", signoff.Errorf(signoff.EINVALID, "--roles, --base-url, --model and --api-key-env are for --provider openai")
 		}
 		return crew.Roles(agent.ProviderBuiltin), nil
 	case agent.ProviderOpenAI:
-		if file == "" {
-			return "", signoff.Errorf(signoff.EINVALID, "--provider openai needs --roles FILE configuring intake, investigator, triage and writer (see docs/agents.md)")
+		switch {
+		case file != "" && endpoint:
+			return "", signoff.Errorf(signoff.EINVALID, "give --roles FILE or --base-url and --model, not both")
+		case file != "":
+			b, err := os.ReadFile(file)
+			return string(b), err
+		case baseURL == "" || model == "":
+			return "", signoff.Errorf(signoff.EINVALID, "--provider openai needs --roles FILE configuring intake, investigator, triage and writer (see docs/agents.md), or --base-url URL and --model NAME")
 		}
-		b, err := os.ReadFile(file)
-		return string(b), err
+		return crew.ModelRoles(baseURL, model, keyEnv)
 	}
 	return "", signoff.Errorf(signoff.EINVALID, "unknown provider %q (builtin or openai)", provider)
 }
