@@ -115,7 +115,7 @@ func RenderTask(t signoff.Task, boundary string) string {
 	// reads them: an instruction cut across fields (text, steps, device)
 	// fires there. Signals the airlock recorded earlier (on the report at
 	// intake) are named again.
-	d = airlock.MergeSignals(d, airlock.DetectJoint(strs...))
+	d = airlock.MergeSignals(d, airlock.JoinSignals(d.Signals, airlock.DetectTogether(strs...)))
 	d = airlock.MergeSignals(d, recorded)
 	b.WriteString(airlock.Spotlight(d, boundary))
 	return b.String()

@@ -71,3 +71,21 @@ func BenchmarkRedact(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDetectJoint reads each report as a form would send it: the text
+// cut into four fields, read apart and together.
+func BenchmarkDetectJoint(b *testing.B) {
+	reports, n := benchReports(b)
+	fields := make([][]string, len(reports))
+	for i, r := range reports {
+		q := len(r) / 4
+		fields[i] = []string{r[:q], r[q : 2*q], r[2*q : 3*q], r[3*q:]}
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range fields {
+			airlock.DetectJoint(f...)
+		}
+	}
+}

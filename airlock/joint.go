@@ -24,23 +24,39 @@ const fieldSeparator = "\n"
 // Empty fields are skipped. Like Detect it is pure and never panics.
 func DetectJoint(fields ...string) []string {
 	var apart []string
-	var parts []string
 	for _, f := range fields {
-		if strings.TrimSpace(f) == "" {
-			continue
+		if strings.TrimSpace(f) != "" {
+			apart = union(apart, Detect(f))
 		}
-		parts = append(parts, f)
-		apart = union(apart, Detect(f))
+	}
+	return JoinSignals(apart, DetectTogether(fields...))
+}
+
+// DetectTogether returns the signal families that fire on the non-empty
+// fields joined in the order given, or nil for fewer than two of them. A
+// caller that already scanned each field (Sanitize does) adds only this,
+// with JoinSignals.
+func DetectTogether(fields ...string) []string {
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		if strings.TrimSpace(f) != "" {
+			parts = append(parts, f)
+		}
 	}
 	if len(parts) < 2 {
-		return apart
+		return nil
 	}
-	together := Detect(strings.Join(parts, fieldSeparator))
-	out := union(apart, together)
+	return Detect(strings.Join(parts, fieldSeparator))
+}
+
+// JoinSignals returns the sorted union of the signals the fields raised
+// apart and together, with SignalSplit when together raised a family that
+// apart did not.
+func JoinSignals(apart, together []string) []string {
+	out := union(slices.Clone(apart), together)
 	for _, s := range together {
-		if !slices.Contains(apart, s) {
-			out = union(out, []string{SignalSplit})
-			break
+		if s != SignalSplit && !slices.Contains(apart, s) {
+			return union(out, []string{SignalSplit})
 		}
 	}
 	return out

@@ -78,9 +78,21 @@ func sanitizeReport(in signoff.ReportInput) (airlock.Dossier, map[string]string,
 	// device metadata before the text).
 	norm := func(s string) string { n, _ := airlock.Normalize(s); return n }
 	text, steps, device, os, version := norm(in.Text), norm(in.Steps), norm(in.Device), norm(in.OS), norm(in.AppVersion)
-	d = airlock.MergeSignals(d, airlock.DetectJoint(text, steps, version, device, os))
-	d = airlock.MergeSignals(d, airlock.DetectJoint(device, os, version, text, steps))
+	// Each field was scanned apart above; only the joined readings are new.
+	together := union(airlock.DetectTogether(text, steps, version, device, os), airlock.DetectTogether(device, os, version, text, steps))
+	d = airlock.MergeSignals(d, airlock.JoinSignals(d.Signals, together))
 	return d, meta, nil
+}
+
+// union is a and b's signals together, without duplicates.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func merge(a, b airlock.Dossier) airlock.Dossier {
