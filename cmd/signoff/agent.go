@@ -226,10 +226,7 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		}
 		return firstError(err, rr.Close(e.stderr))
 	}
-	err = work(ctx, e, &d, s, rt, ws, strings.Split(roles, ","), poll, once, reg)
-	if err == nil {
-		err = rr.diverged()
-	}
+	err = work(ctx, e, &d, s, rt, ws, strings.Split(roles, ","), poll, once, reg, rr.diverged)
 	return firstError(err, rr.Close(e.stderr))
 }
 
@@ -292,8 +289,9 @@ func printRun(e *env, d *dbFlags, res agent.RunResult) error {
 
 // work keeps taking the roles' open tasks. Tasks are picked up by polling;
 // a task that fails with a provider error stays open and is retried on a
-// later round.
-func work(ctx context.Context, e *env, d *dbFlags, s *sqlstore.DB, rt *agent.Runtime, ws string, roles []string, poll time.Duration, once bool, reg *agent.Registry) error {
+// later round. halt, when it reports an error after a round (a replay that
+// diverged from its recording), stops the worker with it.
+func work(ctx context.Context, e *env, d *dbFlags, s *sqlstore.DB, rt *agent.Runtime, ws string, roles []string, poll time.Duration, once bool, reg *agent.Registry, halt func() error) error {
 	cli := signoff.CLIActor(ws)
 	for {
 		cfg, err := agent.LoadConfig(ctx, s, ws, reg)
@@ -325,6 +323,9 @@ func work(ctx context.Context, e *env, d *dbFlags, s *sqlstore.DB, rt *agent.Run
 					return err
 				}
 			}
+		}
+		if err := halt(); err != nil {
+			return err
 		}
 		if once {
 			return nil

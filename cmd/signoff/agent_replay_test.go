@@ -87,6 +87,11 @@ func TestAgentRecordReplay(t *testing.T) {
 		t.Fatalf("diverging replay: %d %s", code, out)
 	}
 
+	// A worker that keeps polling stops too, after the round.
+	if out, code := signoffEnv(t, nil, "", "agent", "worker", "--db", div.db, "--workspace", div.ws, "--roles", "triager", "--poll", "10ms", "--replay", transcript); code != 4 || !strings.Contains(out, "tools offered") {
+		t.Fatalf("diverging replay, polling worker: %d %s", code, out)
+	}
+
 	// A cut transcript does not load.
 	cut := filepath.Join(t.TempDir(), "cut.jsonl")
 	os.WriteFile(cut, b[:len(b)-20], 0o600)
