@@ -213,7 +213,7 @@ func (w *recording) Unmetered() bool {
 }
 
 // bearerRE finds credentials an endpoint's error message may echo.
-var bearerRE = regexp.MustCompile(`(?i)(bearer|authorization:?)\s+[A-Za-z0-9._~+/=-]{6,}`)
+var bearerRE = regexp.MustCompile(`(?i)(authorization:?\s+(?:bearer\s+)?|bearer\s+)[A-Za-z0-9._~+/=-]{6,}`)
 
 func (w *recording) Complete(ctx context.Context, req Request) (Response, error) {
 	resp, callErr := w.p.Complete(ctx, req)
@@ -226,7 +226,7 @@ func (w *recording) Complete(ctx context.Context, req Request) (Response, error)
 	}
 	ex.RequestDigest = digest
 	if callErr != nil {
-		ex.Error = bearerRE.ReplaceAllString(truncate(callErr.Error(), 2000), "$1 [REDACTED]")
+		ex.Error = bearerRE.ReplaceAllString(truncate(callErr.Error(), 2000), "${1}[REDACTED]")
 		if ex.Error == "" {
 			ex.Error = "error"
 		}

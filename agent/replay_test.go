@@ -561,6 +561,7 @@ func TestReplayFactory(t *testing.T) {
 func TestRecordHoldsNoSecrets(t *testing.T) {
 	key := "sk-test-" + randHex(32)
 	envKey := "sk-env-" + randHex(32)
+	proxyKey := "px-" + randHex(32) // a credential the recorder was never told about
 	t.Setenv("REPLAY_TEST_KEY", envKey)
 	srv := openaitest.NewServer(t)
 	var mu sync.Mutex
@@ -572,7 +573,7 @@ func TestRecordHoldsNoSecrets(t *testing.T) {
 		auth := req.Header.Get("Authorization")
 		switch n {
 		case 1:
-			return openaitest.Step{Status: 400, Body: fmt.Sprintf(`{"error":{"message":"bad header Authorization: %s (key %s, env %s)"}}`, auth, key, envKey)}
+			return openaitest.Step{Status: 400, Body: fmt.Sprintf(`{"error":{"message":"bad header Authorization: %s (key %s, env %s); upstream said authorization: Bearer %s"}}`, auth, key, envKey, proxyKey)}
 		case 2:
 			return openaitest.Text("my key is " + strings.TrimPrefix(auth, "Bearer ") + " and " + envKey)
 		}
@@ -600,7 +601,7 @@ func TestRecordHoldsNoSecrets(t *testing.T) {
 		t.Fatal("the client sent no key: the test proves nothing")
 	}
 	tr := buf.String()
-	for _, secret := range []string{key, envKey, key[8:20], envKey[7:20]} {
+	for _, secret := range []string{key, envKey, key[8:20], envKey[7:20], proxyKey[3:20]} {
 		if strings.Contains(tr, secret) {
 			t.Errorf("transcript holds a secret %q:\n%s", secret, tr)
 		}
