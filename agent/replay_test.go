@@ -53,8 +53,9 @@ type world struct {
 	// from the recording through a tool result).
 	fail bool
 
-	mu    sync.Mutex
-	shas  map[string]string // case id → commit check_case reported
+	mu        sync.Mutex
+	evidences []string          // what check_case was told it runs under
+	shas      map[string]string // case id → commit check_case reported
 	cases map[string]signoff.Case
 	tasks map[string]string // label → triage task id
 }
@@ -83,6 +84,7 @@ func newWorld(t *testing.T, o worldOpt) *world {
 			return agent.Result{}, signoff.Errorf(signoff.EFORBIDDEN, "case %s is not this task's case", in.CaseID)
 		}
 		w.mu.Lock()
+		w.evidences = append(w.evidences, env.Evidence)
 		sha, ok := w.shas[in.CaseID]
 		if !ok {
 			sha = randHex(40)
@@ -355,6 +357,9 @@ func TestReplayMatchesRecording(t *testing.T) {
 				if len(b.evidence) != len(a.evidence) {
 					t.Errorf("%s: %d replayed calls, %d recorded", k, len(b.evidence), len(a.evidence))
 				}
+			}
+			if len(w.evidences) == 0 || slices.ContainsFunc(w.evidences, func(e string) bool { return e != signoff.EvidenceReplayed }) {
+				t.Errorf("tools ran under evidence %v, want replayed", w.evidences)
 			}
 			if rp.Unused() != 0 || rp.Diverged() != nil {
 				t.Errorf("unused %d, diverged %v", rp.Unused(), rp.Diverged())
@@ -784,5 +789,53 @@ func TestReplayNormalization(t *testing.T) {
 				t.Errorf("replayed %q / %s, want %q", resp.Message.Content, resp.Message.ToolCalls[0].Arguments, tc.want)
 			}
 		})
+	}
+}
+
+// An authored role recorded and replayed stays authored: a human-written
+// answer is never shown as a model's.
+func TestReplayAuthoredStaysAuthored(t *testing.T) {
+	t.Parallel()
+	yaml := `
+roles:
+  reproducer:
+    provider: authored
+    tools: [get_task, record_note]
+    handoffs: []
+`
+	run := func(fac agent.Factory) signoff.ModelCall {
+		f := newFixture(t)
+		reg := agent.NewRegistry(agent.BaseTools()...)
+		cfg, err := agent.ParseConfig([]byte(yaml), reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := f.task(t, "reproducer", signoff.RoleReproducer, `{"bug":"coupon"}`)
+		rt := &agent.Runtime{Store: f.st, Tools: reg, Providers: fac.Make}
+		res, err := rt.Run(context.Background(), f.repro, task.ID, cfg)
+		if err != nil || res.Outcome != signoff.OutcomeDone || res.Evidence != signoff.EvidenceAuthored {
+			t.Fatalf("Run = %+v, %v", res, err)
+		}
+		got, _ := f.st.GetTask(context.Background(), f.owner, task.ID)
+		if got.Evidence != signoff.EvidenceAuthored {
+			t.Errorf("submission evidence %s", got.Evidence)
+		}
+		cs, _ := f.st.ListCalls(context.Background(), f.owner, task.ID)
+		return cs[0]
+	}
+	var buf bytes.Buffer
+	rec := agent.NewRecorder(&buf)
+	fixture := agent.Fixture{Name: "coupon", Role: "reproducer", Match: map[string]string{"/bug": "coupon"},
+		Turns: []agent.Message{{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "record_note", Arguments: `{"summary":"authored reproduction"}`}}}}}
+	if c := run(agent.Factory{Authored: agent.NewAuthored(fixture), Record: rec}); c.Provider != agent.ProviderAuthored || c.Evidence != signoff.EvidenceAuthored {
+		t.Fatalf("recorded call %s/%s", c.Provider, c.Evidence)
+	}
+	rec.Close()
+	rp, err := agent.LoadReplay(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := run(agent.Factory{Replay: rp}); c.Provider != agent.ProviderReplay || c.Evidence != signoff.EvidenceAuthored {
+		t.Fatalf("replayed call %s/%s", c.Provider, c.Evidence)
 	}
 }
