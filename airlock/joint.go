@@ -11,11 +11,14 @@ import (
 // field alone says nothing; the reader of the whole form reads an order.
 const SignalSplit = "split-across-fields"
 
-// fieldSeparator joins fields for the joint scan. A line break ends no
-// phrase the detector looks for (a word sequence may run over it), so an
-// instruction cut at field edges is read whole; it does end a line, so a
-// field cannot glue itself onto the last word of the one before.
-const fieldSeparator = "\n"
+// fieldSeparator joins fields for the joint scan: one space, as a reader
+// runs from one field to the next. A field's own line breaks are kept, so
+// an instruction that opens a line inside a field still does; the detector
+// folds words spelled letter by letter across single spaces, which a line
+// break would cut (measured on the labelled corpus, TestEvalJoint: 137 of
+// 137 injections cut into four fields are found with a space, 134 with a
+// line break).
+const fieldSeparator = " "
 
 // DetectJoint returns the sorted signal families that fire on the fields of
 // one submission read apart and read together, in the order given (the
