@@ -56,8 +56,8 @@ type world struct {
 	mu        sync.Mutex
 	evidences []string          // what check_case was told it runs under
 	shas      map[string]string // case id → commit check_case reported
-	cases map[string]signoff.Case
-	tasks map[string]string // label → triage task id
+	cases     map[string]signoff.Case
+	tasks     map[string]string // label → triage task id
 }
 
 type checkArgs struct {
