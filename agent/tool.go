@@ -78,18 +78,6 @@ func (r *Result) Quote(what, text string) string {
 	return ref
 }
 
-// Untrusted is a result whose whole answer is one public-derived text:
-// the server's own line says what it is, the text itself is quoted.
-func Untrusted(what, text string) Result {
-	var r Result
-	if ref := r.Quote(what, text); ref != "" {
-		r.Text = fmt.Sprintf("%s: see %s below.", what, ref)
-	} else {
-		r.Text = what + ": (empty)."
-	}
-	return r
-}
-
 // RenderResult is the answer a model reads for a tool result: the
 // server's text as it is, then every quote in a block of its own, behind
 // the airlock (normalized, redacted, signals named, datamarked, fresh
