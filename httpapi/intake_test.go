@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -59,6 +60,13 @@ func TestIntakeEndToEnd(t *testing.T) {
 	ans := do(t, srv, request{method: "POST", path: c.Tracking.Path + "/answers", body: `{"text":"still negative, reach me at ` + secretEmail + `"}`})
 	if ans.status != 201 {
 		t.Fatalf("POST answer = %d %s", ans.status, ans.body)
+	}
+	// The answer sent the case back to triage; a second one is refused.
+	if cur, err := store.GetCase(context.Background(), w.owner, c.CaseID); err != nil || cur.State != "triaging" {
+		t.Fatalf("case after the answer: %+v, %v", cur, err)
+	}
+	if again := do(t, srv, request{method: "POST", path: c.Tracking.Path + "/answers", body: `{"text":"again"}`}); again.status != 409 {
+		t.Fatalf("second answer = %d %s", again.status, again.body)
 	}
 	noSecret(t, "answer response", string(ans.body))
 
