@@ -200,6 +200,12 @@ func (d *Desk) Drive(ctx context.Context, ws, caseID, kind string) error {
 			return d.giveUp(ctx, ws, caseID, ts[0].ID, fmt.Sprintf("%s task %s could not run: %v", kind, ts[0].ID, err))
 		}
 		d.log().InfoContext(ctx, "task ran", "case_id", caseID, "task_id", ts[0].ID, "kind", kind, "outcome", res.Outcome)
+		if res.Outcome == signoff.OutcomeNeedsHuman {
+			// The agent gave up, or its turns or budget ran out: the
+			// runtime closed its task, and nothing else will move the case.
+			// A person takes it, told why.
+			return d.giveUp(ctx, ws, caseID, "", fmt.Sprintf("%s task %s ended without a result: %s", kind, ts[0].ID, res.Reason))
+		}
 	}
 	return nil
 }

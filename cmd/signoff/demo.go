@@ -46,19 +46,46 @@ type demo struct {
 	secret                    string
 	url                       string
 	ln                        net.Listener
+	// agents is how the reproducer and fixer run.
+	agents demoAgents
 }
 
 func runDemo(ctx context.Context, e *env, args []string) error {
-	var addr, dir, walk string
-	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--walk bug|change]")
+	var addr, dir, walk, provider, record, replay string
+	var a demoAgents
+	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--walk bug|change] [--provider openai --base-url URL --model NAME [--api-key-env VAR]] [--record FILE | --replay FILE]")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (a free port is chosen if this one is taken)")
 	fs.StringVar(&dir, "dir", "", "keep the demo's database, keys and ShopLite repository here (default: a new temporary directory)")
-	fs.StringVar(&walk, "walk", "", `run a whole loop headlessly and exit: "bug" walks the ShopLite coupon bug from report to the reporter's last word; "change" walks the checkout flag incident through the change desk`)
+	fs.StringVar(&walk, "walk", "", `run a whole loop headlessly and exit: "bug" walks the ShopLite coupon bug (with a model: all three ShopLite bugs) from report to the reporter's last word; "change" walks the checkout flag incident through the change desk`)
+	fs.StringVar(&provider, "provider", agent.ProviderAuthored, `who writes the reproducer's tests and the fixer's patches: "authored" (the demo's human-written fixtures for the coupon bug) or "openai" (a model at --base-url, any OpenAI-compatible endpoint with tool calling, e.g. Ollama)`)
+	fs.StringVar(&a.baseURL, "base-url", "", "with --provider openai: the endpoint's base URL, e.g. http://localhost:11434/v1")
+	fs.StringVar(&a.modelName, "model", "", "with --provider openai: the model, e.g. qwen2.5-coder:14b")
+	fs.StringVar(&a.keyEnv, "api-key-env", "", "with --provider openai: the environment variable holding the API key (none for a local server)")
+	fs.StringVar(&record, "record", "", "with --walk bug: write every model exchange of the walk to FILE (a replay transcript)")
+	fs.StringVar(&replay, "replay", "", "with --walk bug: answer the reproducer and fixer from the transcript FILE that --record wrote, instead of calling a model")
 	if err := parse(fs, e, args); err != nil {
 		return err
 	}
 	if walk != "" && walk != "bug" && walk != "change" {
 		return signoff.Errorf(signoff.EINVALID, `--walk takes "bug" or "change"`)
+	}
+	if err := a.check(provider, walk, record, replay); err != nil {
+		return err
+	}
+	rr, err := openRecordReplay(record, replay)
+	if err != nil {
+		return err
+	}
+	a.rr = rr
+	defer func() {
+		if err := rr.Close(e.stdout); err != nil {
+			fmt.Fprintf(e.stderr, "signoff demo: %v\n", err)
+		}
+	}()
+	if replay != "" {
+		if err := a.replayedRoles(replay); err != nil {
+			return err
+		}
 	}
 	if dir == "" {
 		var err error
@@ -73,7 +100,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		addr = "127.0.0.1:0"
 	}
-	d, err := setupDemo(ctx, e, dir, addr, log)
+	d, err := setupDemoWith(ctx, e, dir, addr, log, a)
 	if err != nil {
 		return err
 	}
@@ -81,7 +108,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	defer d.prod.Stop()
 	switch walk {
 	case "bug":
-		return d.walkBug(ctx, e, log)
+		if err := d.walkBug(ctx, e, log, a.stories()); err != nil {
+			return err
+		}
+		// A walk that ended well but asked what the recording never
+		// answered is not the recorded run.
+		return rr.diverged()
 	case "change":
 		return d.walkChange(ctx, e, log)
 	}
@@ -89,11 +121,117 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	return serveUntilDone(ctx, e, log, d.ln, d.s, d.st)
 }
 
+// demoAgents is how the demo's reproducer and fixer run: on the authored
+// fixtures (the default), on a model through an OpenAI-compatible
+// endpoint, or answered from a transcript a recorded walk wrote.
+type demoAgents struct {
+	provider                   string
+	baseURL, modelName, keyEnv string
+	// rr records the walk's model exchanges, or answers them from a
+	// recording (nil: neither).
+	rr *recordReplay
+}
+
+func (a *demoAgents) check(provider, walk, record, replay string) error {
+	a.provider = provider
+	switch provider {
+	case agent.ProviderAuthored:
+		if a.baseURL != "" || a.modelName != "" || a.keyEnv != "" {
+			return signoff.Errorf(signoff.EINVALID, "--base-url, --model and --api-key-env go with --provider openai")
+		}
+	case agent.ProviderOpenAI:
+		if a.baseURL == "" || a.modelName == "" {
+			return signoff.Errorf(signoff.EINVALID, "--provider openai needs --base-url and --model")
+		}
+		if replay != "" {
+			return signoff.Errorf(signoff.EINVALID, "--replay answers from a transcript: it takes no --provider")
+		}
+	default:
+		return signoff.Errorf(signoff.EINVALID, `--provider takes "authored" or "openai"`)
+	}
+	if (record != "" || replay != "") && walk != "bug" {
+		return signoff.Errorf(signoff.EINVALID, "--record and --replay go with --walk bug")
+	}
+	if record != "" && replay != "" {
+		return signoff.Errorf(signoff.EINVALID, "--record and --replay: choose one")
+	}
+	return nil
+}
+
+// replayedRoles configures the roles a transcript was recorded with: a
+// model walk's openai roles, with the same model name so the requests
+// match (the endpoint is never called), or else the authored ones.
+func (a *demoAgents) replayedRoles(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--replay: %w", err)
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var ex struct{ Role, Provider, Model string }
+		if json.Unmarshal(line, &ex) != nil || (ex.Role != bugdesk.RoleReproducer && ex.Role != bugdesk.RoleFixer) {
+			continue
+		}
+		if ex.Provider == agent.ProviderOpenAI {
+			a.provider, a.modelName, a.baseURL = agent.ProviderOpenAI, ex.Model, replayBaseURL
+			return nil
+		}
+	}
+	return nil
+}
+
+// replayBaseURL is the endpoint a replayed model walk's roles name: the
+// replay answers them, and .invalid never resolves, so nothing is called.
+const replayBaseURL = "http://replay.invalid/v1"
+
+// model reports whether the reproducer and fixer are a model's, live or
+// replayed: the walk then takes all three ShopLite bugs.
+func (a demoAgents) model() bool { return a.provider == agent.ProviderOpenAI }
+
+func (a demoAgents) describe() string {
+	switch {
+	case a.rr != nil && a.rr.Replay != nil && a.model():
+		return fmt.Sprintf("a recorded run of model %s, replayed", a.modelName)
+	case a.model():
+		return fmt.Sprintf("model %s at %s (live)", a.modelName, a.baseURL)
+	}
+	return "authored fixtures"
+}
+
+// stories are the bugs the walk takes: the coupon bug, the only one with
+// authored fixtures, or all three for a model.
+func (a demoAgents) stories() []bugStory {
+	if a.model() {
+		return []bugStory{couponStory, negativeStory, overflowStory}
+	}
+	return []bugStory{couponStory}
+}
+
+// roles is the demo workspace's role configuration: the bug loop's roles
+// with the reproducer and fixer on the authored fixtures or on the model
+// (with a call timeout a local model on a laptop can meet), and the
+// builtin reviewer noting candidates and change plans alike.
+func (a demoAgents) roles() string {
+	y := bugdesk.Roles(a.provider)
+	if a.model() {
+		extra := fmt.Sprintf("    provider: openai\n    base_url: %s\n    model: %s\n    timeout: 5m\n", strconv.Quote(a.baseURL), strconv.Quote(a.modelName))
+		if a.keyEnv != "" {
+			extra += fmt.Sprintf("    api_key_env: %s\n", strconv.Quote(a.keyEnv))
+		}
+		y = strings.ReplaceAll(y, "    provider: openai\n", extra)
+	}
+	return strings.Replace(y, "tools: [record_review]", "tools: [record_review, "+changedesk.ToolRecordReview+"]", 1)
+}
+
 // setupDemo writes ShopLite as a git repository, starts its production
 // server from main, and creates the workspace, identities, keys, projects
 // and role configuration of the demo.
 func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) (*demo, error) {
-	d := &demo{dir: dir}
+	return setupDemoWith(ctx, e, dir, addr, log, demoAgents{provider: agent.ProviderAuthored})
+}
+
+// setupDemoWith is setupDemo with the reproducer and fixer run as a says.
+func setupDemoWith(ctx context.Context, e *env, dir, addr string, log *slog.Logger, a demoAgents) (*demo, error) {
+	d := &demo{dir: dir, agents: a}
 	dbf := dbFlags{db: filepath.Join(dir, "signoff.db"), key: filepath.Join(dir, "signoff.key")}
 	s, err := dbf.openRW(ctx, e, true)
 	if err != nil {
@@ -213,12 +351,13 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 
 	// Reproducer and fixer run on authored fixtures for ShopLite's coupon
 	// bug: human-written, labelled authored everywhere. The runs of what
-	// they propose (sandbox, git, verification) are live.
+	// they propose (sandbox, git, verification) are live. With a model
+	// they are its answers (live), or a recorded run's (replayed).
 	fx, err := shopFixtures(d.sample.Base)
 	if err != nil {
 		return fail(err)
 	}
-	st, err := newStack(e, s, log, agent.NewAuthored(fx...))
+	st, err := newStackWith(e, s, log, agent.NewAuthored(fx...), a.rr)
 	if err != nil {
 		return fail(err)
 	}
@@ -227,7 +366,7 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 	// build cache (warm after the first run) instead of a cold cache per
 	// project; a server keeps one cache per project.
 	st.desk.CacheDir = ""
-	if _, err := agent.SaveConfig(ctx, s, d.owner, []byte(demoRoles()), st.reg); err != nil {
+	if _, err := agent.SaveConfig(ctx, s, d.owner, []byte(a.roles()), st.reg); err != nil {
 		return fail(err)
 	}
 	st.desk.Deployers = map[string]bugdesk.Deployer{d.shop.ID: &shopDeployer{srv: d.prod, hook: d.url + "/api/v1/hooks/deployments/" + d.shop.ID, secret: d.secret}}
@@ -308,7 +447,11 @@ func (d *demo) printIntro(e *env) {
 	if code, _, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
 		signIn = d.url + "/login/" + code + "   (operator, one use; or paste a token at /login)"
 	}
-	fmt.Fprintf(e.stdout, `Signoff demo (SQLite, builtin and authored agents)
+	agents := "builtin and authored agents"
+	if d.agents.model() {
+		agents = "builtin agents; the reproducer and fixer on " + d.agents.describe()
+	}
+	fmt.Fprintf(e.stdout, `Signoff demo (SQLite, %[12]s)
 
   server      %[1]s   (the desk: API, MCP, reporter pages)
   web desk    %[11]s
@@ -363,7 +506,10 @@ flag checkout_v2_new_payment_flow (prod, off) from this server over OFREP; on, c
 Triage crew on the sample game (%[10]s): POST reports to %[1]s/api/v1/projects/%[10]s/reports
 
 ("signoff" above is "go run ./cmd/signoff" from a checkout.) Press Ctrl-C to stop.
-`, d.url, d.live.URL, short(d.sample.Base), d.sample.Dir, filepath.Join(d.dir, "signoff.db"), d.ownerToken, d.operatorToken, d.opKeyPath, d.shop.ID, d.game.ID, signIn)
+`, d.url, d.live.URL, short(d.sample.Base), d.sample.Dir, filepath.Join(d.dir, "signoff.db"), d.ownerToken, d.operatorToken, d.opKeyPath, d.shop.ID, d.game.ID, signIn, agents)
+	if d.agents.model() {
+		fmt.Fprintf(e.stdout, "\nWith a model, the reproducer's tests and the fixer's patches are the model's (LIVE), not the authored\nfixtures: report any of ShopLite's three bugs (coupon applied twice, negative total, subtotal overflow).\n")
+	}
 }
 
 func short(id string) string {
@@ -371,11 +517,4 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
-}
-
-// demoRoles is the demo workspace's role configuration: the bug loop's
-// roles with the reproducer and fixer on authored fixtures, the builtin
-// reviewer noting candidates and change plans alike.
-func demoRoles() string {
-	return strings.Replace(bugdesk.Roles(agent.ProviderAuthored), "tools: [record_review]", "tools: [record_review, "+changedesk.ToolRecordReview+"]", 1)
 }

@@ -6,12 +6,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
@@ -181,7 +182,50 @@ func (w *walker) stage(caseID, name, evidence, what string) error {
 	return nil
 }
 
-func (d *demo) walkBug(ctx context.Context, e *env, log *slog.Logger) error {
+// bugStory is one bug the walk reports, in a reporter's words written by
+// the demo (simulated), and how that reporter answers.
+type bugStory struct {
+	name   string
+	report map[string]string
+	// staffNote is the member of staff's note when they approve the test.
+	staffNote string
+	// stillBroken, when set, is the reporter's first answer to "Does the
+	// live fix work for you?": no, with this text. The case reopens and
+	// is walked again from its reproduction; the next live fix is
+	// confirmed.
+	stillBroken string
+}
+
+// ShopLite's bugs, as their reporters tell them. The authored walk has
+// fixtures for the coupon bug only; a model walks all three, and the
+// overflow's reporter finds the first live fix incomplete.
+var (
+	couponStory = bugStory{name: "coupon", report: map[string]string{
+		"text":   "Coupon SAVE10 is applied twice at checkout: my 100.00 lamp cost 81.00 instead of 90.00. Contact me at ana@example.com",
+		"device": "Firefox 133", "os": "Linux", "app_version": "1.0.0",
+		"steps": "add the lamp to the cart, apply SAVE10, check out",
+	}, staffNote: "the test checks the total a coupon leaves, which is what the reporter described"}
+	negativeStory = bugStory{name: "negative total", report: map[string]string{
+		"text":   "Negative total at checkout: coupon SAVE300 on my 2.00 sticker made the total -1.00. A total should never go below zero.",
+		"device": "Safari 18", "os": "macOS 15", "app_version": "1.0.0",
+		"steps": "add one sticker (2.00), apply SAVE300, check out",
+	}, staffNote: "the test checks that a coupon worth more than the cart leaves nothing to pay, as reported"}
+	overflowStory = bugStory{name: "overflow", report: map[string]string{
+		"text":   "Bulk order through the checkout API: two lines at price_cents 5000000000000000000, quantity 1 each, came back with total_cents -8446744073709551616 instead of an error.",
+		"device": "curl 8.5", "os": "Debian 13", "app_version": "1.0.0",
+		"steps": "POST /checkout with two items of price_cents 5000000000000000000 and quantity 1",
+	}, staffNote: "the test checks that a subtotal too large for the shop's integers is refused, as reported",
+		stillBroken: "Still wrong on the live shop: one line with price_cents 4000000000000000000 and quantity 5 checks out with total_cents 1553255926290448384, less than one item costs. It should be refused like the two-line order."}
+)
+
+// walkResult is how one story ended.
+type walkResult struct {
+	story  bugStory
+	caseID string
+	rounds int
+}
+
+func (d *demo) walkBug(ctx context.Context, e *env, log *slog.Logger, stories []bugStory) error {
 	stopJobs, err := d.s.StartJobs(ctx, d.st.workers(log), 4)
 	if err != nil {
 		return err
@@ -192,16 +236,45 @@ func (d *demo) walkBug(ctx context.Context, e *env, log *slog.Logger) error {
 		return fmt.Errorf("notifications: %w", err)
 	}
 	defer nt.close()
-	srv := httpapi.NewServer(d.ln.Addr().String(), handler(d.s, log, d.st))
+	var cfg serveConfig
+	if len(stories) > 1 {
+		// The walk plays several reporters from one address: the public
+		// intake's limit per address is for the public, not for them.
+		lim := httpapi.Limit{Rate: 100, Burst: 100}
+		cfg.intakePerIP, cfg.intakePerProject = lim, lim
+	}
+	srv := httpapi.NewServer(d.ln.Addr().String(), handlerWith(d.s, log, d.st, nil, false, cfg))
 	go srv.Serve(d.ln)
 	defer srv.Close()
 
 	start := time.Now()
 	w := &walker{d: d, e: e, ctx: ctx, hc: &http.Client{Timeout: 2 * time.Minute}, notify: nt}
-	fmt.Fprintf(e.stdout, "Walking the ShopLite coupon bug (desk %s, ShopLite %s, repository %s)\n", d.url, d.live.URL, d.sample.Dir)
+	if len(stories) == 1 {
+		fmt.Fprintf(e.stdout, "Walking the ShopLite %s bug (desk %s, ShopLite %s, repository %s)\n", stories[0].name, d.url, d.live.URL, d.sample.Dir)
+	} else {
+		fmt.Fprintf(e.stdout, "Walking ShopLite's %d bugs, one after the other, with the reproducer and fixer on %s (desk %s, ShopLite %s, repository %s)\n",
+			len(stories), d.agents.describe(), d.url, d.live.URL, d.sample.Dir)
+	}
 	fmt.Fprintf(e.stdout, "%-22s %-10s %9s  %s\n", "stage", "evidence", "took", "what happened")
-	err = w.walk()
+	var done []walkResult
+	for i, b := range stories {
+		if len(stories) > 1 {
+			fmt.Fprintf(e.stdout, "-- bug %d of %d: %s\n", i+1, len(stories), b.name)
+		}
+		var res walkResult
+		res, err = w.walkStory(b)
+		if err != nil {
+			err = fmt.Errorf("bug %q: %w", b.name, err)
+			break
+		}
+		done = append(done, res)
+	}
 	fmt.Fprintf(e.stdout, "wall time: %s\n", time.Since(start).Round(time.Millisecond))
+	if d.agents.model() {
+		for _, r := range done {
+			fmt.Fprintf(e.stdout, "%s\n", w.callSummary(r))
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(e.stdout, "final: FAILED: %v\n", err)
 		return err
@@ -221,8 +294,40 @@ func (d *demo) walkBug(ctx context.Context, e *env, log *slog.Logger) error {
 	return nil
 }
 
-func (w *walker) walk() error {
+// callSummary says how many model calls each role of a walked case made,
+// from the transcripts the runtime recorded.
+func (w *walker) callSummary(r walkResult) string {
+	ctx, ws := w.ctx, w.d.ws.ID
+	ts, err := w.d.s.ListTasks(ctx, signoff.SystemActor(ws), signoff.TaskFilter{CaseID: r.caseID, Limit: 200})
+	if err != nil {
+		return fmt.Sprintf("model calls for %s: cannot list its tasks: %v", r.story.name, err)
+	}
+	calls := map[string]int{}
+	tasks := map[string]int{}
+	evidence := map[string]bool{}
+	for _, t := range ts {
+		if t.Kind != bugdesk.RoleReproducer && t.Kind != bugdesk.RoleFixer {
+			continue
+		}
+		mcs, err := w.d.s.ListCalls(ctx, signoff.SystemActor(ws), t.ID)
+		if err != nil {
+			return fmt.Sprintf("model calls for %s: %v", r.story.name, err)
+		}
+		tasks[t.Kind]++
+		calls[t.Kind] += len(mcs)
+		for _, mc := range mcs {
+			evidence[mc.Provider+" "+mc.Evidence] = true
+		}
+	}
+	return fmt.Sprintf("model calls, bug %s (case %s, %d round(s)): reproducer %d in %d task(s), fixer %d in %d task(s), %d in all [%s]",
+		r.story.name, r.caseID, r.rounds, calls[bugdesk.RoleReproducer], tasks[bugdesk.RoleReproducer], calls[bugdesk.RoleFixer], tasks[bugdesk.RoleFixer],
+		calls[bugdesk.RoleReproducer]+calls[bugdesk.RoleFixer], strings.Join(slices.Sorted(maps.Keys(evidence)), ", "))
+}
+
+// walkStory walks one bug from its report to the reporter's last word.
+func (w *walker) walkStory(b bugStory) (walkResult, error) {
 	d := w.d
+	res := walkResult{story: b}
 	// 1. The report: a person's words, here written by the demo.
 	var rep struct {
 		CaseID   string `json:"case_id"`
@@ -230,57 +335,97 @@ func (w *walker) walk() error {
 			Token string `json:"token"`
 		} `json:"tracking"`
 	}
-	if _, err := w.call("POST", "/api/v1/projects/"+d.shop.ID+"/reports", "", map[string]string{
-		"text":   "Coupon SAVE10 is applied twice at checkout: my 100.00 lamp cost 81.00 instead of 90.00. Contact me at ana@example.com",
-		"device": "Firefox 133", "os": "Linux", "app_version": "1.0.0",
-		"steps": "add the lamp to the cart, apply SAVE10, check out",
-	}, &rep); err != nil {
-		return err
+	if _, err := w.call("POST", "/api/v1/projects/"+d.shop.ID+"/reports", "", b.report, &rep); err != nil {
+		return res, err
 	}
 	id, tok := rep.CaseID, rep.Tracking.Token
-	if err := w.stage(id, "report", signoff.EvidenceSimulated, "report text written by the demo; airlocked (the e-mail address is redacted) and case "+id+" opened"); err != nil {
-		return err
+	res.caseID = id
+	// Each case's stages are timed from its own events.
+	w.seq, w.last = 0, time.Time{}
+	what := "report text written by the demo; airlocked and case " + id + " opened"
+	if strings.Contains(b.report["text"], "@") {
+		what = "report text written by the demo; airlocked (the e-mail address is redacted) and case " + id + " opened"
+	}
+	if err := w.stage(id, "report", signoff.EvidenceSimulated, what); err != nil {
+		return res, err
 	}
 
 	// 2. Triage by the builtin crew; a person answers the gate if asked.
 	c, err := w.waitState(id, []string{"ticketed", "reproducing", "awaiting_reporter_repro", "awaiting_triage_approval"}, "dropped", "duplicate", "needs_info", "needs_human")
 	if err != nil {
-		return err
+		return res, err
 	}
 	how := "the builtin triage crew ticketed it"
 	if c.State == "awaiting_triage_approval" {
 		if w.notify != nil {
 			if err := w.answerGate(w.notify, id); err != nil {
-				return err
+				return res, err
 			}
 			how = "the builtin triage crew asked the human gate; the demo operator approved in chat: a signed Slack command quoting the card's digest (simulated person; signature checked live)"
 		} else {
 			if err := w.decideGate(id); err != nil {
-				return err
+				return res, err
 			}
 			how = "the builtin triage crew asked the human gate; the demo operator approved (simulated person)"
 		}
 	}
 	if err := w.stage(id, "triage", signoff.EvidenceLive, how); err != nil {
-		return err
+		return res, err
 	}
 
-	// 3. Reproduction: the authored test, run on main in the sandbox.
+	for round := 1; ; round++ {
+		res.rounds = round
+		if err := w.reproduceAndFix(id, tok, b); err != nil {
+			return res, err
+		}
+		if err := w.ship(id); err != nil {
+			return res, err
+		}
+		// The reporter's last word: the live fix works, or (once, when
+		// the story says so) it does not and the case reopens.
+		if round == 1 && b.stillBroken != "" {
+			if err := w.reporterSays(tok, "no", b.stillBroken); err != nil {
+				return res, err
+			}
+			if _, err := w.waitState(id, []string{"reopened", "reproducing", "awaiting_reporter_repro"}, "needs_human"); err != nil {
+				return res, err
+			}
+			if err := w.stage(id, "reporter: still broken", signoff.EvidenceSimulated, "the demo answers as the reporter: no, with what still fails; the confirmations are cleared and the case reopens for round 2"); err != nil {
+				return res, err
+			}
+			continue
+		}
+		if err := w.reporterSays(tok, "yes", ""); err != nil {
+			return res, err
+		}
+		if _, err := w.waitState(id, []string{"verified"}); err != nil {
+			return res, err
+		}
+		return res, w.stage(id, "reporter: fix works", signoff.EvidenceSimulated, "the demo answers as the reporter: verified")
+	}
+}
+
+// reproduceAndFix walks one round from the reproducer's test to a
+// verified candidate waiting for approval. The evidence of the test and
+// of each candidate is what the loop recorded for them: authored
+// fixtures, a model (live) or a recorded model run (replayed).
+func (w *walker) reproduceAndFix(id, tok string, b bugStory) error {
+	// 3. Reproduction: the reproducer's test, run on main in the sandbox.
 	if _, err := w.waitState(id, []string{"awaiting_reporter_repro"}, "needs_human"); err != nil {
-		return err
+		return w.needsPerson(id, err)
 	}
 	l, err := w.loop(id)
 	if err != nil {
 		return err
 	}
 	h := l.State.Harnesses[len(l.State.Harnesses)-1]
-	if err := w.stage(id, "reproduction", signoff.EvidenceAuthored, fmt.Sprintf("test written by people (authored); it fails on main %s in the sandbox (live): harness %s", short(h.Base), short(h.Digest))); err != nil {
+	if err := w.stage(id, "reproduction", h.Evidence, fmt.Sprintf("test %s; it fails on main %s in the sandbox (live): harness %s", wroteTest(h.Evidence), short(h.Base), short(h.Digest))); err != nil {
 		return err
 	}
 
 	// 4. A member of staff reads the test's source and approves it (the
 	// SYNKAI rule): nothing is fixed on a test no person has read.
-	v, err := w.staffReviews(id, d.operatorToken)
+	v, err := w.staffReviewsNote(id, w.d.operatorToken, b.staffNote)
 	if err != nil {
 		return err
 	}
@@ -291,36 +436,49 @@ func (w *walker) walk() error {
 
 	// 5. The reporter recognises their bug; with both agreed, the harness
 	// freezes and the fix starts.
+	seen := len(l.State.Candidates)
 	if err := w.reporterSays(tok, "yes", ""); err != nil {
 		return err
 	}
-	if _, err := w.waitState(id, []string{"reproduced", "fixing", "verifying"}); err != nil {
-		return err
+	if _, err := w.waitState(id, []string{"reproduced", "fixing", "verifying", "awaiting_approval"}, "needs_human"); err != nil {
+		return w.needsPerson(id, err)
 	}
 	if err := w.stage(id, "reporter: it is my bug", signoff.EvidenceSimulated, "the demo answers as the reporter; reporter and staff agree: the harness is frozen (digest on the ledger)"); err != nil {
 		return err
 	}
 
-	// 6. The false fix is rejected, 7. the genuine one verified.
-	if err := w.waitCandidate(id, 1, "REJECTED"); err != nil {
-		return err
+	// 6. Each candidate's verdict from the frozen harness, until one is
+	// verified.
+	for i := seen; ; i++ {
+		cand, err := w.verdictOf(id, i)
+		if err != nil {
+			return err
+		}
+		if cand.Verdict != "VERIFIED" {
+			name := "rejected fix"
+			if cand.Evidence == signoff.EvidenceAuthored {
+				name = "false fix"
+			}
+			if err := w.stage(id, name, cand.Evidence, fmt.Sprintf("candidate %d (%s) %s by the frozen harness (live): %s", cand.Attempt, wroteFix(cand.Evidence), cand.Verdict, cand.Reason)); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := w.waitState(id, []string{"awaiting_approval"}, "needs_human"); err != nil {
+			return w.needsPerson(id, err)
+		}
+		name := "verified fix"
+		if cand.Evidence == signoff.EvidenceAuthored {
+			name = "genuine fix"
+		}
+		return w.stage(id, name, cand.Evidence, fmt.Sprintf("candidate %d (%s) VERIFIED (live), fingerprint %s; reviewer note recorded (advisory)", cand.Attempt, wroteFix(cand.Evidence), short(cand.Fingerprint)))
 	}
-	l, _ = w.loop(id)
-	if err := w.stage(id, "false fix", signoff.EvidenceAuthored, "candidate 1 (authored) REJECTED by the frozen harness (live): "+l.State.Candidates[0].Reason); err != nil {
-		return err
-	}
-	if _, err := w.waitState(id, []string{"awaiting_approval"}, "needs_human"); err != nil {
-		return err
-	}
-	l, _ = w.loop(id)
-	gen := l.State.Candidates[len(l.State.Candidates)-1]
-	if gen.Verdict != "VERIFIED" {
-		return fmt.Errorf("candidate %d is %s", gen.Attempt, gen.Verdict)
-	}
-	if err := w.stage(id, "genuine fix", signoff.EvidenceAuthored, fmt.Sprintf("candidate %d (authored) VERIFIED (live), fingerprint %s; reviewer note recorded (advisory)", gen.Attempt, short(gen.Fingerprint))); err != nil {
-		return err
-	}
+}
 
+// ship walks a verified candidate to production: the signed approval,
+// the merge, the redeploy and the live smoke checks.
+func (w *walker) ship(id string) error {
+	d := w.d
 	// 8. Approval of the exact card (its test source included), signed
 	// with the operator's key.
 	var card bugdesk.CardView
@@ -358,7 +516,10 @@ func (w *walker) walk() error {
 	if _, err := w.waitState(id, []string{"awaiting_reporter_confirmation"}, "needs_human"); err != nil {
 		return err
 	}
-	l, _ = w.loop(id)
+	l, err := w.loop(id)
+	if err != nil {
+		return err
+	}
 	rel := l.State.Release
 	if err := w.stage(id, "release", signoff.EvidenceLive, fmt.Sprintf("ShopLite rebuilt and redeployed at %s; signed webhook; merge is an ancestor of deployed %s", rel.URL, short(rel.Commit))); err != nil {
 		return err
@@ -372,52 +533,87 @@ func (w *walker) walk() error {
 	if !rel.SmokePassed {
 		return fmt.Errorf("smoke failed: %+v", rel.Smoke)
 	}
-	if err := w.stage(id, "live smoke", signoff.EvidenceLive, fmt.Sprintf("%d/%d smoke checks passed against the live service", passed, len(rel.Smoke))); err != nil {
-		return err
-	}
-
-	// 11. The reporter's last word.
-	if err := w.reporterSays(tok, "yes", ""); err != nil {
-		return err
-	}
-	if _, err := w.waitState(id, []string{"verified"}); err != nil {
-		return err
-	}
-	return w.stage(id, "reporter: fix works", signoff.EvidenceSimulated, "the demo answers as the reporter: verified")
+	return w.stage(id, "live smoke", signoff.EvidenceLive, fmt.Sprintf("%d/%d smoke checks passed against the live service", passed, len(rel.Smoke)))
 }
 
-func (w *walker) waitCandidate(id string, attempt int, verdict string) error {
+// wroteTest and wroteFix say who wrote a reproduction or a candidate, by
+// the evidence the loop recorded for it.
+func wroteTest(evidence string) string {
+	switch evidence {
+	case signoff.EvidenceAuthored:
+		return "written by people (authored)"
+	case signoff.EvidenceLive:
+		return "written by the model (live)"
+	case signoff.EvidenceReplayed:
+		return "written by a model in a recorded run (replayed)"
+	}
+	return "of evidence " + evidence
+}
+
+func wroteFix(evidence string) string {
+	switch evidence {
+	case signoff.EvidenceAuthored:
+		return "authored"
+	case signoff.EvidenceLive:
+		return "the model's, live"
+	case signoff.EvidenceReplayed:
+		return "a recorded model's, replayed"
+	}
+	return evidence
+}
+
+// verdictOf waits for the loop's candidate at index i to get a verdict.
+// A case handed to a person meanwhile ends the wait with why.
+func (w *walker) verdictOf(id string, i int) (signoff.Candidate, error) {
 	deadline := time.Now().Add(stageTimeout)
 	for time.Now().Before(deadline) {
 		l, err := w.loop(id)
-		if err != nil && !errors.Is(err, context.Canceled) {
-			var c signoff.Case
-			w.call("GET", "/api/v1/cases/"+id, w.d.ownerToken, nil, &c)
-			if c.State == "needs_human" {
-				return fmt.Errorf("case %s needs a person", id)
-			}
+		if err != nil {
+			return signoff.Candidate{}, err
 		}
-		for _, c := range l.State.Candidates {
-			if c.Attempt == attempt && c.Verdict != "" {
-				if c.Verdict != verdict {
-					return fmt.Errorf("candidate %d is %s (%s), want %s", attempt, c.Verdict, c.Reason, verdict)
-				}
-				return nil
-			}
+		if i < len(l.State.Candidates) && l.State.Candidates[i].Verdict != "" {
+			return l.State.Candidates[i], nil
+		}
+		var c signoff.Case
+		if _, err := w.call("GET", "/api/v1/cases/"+id, w.d.ownerToken, nil, &c); err != nil {
+			return signoff.Candidate{}, err
+		}
+		if c.State == "needs_human" {
+			return signoff.Candidate{}, w.needsPerson(id, fmt.Errorf("case %s needs a person before candidate %d had a verdict", id, i+1))
 		}
 		select {
 		case <-w.ctx.Done():
-			return w.ctx.Err()
+			return signoff.Candidate{}, w.ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("no verdict for candidate %d after %s", attempt, stageTimeout)
+	return signoff.Candidate{}, fmt.Errorf("no verdict for candidate %d after %s", i+1, stageTimeout)
+}
+
+// needsPerson adds to err why the case went to a person, when it did:
+// the reason its last agent task was closed with.
+func (w *walker) needsPerson(id string, err error) error {
+	ts, lerr := w.d.s.ListTasks(w.ctx, signoff.SystemActor(w.d.ws.ID), signoff.TaskFilter{CaseID: id, Status: signoff.TaskClosed, Limit: 200})
+	if lerr != nil {
+		return err
+	}
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Outcome == signoff.OutcomeNeedsHuman {
+			return fmt.Errorf("%w: %s task %s: %s", err, ts[i].Kind, ts[i].ID, ts[i].Reason)
+		}
+	}
+	return err
 }
 
 // staffReviews reads the case's reproduction as the person with token,
 // checks that its review digest is the digest of what it holds, and
 // approves it over that digest.
 func (w *walker) staffReviews(id, token string) (bugdesk.HarnessView, error) {
+	return w.staffReviewsNote(id, token, couponStory.staffNote)
+}
+
+// staffReviewsNote is staffReviews with the reviewer's note.
+func (w *walker) staffReviewsNote(id, token, note string) (bugdesk.HarnessView, error) {
 	var v bugdesk.HarnessView
 	if _, err := w.call("GET", "/api/v1/cases/"+id+"/harness", token, nil, &v); err != nil {
 		return v, err
@@ -429,7 +625,7 @@ func (w *walker) staffReviews(id, token string) (bugdesk.HarnessView, error) {
 		return v, fmt.Errorf("the reproduction of %s shows no test source", id)
 	}
 	_, err := w.call("POST", "/api/v1/cases/"+id+"/harness/review", token, bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: signoff.HarnessApprove,
-		Note: "the test checks the total a coupon leaves, which is what the reporter described"}, nil)
+		Note: note}, nil)
 	return v, err
 }
 
