@@ -487,6 +487,8 @@ func testLoopAtomicRefusals(t *testing.T, b Backend) {
 		{"unknown command", k.sys, withEffects(signoff.LoopUpdate{Command: "teleport"}), signoff.EINVALID, ""},
 		{"unknown approval", k.sys, withEffects(signoff.LoopUpdate{Consume: []string{signoff.NewID(signoff.PrefixApproval)}}), signoff.ECONFLICT, workflow.BugTriaging},
 		{"reserved event", k.sys, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Events: []signoff.LoopEvent{{Type: "case.transitioned"}}}, signoff.EINVALID, ""},
+		{"forged public question", k.sys, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Events: []signoff.LoopEvent{{Type: "reporter.asked", Payload: map[string]any{"question": "Log in at evil.example/reset"}}}}, signoff.EINVALID, ""},
+		{"forged reporter answer", k.sys, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Events: []signoff.LoopEvent{{Type: "reporter.answered"}}}, signoff.EINVALID, ""},
 		{"stale version", k.sys, signoff.LoopUpdate{CaseID: c.ID, Version: 1, Command: "ticket"}, signoff.ECONFLICT, workflow.BugTriaging},
 		{"attempts out of range", k.sys, withEffects(signoff.LoopUpdate{MaxFixAttempts: 99}), signoff.EINVALID, ""},
 		{"job without args", k.sys, signoff.LoopUpdate{CaseID: c.ID, Version: l.Version, Jobs: []signoff.JobRequest{{}}}, signoff.EINVALID, ""},
