@@ -34,7 +34,8 @@ func TestNeedsInfoRetriage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateActor(ctx, owner, "triager", signoff.RoleTriager); err != nil {
+	triager, err := st.CreateActor(ctx, owner, "triager", signoff.RoleTriager)
+	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := st.CreateProject(ctx, owner, signoff.ProjectInput{Name: "game"})
@@ -136,6 +137,22 @@ func TestNeedsInfoRetriage(t *testing.T) {
 	if signoff.ErrorCode(err) != signoff.ECONFLICT {
 		t.Fatalf("second answer = %v, want conflict", err)
 	}
+
+	// Asked again, and the workspace has lost its triager meanwhile: the
+	// answer still sends the case back, and the job hands it to a person
+	// rather than leave it in triaging.
+	c, _, secret, err = st.SubmitReport(ctx, signoff.ReportInput{ProjectID: p.ID, Text: vague.Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(func(s string) bool { return s == workflow.BugNeedsInfo })
+	if _, _, err := st.DisableActor(ctx, owner, triager.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Answer(ctx, secret, answer); err != nil {
+		t.Fatal(err)
+	}
+	waitState(func(s string) bool { return s == workflow.BugNeedsHuman })
 	if _, err := st.VerifyLedger(ctx, ws.ID, nil); err != nil {
 		t.Fatal(err)
 	}

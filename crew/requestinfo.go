@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/triage"
@@ -71,7 +73,13 @@ func (r *Runner) retriage(ctx context.Context, ws, caseID string, done signoff.T
 		return false, signoff.Errorf(signoff.ENOTFOUND, "case %s has no report to triage", caseID)
 	}
 	if err := r.needTriager(ctx, ws); err != nil {
-		return false, err
+		// Nobody can take the task: the case goes to a person, as on a
+		// first run, rather than wait in triaging for a retry that
+		// cannot help.
+		if _, _, terr := r.Store.TransitionCase(ctx, sys, caseID, signoff.TransitionInput{Command: "escalate", Note: signoff.ErrorMessage(err)}); terr != nil {
+			return false, fmt.Errorf("escalate untriageable case %s: %w (%w)", caseID, terr, err)
+		}
+		return false, river.JobCancel(fmt.Errorf("triage of %s again: %w", caseID, err))
 	}
 	relayed, err := r.relayed(ctx, sys, caseID)
 	if err != nil {
