@@ -5,11 +5,13 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
@@ -548,5 +550,52 @@ func TestWriterTitleNeutralized(t *testing.T) {
 	tks := b.tickets(t)
 	if len(tks) != 1 || tks[0].Title != title {
 		t.Fatalf("filed %+v, want the quoted title", tks)
+	}
+}
+
+// The server's own path after a decision (the decision_made job) takes the
+// approved subject too: the writer model is not asked again and the ticket
+// is exactly what the person approved.
+func TestGateJobFilesApprovedWithoutModel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, key, _ := ed25519.GenerateKey(nil)
+	st := openStore(t, filepath.Join(t.TempDir(), "job.db"), key)
+	defer st.Close()
+	w := &rewording{}
+	b := parkAtGate(t, st, w)
+	rt := runtimeFor(st, map[string]agent.Policy{crew.RoleWriter: w.policy})
+	r := &crew.Runner{Store: st, Runtime: rt, Tools: rt.Tools}
+	stop, err := st.StartJobs(ctx, r.Workers(slog.New(slog.DiscardHandler)), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop(context.Background())
+	g, p := b.proposal(t)
+	before := w.calls.Load()
+	if _, err := st.Decide(ctx, b.setup.Operator, g.DecisionID, g.Digest, true, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		run, err := st.GetTriage(ctx, b.setup.Operator, b.caseID)
+		if err == nil && run.Status == signoff.TriageDone {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the decision job never finished the run (%s/%s, %v)", run.Status, run.Outcome, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if w.calls.Load() != before {
+		t.Errorf("the writer model was asked %d more times", w.calls.Load()-before)
+	}
+	tks := b.tickets(t)
+	if len(tks) != 1 || tks[0].Title != p["title"] {
+		t.Fatalf("filed %+v, want exactly %q", tks, p["title"])
+	}
+	if n := b.decisions(t); n["all"] != 1 {
+		t.Errorf("decisions %v", n)
 	}
 }
