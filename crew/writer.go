@@ -26,9 +26,13 @@ type ticketArgs struct {
 	Body  string `json:"body" jsonschema:"what happens, on which devices and versions, the evidence"`
 }
 
-// maxTitle bounds a ticket title, in characters, after normalizing and
-// quoting (the tracker's own bound).
-const maxTitle = 300
+// Bounds of a ticket's title (characters) and body (bytes) after
+// normalizing and quoting: the tracker's own, checked before a person is
+// asked, so an approved ticket can always be filed.
+const (
+	maxTitle = 300
+	maxBody  = 16 << 10
+)
 
 func createTicketTool() *agent.Tool {
 	return agent.NewTool("create_ticket", "File the new ticket. High or critical severity, or a low-confidence investigation, waits for a person first.",
@@ -72,6 +76,9 @@ func propose(st State, in ticketArgs) (ticketSubject, []string, error) {
 	}
 	if n := utf8.RuneCountInString(title); n > maxTitle {
 		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title is %d characters after normalizing and quoting; at most %d", n, maxTitle)
+	}
+	if len(body) > maxBody {
+		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "body is %d bytes after normalizing and quoting; at most %d", len(body), maxBody)
 	}
 	var notes []string
 	for _, f := range []struct {
