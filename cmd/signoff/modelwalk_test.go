@@ -401,3 +401,46 @@ func TestModelWalkHostileFixer(t *testing.T) {
 		t.Errorf("ledger verify: %v", err)
 	}
 }
+
+// TestDemoModelFlags: the demo's model flags are refused where they make
+// no sense, before anything is set up.
+func TestDemoModelFlags(t *testing.T) {
+	t.Parallel()
+	existing := filepath.Join(t.TempDir(), "walk.jsonl")
+	if err := os.WriteFile(existing, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"openai without an endpoint", []string{"--walk", "bug", "--provider", "openai", "--model", "m"}, "needs --base-url and --model"},
+		{"openai without a model", []string{"--walk", "bug", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1"}, "needs --base-url and --model"},
+		{"an unknown provider", []string{"--provider", "builtin"}, `--provider takes "authored" or "openai"`},
+		{"model flags on authored fixtures", []string{"--model", "m"}, "go with --provider openai"},
+		{"record without the bug walk", []string{"--record", filepath.Join(t.TempDir(), "x.jsonl")}, "go with --walk bug"},
+		{"replay of the change walk", []string{"--walk", "change", "--replay", existing}, "go with --walk bug"},
+		{"record and replay", []string{"--walk", "bug", "--record", filepath.Join(t.TempDir(), "x.jsonl"), "--replay", existing}, "choose one"},
+		{"replay with a provider", []string{"--walk", "bug", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--replay", existing}, "takes no --provider"},
+		{"a recording over a file", []string{"--walk", "bug", "--record", existing}, "never overwritten"},
+		{"a replay that is no transcript", []string{"--walk", "bug", "--replay", existing}, "replay transcript"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errb bytes.Buffer
+			e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+			dir := t.TempDir()
+			code := run(context.Background(), e, append([]string{"demo", "--dir", dir}, tc.args...))
+			if code == 0 || !strings.Contains(errb.String(), tc.want) {
+				t.Fatalf("demo %v exited %d, stderr %q; want a refusal saying %q", tc.args, code, errb.String(), tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "signoff.db")); err == nil {
+				t.Error("the demo was set up before its flags were refused")
+			}
+		})
+	}
+	if b, err := os.ReadFile(existing); err != nil || string(b) != "keep" {
+		t.Errorf("an existing file was written over: %q %v", b, err)
+	}
+}
