@@ -599,3 +599,69 @@ func TestGateJobFilesApprovedWithoutModel(t *testing.T) {
 		t.Errorf("decisions %v", n)
 	}
 }
+
+// A claim to file an approved ticket that was never recorded is a worker
+// that crashed (its lease ran out: the ticket is filed once, or the one it
+// filed is found) or one still filing (nothing is filed twice).
+func TestGateFilingClaim(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		age     time.Duration
+		filed   bool // the crashed worker had filed the ticket
+		wantErr bool
+	}{
+		{"crashed before filing", 2 * time.Minute, false, false},
+		{"crashed after filing", 2 * time.Minute, true, false},
+		{"another worker filing now", 0, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			_, key, _ := ed25519.GenerateKey(nil)
+			st := openStore(t, filepath.Join(t.TempDir(), "claim.db"), key)
+			defer st.Close()
+			b := parkAtGate(t, st, &rewording{})
+			g, p := b.proposal(t)
+			if _, err := st.Decide(ctx, b.setup.Operator, g.DecisionID, g.Digest, true, "ok"); err != nil {
+				t.Fatal(err)
+			}
+			tri, _ := agentOf(t, st, b.setup.Workspace, signoff.RoleTriager)
+			if tc.filed {
+				if _, err := st.CreateTicket(ctx, tri, b.setup.Project, triage.Ticket{Title: p["title"].(string), Status: "open",
+					Severity: p["severity"].(string), Component: p["component"].(string), Owner: p["owner"].(string),
+					Description: p["body"].(string), ApprovedBy: "human:" + b.setup.Operator.ID}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sys := signoff.SystemActor(b.setup.Workspace)
+			run, err := st.GetTriage(ctx, sys, b.caseID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var state map[string]any
+			json.Unmarshal(run.State, &state)
+			gate := state["gate"].(map[string]any)
+			gate["filing"], gate["filing_at"] = true, time.Now().Add(-tc.age).UTC()
+			run.State, _ = json.Marshal(state)
+			if _, err := st.SaveTriage(ctx, sys, run); err != nil {
+				t.Fatal(err)
+			}
+			run, err = b.setup.Runner.Resume(ctx, b.setup.Workspace, b.caseID)
+			if tc.wantErr {
+				if signoff.ErrorCode(err) != signoff.ECONFLICT || len(b.tickets(t)) != 0 {
+					t.Fatalf("resume during another worker's filing: %v, %d tickets", err, len(b.tickets(t)))
+				}
+				return
+			}
+			if err != nil || run.Status != signoff.TriageDone {
+				t.Fatalf("resume: %s %v", run.Status, err)
+			}
+			tks := b.tickets(t)
+			if len(tks) != 1 || tks[0].ID != run.TicketID || tks[0].Title != p["title"] {
+				t.Fatalf("tickets %+v, run ticket %s", tks, run.TicketID)
+			}
+		})
+	}
+}

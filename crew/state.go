@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/triage"
@@ -71,10 +72,11 @@ type Gate struct {
 	Proposal   json.RawMessage `json:"proposal"`
 	Status     string          `json:"status"`
 	ApprovedBy string          `json:"approved_by,omitempty"`
-	// Filing is saved just before the approved ticket is filed (the save
-	// that only one worker wins); TicketID once it is.
-	Filing   bool   `json:"filing,omitempty"`
-	TicketID string `json:"ticket_id,omitempty"`
+	// Filing is saved, with when, just before the approved ticket is filed
+	// (the save that only one worker wins); TicketID once it is.
+	Filing   bool       `json:"filing,omitempty"`
+	FilingAt *time.Time `json:"filing_at,omitempty"`
+	TicketID string     `json:"ticket_id,omitempty"`
 }
 
 // run is a triage run with its decoded state.

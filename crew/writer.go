@@ -349,6 +349,11 @@ func checkGate(r *run, d signoff.Decision) (ticketSubject, error) {
 	return s, nil
 }
 
+// filingLease is how long a worker's claim to file an approved ticket
+// holds off others: far longer than filing takes, so only a crashed
+// worker's claim runs out.
+const filingLease = time.Minute
+
 // fileApproved files the subject a person approved in d, with any severity
 // they set, as approved by them: once, whoever gets here first (a worker
 // resuming the run or a writer asked again), and again after a restart
@@ -367,8 +372,8 @@ func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *ru
 		sub.Severity = amend.Severity
 	}
 	if g.Filing {
-		// A run that crashed between claiming and recording the filing:
-		// the ticket may exist already.
+		// Claimed before: by a worker that crashed before recording the
+		// ticket, or by one still filing it. The ticket may exist already.
 		ts, err := st.ListTickets(ctx, by, r.ProjectID)
 		if err != nil {
 			return triage.Ticket{}, "", err
@@ -378,13 +383,19 @@ func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *ru
 				return t, approvedBy, recordFiled(ctx, st, by, r, t, sub)
 			}
 		}
-	} else {
-		// Claim the filing: the run's version makes a second worker's
-		// claim fail, so one approval files one ticket.
-		g.Status, g.ApprovedBy, g.Filing = d.Status, approvedBy, true
-		if err := r.save(ctx, st, by); err != nil {
-			return triage.Ticket{}, "", fmt.Errorf("claim the approved ticket of %s: %w", r.CaseID, err)
+		if g.FilingAt != nil && time.Since(*g.FilingAt) < filingLease {
+			// Another worker is filing it now: try again later (the job
+			// retries) rather than file it twice.
+			return triage.Ticket{}, "", signoff.Errorf(signoff.ECONFLICT, "the approved ticket of %s is being filed since %s", r.CaseID, g.FilingAt.Format(time.RFC3339))
 		}
+	}
+	// Claim the filing: the run's version makes a second worker's claim
+	// fail, so one approval files one ticket; a claim older than the lease
+	// is a crashed worker's, taken over.
+	now := time.Now().UTC()
+	g.Status, g.ApprovedBy, g.Filing, g.FilingAt = d.Status, approvedBy, true, &now
+	if err := r.save(ctx, st, by); err != nil {
+		return triage.Ticket{}, "", fmt.Errorf("claim the approved ticket of %s: %w", r.CaseID, err)
 	}
 	t, err := fileTicket(ctx, st, by, r, sub, approvedBy)
 	return t, approvedBy, err
