@@ -34,6 +34,7 @@ func requestInfoTool() *agent.Tool {
 			if r.st.Investigation == nil || r.st.Investigation.Verdict != triage.VerdictNeedsInfo {
 				return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "request_info follows an investigation that recorded needs_info")
 			}
+			in.Language = strings.ToLower(strings.TrimSpace(in.Language))
 			// The question becomes the case's public question, shown to
 			// the reporter on their page and in their notice: the store
 			// runs it through the airlock and refuses a link or an
