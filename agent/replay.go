@@ -77,6 +77,9 @@ type exchange struct {
 
 	norm []normField // the request's fields, normalized (computed once)
 	used bool
+	// run numbers the recorded runs of the task: a run starts with a
+	// fresh task prompt.
+	run int
 }
 
 type recordedResponse struct {
@@ -289,11 +292,32 @@ type Replay struct {
 	used    int
 	// bound is the recorded thread each live task is answered from.
 	bound map[string]*binding
-	// recToLive and liveToRec are the volatile tokens (ids, digests, temp
-	// paths) matched so far: a bijection, kept over the whole replay so
-	// tasks of one case stay with the recording of that case.
-	recToLive, liveToRec map[string]string
-	diverged             error
+	// pairs are the volatile tokens (ids, digests, temp paths) matched so
+	// far, kept over the whole replay so that tasks of one case stay with
+	// the recording of that case. byRec and byLive index them.
+	pairs         []tokPair
+	byRec, byLive map[string][]int
+	diverged      error
+}
+
+// tokPair is a recorded token matched to a live one while answering scope.
+type tokPair struct {
+	rec, live string
+	scope     pairScope
+}
+
+// pairScope is where a pair was matched: a live task's run (its calls
+// between two fresh task prompts) answered from one recorded run. Another
+// run of the same task, live or recorded, has its own temp paths, commits
+// and boundaries: it does not see these pairs. Other tasks see them all.
+type pairScope struct {
+	task    string
+	liveRun int
+	recRun  int
+}
+
+func (p tokPair) visible(sc pairScope) bool {
+	return p.scope.task != sc.task || p.scope.liveRun == sc.liveRun && p.scope.recRun == sc.recRun
 }
 
 type replayThread struct {
@@ -304,16 +328,22 @@ type replayThread struct {
 	claimedBy string
 }
 
+// binding is a live task's place in its recorded thread.
 type binding struct {
-	th    *replayThread
-	calls int
+	th *replayThread
+	// next is the exchange after the last one answered.
+	next int
+	// liveRun counts the live task's runs: a run starts with a fresh task
+	// prompt (message 2), lastPrompt.
+	liveRun    int
+	lastPrompt string
 }
 
 // LoadReplay reads a transcript written by a Recorder. A transcript that
 // is truncated, reordered or otherwise not what a Recorder writes is an
 // EINVALID error naming the line.
 func LoadReplay(rd io.Reader) (*Replay, error) {
-	r := &Replay{bound: map[string]*binding{}, recToLive: map[string]string{}, liveToRec: map[string]string{}}
+	r := &Replay{bound: map[string]*binding{}, byRec: map[string][]int{}, byLive: map[string][]int{}}
 	br := bufio.NewReaderSize(rd, 64<<10)
 	bad := func(line int, format string, args ...any) error {
 		return signoff.Errorf(signoff.EINVALID, "replay transcript line %d: %s", line, fmt.Sprintf(format, args...))
@@ -439,9 +469,26 @@ func (r *Replay) add(ex *exchange) error {
 	case ex.Role != th.role || ex.Kind != th.kind:
 		return fmt.Errorf("thread %d is role %s, kind %s; this exchange says role %s, kind %s", ex.Thread, th.role, th.kind, ex.Role, ex.Kind)
 	}
+	ex.run = 1
+	if n := len(th.ex); n > 0 {
+		prev := th.ex[n-1]
+		ex.run = prev.run
+		if taskPrompt(prev.Request.Messages) != taskPrompt(ex.Request.Messages) {
+			ex.run++
+		}
+	}
 	th.ex = append(th.ex, ex)
 	r.total++
 	return nil
+}
+
+// taskPrompt is the message that opens a run: the task as the runtime
+// renders it, with a fresh spotlight boundary each run.
+func taskPrompt(msgs []Message) string {
+	if len(msgs) < 2 {
+		return ""
+	}
+	return msgs[1].Content
 }
 
 // Exchanges is how many exchanges the transcript holds.
@@ -534,40 +581,65 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 		return fail("the call names no task, and a replay answers tasks")
 	}
 	var ex *exchange
-	var pairs [][2]string
+	var pairs []tokPair
+	var sc pairScope
 	b := r.bound[req.Task.TaskID]
 	if b == nil {
 		var why string
 		var th *replayThread
-		th, pairs, why = r.bind(p.role, req.Task.Kind, live)
+		sc = pairScope{task: req.Task.TaskID, liveRun: 1, recRun: 1}
+		th, pairs, why = r.bind(p.role, req.Task.Kind, live, sc)
 		if th == nil {
 			return fail("%s", why)
 		}
-		b = &binding{th: th}
+		b = &binding{th: th, next: 1, liveRun: 1, lastPrompt: taskPrompt(req.Messages)}
 		r.bound[req.Task.TaskID] = b
 		th.claimedBy = req.Task.TaskID
 		ex = th.ex[0]
 	} else {
-		k := b.calls + 1
 		if b.th.role != p.role || b.th.kind != req.Task.Kind {
 			return fail("the task was replayed as role %s, kind %s", b.th.role, b.th.kind)
 		}
-		if k > len(b.th.ex) {
-			return fail("this call (the task's call %d) was never recorded: the recorded task made %d call(s)", k, len(b.th.ex))
+		liveRun := b.liveRun
+		if tp := taskPrompt(req.Messages); tp != b.lastPrompt {
+			liveRun++
 		}
-		ex = b.th.ex[k-1]
-		var why string
-		if pairs, why = r.match(ex, live); why != "" {
-			return fail("the request differs from the recording (thread %d, call %d): %s", b.th.n, k, why)
+		// The recorded exchange after the last one answered, else a later
+		// one (the recording had a run this one did not: a tool's failure
+		// ended it), else an earlier one (this run repeats a recorded
+		// conversation after a failure the recording did not have). Each
+		// must match the request.
+		th, why, reached := b.th, "", 0
+		for i := range len(th.ex) {
+			k := (b.next + i) % len(th.ex)
+			cand := th.ex[k]
+			reached = max(reached, cand.Turn)
+			s := pairScope{task: req.Task.TaskID, liveRun: liveRun, recRun: cand.run}
+			ps, w := r.match(cand, live, s)
+			if w == "" {
+				ex, pairs, sc, b.next = cand, ps, s, k+1
+				break
+			}
+			if why == "" && cand.Turn == turn {
+				why = fmt.Sprintf("the request differs from the recording (thread %d, call %d): %s", th.n, cand.Call, w)
+			}
 		}
+		if ex == nil {
+			if why == "" {
+				why = fmt.Sprintf("turn %d was never recorded: the recorded task (thread %d) reaches turn %d", turn, th.n, reached)
+			}
+			return fail("%s", why)
+		}
+		b.liveRun, b.lastPrompt = liveRun, taskPrompt(req.Messages)
 	}
 	if got := replayedEvidence(ex.Evidence); got != p.evidence {
 		return fail("the recorded answer is %s evidence and would be shown as %s; the role is configured for %s", ex.Evidence, got, p.evidence)
 	}
 	for _, pr := range pairs {
-		r.recToLive[pr[0]], r.liveToRec[pr[1]] = pr[1], pr[0]
+		r.byRec[pr.rec] = append(r.byRec[pr.rec], len(r.pairs))
+		r.byLive[pr.live] = append(r.byLive[pr.live], len(r.pairs))
+		r.pairs = append(r.pairs, pr)
 	}
-	b.calls++
 	if !ex.used {
 		ex.used = true
 		r.used++
@@ -577,11 +649,11 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 	}
 	msg := ex.Response.Message
 	msg.Role = "assistant"
-	msg.Content = r.remap(msg.Content)
+	msg.Content = r.remap(msg.Content, sc)
 	msg.ToolCalls = append([]ToolCall(nil), msg.ToolCalls...)
 	for i := range msg.ToolCalls {
-		msg.ToolCalls[i].ID = r.remap(msg.ToolCalls[i].ID)
-		msg.ToolCalls[i].Arguments = r.remap(msg.ToolCalls[i].Arguments)
+		msg.ToolCalls[i].ID = r.remap(msg.ToolCalls[i].ID, sc)
+		msg.ToolCalls[i].Arguments = r.remap(msg.ToolCalls[i].Arguments, sc)
 	}
 	return ex, Response{Message: msg, Usage: ex.Response.Usage, FinishReason: ex.Response.FinishReason}, nil
 }
@@ -590,7 +662,7 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 // from: the first unclaimed thread, in recording order, of the same role
 // and kind whose first request matches. Without one it says why, against
 // the nearest candidate.
-func (r *Replay) bind(role, kind string, live []normField) (*replayThread, [][2]string, string) {
+func (r *Replay) bind(role, kind string, live []normField, sc pairScope) (*replayThread, []tokPair, string) {
 	var same, unclaimed int
 	why := ""
 	for _, th := range r.threads {
@@ -602,7 +674,7 @@ func (r *Replay) bind(role, kind string, live []normField) (*replayThread, [][2]
 			continue
 		}
 		unclaimed++
-		pairs, w := r.match(th.ex[0], live)
+		pairs, w := r.match(th.ex[0], live, sc)
 		if w == "" {
 			return th, pairs, ""
 		}
@@ -621,9 +693,9 @@ func (r *Replay) bind(role, kind string, live []normField) (*replayThread, [][2]
 
 // match compares a recorded request with a live one, normalized, and
 // checks that their volatile tokens correspond one to one, consistently
-// with every match before. It returns the new token pairs, or what
-// differed.
-func (r *Replay) match(ex *exchange, live []normField) ([][2]string, string) {
+// with every match before that scope sees. It returns the new token pairs
+// (in scope sc), or what differed.
+func (r *Replay) match(ex *exchange, live []normField, sc pairScope) ([]tokPair, string) {
 	if ex.norm == nil {
 		ex.norm = normalizeRequest(ex.Request)
 	}
@@ -640,37 +712,76 @@ func (r *Replay) match(ex *exchange, live []normField) ([][2]string, string) {
 	if len(rec) != len(live) {
 		return nil, fmt.Sprintf("recorded %d request parts, got %d", len(rec), len(live))
 	}
-	var pairs [][2]string
+	var pairs []tokPair
 	r2l, l2r := map[string]string{}, map[string]string{}
 	for i := range rec {
 		for j, rt := range rec[i].toks {
 			lt := live[i].toks[j]
-			if got, ok := r.recToLive[rt]; ok && got != lt {
-				return nil, fmt.Sprintf("%s: %s where the recording had %s, which this replay matched to %s", rec[i].name, tokString(lt), tokString(rt), tokString(got))
-			}
-			if got, ok := r.liveToRec[lt]; ok && got != rt {
-				return nil, fmt.Sprintf("%s: %s was matched to the recording's %s, but here the recording has %s", rec[i].name, tokString(lt), tokString(got), tokString(rt))
-			}
 			if got, ok := r2l[rt]; ok && got != lt {
 				return nil, fmt.Sprintf("%s: the recording repeats %s where this request has %s and %s", rec[i].name, tokString(rt), tokString(got), tokString(lt))
 			}
 			if got, ok := l2r[lt]; ok && got != rt {
 				return nil, fmt.Sprintf("%s: this request repeats %s where the recording has %s and %s", rec[i].name, tokString(lt), tokString(got), tokString(rt))
 			}
-			if _, ok := r2l[rt]; !ok {
-				r2l[rt], l2r[lt] = lt, rt
-				if _, known := r.recToLive[rt]; !known {
-					pairs = append(pairs, [2]string{rt, lt})
-				}
+			if _, ok := r2l[rt]; ok {
+				continue
+			}
+			r2l[rt], l2r[lt] = lt, rt
+			known, same := r.seen(r.byRec[rt], sc, func(p tokPair) bool { return p.live == lt })
+			if known && !same {
+				got, _ := r.first(r.byRec[rt], sc, true)
+				return nil, fmt.Sprintf("%s: %s where the recording had %s, which this replay matched to %s", rec[i].name, tokString(lt), tokString(rt), tokString(got.live))
+			}
+			knownL, sameL := r.seen(r.byLive[lt], sc, func(p tokPair) bool { return p.rec == rt })
+			if knownL && !sameL {
+				got, _ := r.first(r.byLive[lt], sc, true)
+				return nil, fmt.Sprintf("%s: %s was matched to the recording's %s, but here the recording has %s", rec[i].name, tokString(lt), tokString(got.rec), tokString(rt))
+			}
+			if !same {
+				pairs = append(pairs, tokPair{rec: rt, live: lt, scope: sc})
 			}
 		}
 	}
 	return pairs, ""
 }
 
+// seen reports whether any pair of idx is visible in sc, and whether one
+// of those satisfies ok.
+func (r *Replay) seen(idx []int, sc pairScope, ok func(tokPair) bool) (known, found bool) {
+	for _, i := range idx {
+		if p := r.pairs[i]; p.visible(sc) {
+			known = true
+			if ok(p) {
+				return true, true
+			}
+		}
+	}
+	return known, false
+}
+
+// first is the pair of idx visible in sc, preferring one matched in sc
+// itself when own is set.
+func (r *Replay) first(idx []int, sc pairScope, own bool) (tokPair, bool) {
+	var out tokPair
+	found := false
+	for _, i := range idx {
+		p := r.pairs[i]
+		if !p.visible(sc) {
+			continue
+		}
+		if own && p.scope == sc {
+			return p, true
+		}
+		if !found {
+			out, found = p, true
+		}
+	}
+	return out, found
+}
+
 // remap replaces the recording's volatile tokens in s by the live tokens
-// they were matched to; tokens never matched stay as recorded.
-func (r *Replay) remap(s string) string {
+// they were matched to in scope sc; tokens never matched stay as recorded.
+func (r *Replay) remap(s string, sc pairScope) string {
 	var b strings.Builder
 	last := 0
 	anyHex := func(string) bool { return true } // only matched tokens are replaced
@@ -678,9 +789,9 @@ func (r *Replay) remap(s string) string {
 		if !mappedClass(class) {
 			return
 		}
-		if live, ok := r.recToLive[class+":"+s[start:end]]; ok {
+		if p, ok := r.first(r.byRec[class+":"+s[start:end]], sc, true); ok {
 			b.WriteString(s[last:start])
-			b.WriteString(strings.TrimPrefix(live, class+":"))
+			b.WriteString(strings.TrimPrefix(p.live, class+":"))
 			last = end
 		}
 	})
@@ -778,6 +889,15 @@ func normalizeRequest(q Request) []normField {
 		add("tool "+t.Name, t.Description+"\n"+string(params))
 	}
 	add("message count", strconv.Itoa(len(q.Messages)))
+	// Tool call ids are the provider's, fresh in every answer: they are
+	// compared by where they recur, not by value.
+	callIDs := map[string]string{}
+	callID := func(id string) string {
+		if _, ok := callIDs[id]; !ok {
+			callIDs[id] = fmt.Sprintf("<call %d>", len(callIDs)+1)
+		}
+		return callIDs[id]
+	}
 	for i, m := range q.Messages {
 		what := m.Role
 		if m.Role == "tool" {
@@ -789,11 +909,11 @@ func normalizeRequest(q Request) []normField {
 			b.WriteString(" name=" + m.Name)
 		}
 		if m.ToolCallID != "" {
-			b.WriteString(" tool_call_id=" + m.ToolCallID)
+			b.WriteString(" tool_call_id=" + callID(m.ToolCallID))
 		}
 		b.WriteString(": " + m.Content)
 		for _, tc := range m.ToolCalls {
-			fmt.Fprintf(&b, "\ncall id=%s %s(%s)", tc.ID, tc.Name, tc.Arguments)
+			fmt.Fprintf(&b, "\ncall id=%s %s(%s)", callID(tc.ID), tc.Name, tc.Arguments)
 		}
 		add(fmt.Sprintf("message %d (%s)", i+1, what), b.String())
 	}
@@ -805,6 +925,9 @@ func normalizeRequest(q Request) []normField {
 // the replay (and replayed answers quote the live token); the others are
 // only blanked.
 var volatileRE = regexp.MustCompile(strings.Join([]string{
+	// the airlock's spotlight markers, whose last token is a fresh random
+	// boundary: <<<REPORT b>>>, <<<END DATA ref b>>>
+	`(?P<boundary><<<(?:END )?[A-Z]+(?: [A-Za-z0-9_-]{1,64})? [A-Za-z0-9_-]{16,128}>>>)`,
 	// ids: prefix_ then 26 base32 characters (signoff.NewID)
 	`(?P<id>[a-z]{1,16}_[0-9a-hjkmnp-tv-z]{26})`,
 	// timestamps: RFC 3339 and Go's time.String, dates, git and HTTP dates;
@@ -914,6 +1037,16 @@ func normalize(s string, known func(string) bool) (string, []string) {
 	lit := func(t string) { b.WriteString(placeholderEscaper.Replace(t)) }
 	eachVolatile(s, known, func(start, end int, class string) {
 		lit(s[last:start])
+		if class == "boundary" {
+			// Keep the marker and its ref; blank only the boundary.
+			m := s[start:end]
+			sp := strings.LastIndexByte(m, ' ')
+			n, tk := normalize(m[3:sp+1], known)
+			b.WriteString("<<<" + n + "<boundary>>>>")
+			toks = append(toks, tk...)
+			last = end
+			return
+		}
 		b.WriteString("<" + class + ">")
 		if mappedClass(class) {
 			toks = append(toks, class+":"+s[start:end])

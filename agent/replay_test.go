@@ -50,8 +50,9 @@ type world struct {
 	cfg agent.Config
 	rt  *agent.Runtime
 	// fail makes check_case report a failing check (a run that diverges
-	// from the recording through a tool result).
-	fail bool
+	// from the recording through a tool result); failOnce makes its next
+	// call fail as a busy sandbox does (the run ends, the task stays open).
+	fail, failOnce bool
 
 	mu        sync.Mutex
 	evidences []string          // what check_case was told it runs under
@@ -84,6 +85,11 @@ func newWorld(t *testing.T, o worldOpt) *world {
 			return agent.Result{}, signoff.Errorf(signoff.EFORBIDDEN, "case %s is not this task's case", in.CaseID)
 		}
 		w.mu.Lock()
+		if w.failOnce {
+			w.failOnce = false
+			w.mu.Unlock()
+			return agent.Result{}, signoff.Errorf(signoff.EUNAVAILABLE, "the sandbox is busy")
+		}
 		w.evidences = append(w.evidences, env.Evidence)
 		sha, ok := w.shas[in.CaseID]
 		if !ok {
@@ -492,9 +498,9 @@ func TestReplayDiverges(t *testing.T) {
 	}
 }
 
-// A recorded provider error is replayed as one; the task stays open, and
-// running it again asks for a call the recording never made.
-func TestReplayErrorThenNeverRecorded(t *testing.T) {
+// A recorded provider error is replayed as one, each time the run reaches
+// it; the task stays open.
+func TestReplayProviderError(t *testing.T) {
 	t.Parallel()
 	srv := openaitest.NewServer(t)
 	srv.Reply(openaitest.ToolCall("get_task", `{}`), openaitest.Status(400, ""))
@@ -509,13 +515,98 @@ func TestReplayErrorThenNeverRecorded(t *testing.T) {
 
 	w2, _ := replayWorld(t, buf.Bytes(), "")
 	task2 := w2.openTriage(t, "A", reports["A"])
-	_, err := w2.rt.Run(context.Background(), w2.triager, task2.ID, w2.cfg)
-	if err == nil || !strings.Contains(err.Error(), "replayed provider error") || !strings.Contains(err.Error(), "400") {
-		t.Fatalf("first replay run: %v, want the recorded error", err)
+	for run := 1; run <= 2; run++ {
+		_, err := w2.rt.Run(context.Background(), w2.triager, task2.ID, w2.cfg)
+		if err == nil || !strings.Contains(err.Error(), "replayed provider error") || !strings.Contains(err.Error(), "400") {
+			t.Fatalf("replay run %d: %v, want the recorded error", run, err)
+		}
 	}
+	got, _ := w2.st.GetTask(context.Background(), w2.owner, task2.ID)
+	if got.Status != signoff.TaskOpen {
+		t.Errorf("task %s after a replayed provider error", got.Status)
+	}
+}
+
+// A conversation that goes on past where the recorded one ended (here a
+// larger budget lets the run continue) asks for a turn never recorded.
+func TestReplayTurnNeverRecorded(t *testing.T) {
+	t.Parallel()
+	srv := openaitest.NewServer(t)
+	srv.Respond(scriptedModel)
+	var buf bytes.Buffer
+	rec := agent.NewRecorder(&buf)
+	w := newWorld(t, worldOpt{url: srv.URL(), fac: agent.Factory{OpenAI: openaiFactory, Record: rec}})
+	rc := w.cfg.Roles["triager"]
+	rc.MaxTokens, rc.MaxOutputTokens = 300, 100 // spent after two turns (110 + 220)
+	w.cfg.Roles["triager"] = rc
+	task := w.openTriage(t, "A", reports["A"])
+	res, err := w.rt.Run(context.Background(), w.triager, task.ID, w.cfg)
+	if err != nil || res.Outcome != signoff.OutcomeNeedsHuman || res.Turns != 2 {
+		t.Fatalf("recording: %+v, %v", res, err)
+	}
+	rec.Close()
+
+	w2, _ := replayWorld(t, buf.Bytes(), "")
+	rc.MaxTokens = 100_000
+	w2.cfg.Roles["triager"] = rc
+	task2 := w2.openTriage(t, "A", reports["A"])
 	_, err = w2.rt.Run(context.Background(), w2.triager, task2.ID, w2.cfg)
-	if signoff.ErrorCode(err) != signoff.ECONFLICT || !strings.Contains(err.Error(), "role triager, task kind triager, turn 1") || !strings.Contains(err.Error(), "never recorded") {
-		t.Fatalf("second replay run: %v", err)
+	if signoff.ErrorCode(err) != signoff.ECONFLICT || !strings.Contains(err.Error(), "role triager, task kind triager, turn 3: turn 3 was never recorded: the recorded task (thread 1) reaches turn 2") {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
+// A tool's failure that ends a run (a busy sandbox) is the world's, not
+// the model's: when the recording had one and the replay does not, the
+// replay goes on with the recording's next run; when the replay has one
+// the recording did not, the task's next run replays the recorded
+// conversation again.
+func TestReplayAcrossAbortedRuns(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                   string
+		recordFail, replayFail bool
+		wantUnused             int
+	}{
+		{name: "the recording had an aborted run", recordFail: true, wantUnused: 1},
+		{name: "the replay has an aborted run", replayFail: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			walk := func(w *world, fail bool) signoff.Task {
+				w.failOnce = fail
+				task := w.openTriage(t, "A", reports["A"])
+				res, err := w.rt.Run(context.Background(), w.triager, task.ID, w.cfg)
+				if fail {
+					if err == nil || !strings.Contains(err.Error(), "sandbox is busy") {
+						t.Fatalf("first run: %+v, %v; want the tool's failure", res, err)
+					}
+					res, err = w.rt.Run(context.Background(), w.triager, task.ID, w.cfg)
+				}
+				if err != nil || res.Outcome != signoff.OutcomeHandedOff || res.Turns != 3 {
+					t.Fatalf("run: %+v, %v", res, err)
+				}
+				return task
+			}
+			srv := openaitest.NewServer(t)
+			srv.Respond(scriptedModel)
+			var buf bytes.Buffer
+			rec := agent.NewRecorder(&buf)
+			walk(newWorld(t, worldOpt{url: srv.URL(), fac: agent.Factory{OpenAI: openaiFactory, Record: rec}}), tc.recordFail)
+			rec.Close()
+			w2, rp := replayWorld(t, buf.Bytes(), "")
+			task := walk(w2, tc.replayFail)
+			if rp.Unused() != tc.wantUnused || rp.Diverged() != nil {
+				t.Errorf("unused %d (want %d), diverged %v", rp.Unused(), tc.wantUnused, rp.Diverged())
+			}
+			got, _ := w2.st.GetTask(context.Background(), w2.owner, task.ID)
+			var out scoreArgs
+			json.Unmarshal(got.Output, &out)
+			if len(out.Steps) != 1 || out.Steps[0] != "checked commit "+w2.shas[w2.cases["A"].ID] {
+				t.Errorf("output %+v", out)
+			}
+		})
 	}
 }
 
