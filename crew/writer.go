@@ -268,8 +268,10 @@ func gateReason(severity string, confidence float64) string {
 
 // adoptGate finds a gate decision of this case the run lost track of (a
 // restart between asking and saving) and takes it as the run's gate when
-// it is over what the server decided for this run. Only a live decision
-// (pending or answered) is adopted.
+// it is one this tool could have asked: by the same identity, over what
+// the server decided for this run, with a title and body already in the
+// form propose gives them (normalized, instructions quoted). Only a live
+// decision (pending or answered) is adopted.
 func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject) error {
 	ds, err := st.ListDecisions(ctx, by, r.CaseID)
 	if err != nil {
@@ -287,14 +289,22 @@ func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, 
 			continue
 		}
 		var s ticketSubject
-		if json.Unmarshal(d.Subject, &s) != nil {
+		if d.RequestedBy != by.ID || json.Unmarshal(d.Subject, &s) != nil {
 			continue
 		}
 		if got, err := s.decided(); err != nil || got != want {
 			continue
 		}
+		if t, _ := neutralize(normalizeTitle(s.Title)); t != s.Title {
+			continue
+		}
+		if b, _ := neutralize(normalizeBody(s.Body)); b != s.Body {
+			continue
+		}
 		r.st.Gate = &Gate{DecisionID: d.ID, Digest: d.SubjectDigest, Proposal: d.Subject, Status: d.Status}
-		return nil
+		r.st.Notes = append(r.st.Notes, "gate: took back decision "+d.ID+", asked before the run recorded it")
+		r.Status = signoff.TriageParked
+		return r.save(ctx, st, by)
 	}
 	return nil
 }
