@@ -583,6 +583,7 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 	var ex *exchange
 	var pairs []tokPair
 	var sc pairScope
+	var commit func() // takes the answer's place in the thread
 	b := r.bound[req.Task.TaskID]
 	if b == nil {
 		var why string
@@ -592,10 +593,11 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 		if th == nil {
 			return fail("%s", why)
 		}
-		b = &binding{th: th, next: 1, liveRun: 1, lastPrompt: taskPrompt(req.Messages)}
-		r.bound[req.Task.TaskID] = b
-		th.claimedBy = req.Task.TaskID
 		ex = th.ex[0]
+		commit = func() {
+			r.bound[req.Task.TaskID] = &binding{th: th, next: 1, liveRun: 1, lastPrompt: taskPrompt(req.Messages)}
+			th.claimedBy = req.Task.TaskID
+		}
 	} else {
 		if b.th.role != p.role || b.th.kind != req.Task.Kind {
 			return fail("the task was replayed as role %s, kind %s", b.th.role, b.th.kind)
@@ -617,7 +619,8 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 			s := pairScope{task: req.Task.TaskID, liveRun: liveRun, recRun: cand.run}
 			ps, w := r.match(cand, live, s)
 			if w == "" {
-				ex, pairs, sc, b.next = cand, ps, s, k+1
+				ex, pairs, sc = cand, ps, s
+				commit = func() { b.next, b.liveRun, b.lastPrompt = k+1, liveRun, taskPrompt(req.Messages) }
 				break
 			}
 			if why == "" && cand.Turn == turn {
@@ -630,11 +633,11 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 			}
 			return fail("%s", why)
 		}
-		b.liveRun, b.lastPrompt = liveRun, taskPrompt(req.Messages)
 	}
 	if got := replayedEvidence(ex.Evidence); got != p.evidence {
 		return fail("the recorded answer is %s evidence and would be shown as %s; the role is configured for %s", ex.Evidence, got, p.evidence)
 	}
+	commit()
 	for _, pr := range pairs {
 		r.byRec[pr.rec] = append(r.byRec[pr.rec], len(r.pairs))
 		r.byLive[pr.live] = append(r.byLive[pr.live], len(r.pairs))
