@@ -449,6 +449,11 @@ func TestReplayDiverges(t *testing.T) {
 			want: []string{"turn 2", "message 4 (result of tool check_case)", "FAIL"}},
 		{name: "task kind never recorded", kind: "intake",
 			want: []string{"role triager, task kind intake", "the recording has no exchange for this role and task kind"}},
+		// A forged answer goes through the same guards as a model's: the
+		// tool is refused, and the conversation is no longer the recorded one.
+		{name: "a forged answer calls a tool the role lacks", edit: func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"name":"check_case","arguments"`), []byte(`"name":"approve_candidate","arguments"`), 1)
+		}, want: []string{"turn 2", "message 3 (assistant)", "approve_candidate"}},
 		{name: "a model's answer relabelled authored", edit: func(b []byte) []byte {
 			return bytes.ReplaceAll(b, []byte(`"evidence":"live"`), []byte(`"evidence":"authored"`))
 		}, want: []string{"turn 1", "recorded answer is authored evidence"}},
