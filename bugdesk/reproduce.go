@@ -174,6 +174,13 @@ func (d *Desk) Drive(ctx context.Context, ws, caseID, kind string) error {
 	if rc, ok := cfg.Roles[kind]; ok && rc.Provider == agent.ProviderExternal {
 		return nil
 	}
+	// One run of a case's tasks of a kind at a time in this process: two
+	// jobs driving the same case (a reopen's job beside a retried one)
+	// would otherwise run the same open task twice at once, and the
+	// loser's refused proposal and give_up would hand a case that is
+	// doing well to a person.
+	unlock := d.lock("drive:" + kind + ":" + caseID)
+	defer unlock()
 	c, err := d.Store.GetCase(ctx, sys(ws), caseID)
 	if err != nil {
 		return err

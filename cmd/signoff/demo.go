@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,7 +193,12 @@ func (a demoAgents) describe() string {
 	case a.rr != nil && a.rr.Replay != nil && a.model():
 		return fmt.Sprintf("a recorded run of model %s, replayed", a.modelName)
 	case a.model():
-		return fmt.Sprintf("model %s at %s (live)", a.modelName, a.baseURL)
+		where := a.baseURL
+		if u, err := url.Parse(a.baseURL); err == nil {
+			u.User = nil // never print credentials put in the URL
+			where = u.Redacted()
+		}
+		return fmt.Sprintf("model %s at %s (live)", a.modelName, where)
 	}
 	return "authored fixtures"
 }
