@@ -247,8 +247,11 @@ func (d *Desk) proposeFix(ctx context.Context, env *agent.Env, files []FileArg, 
 	if c.FixAttempts+1 != in.Attempt {
 		return agent.Result{}, &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("this task was for attempt %d; the case is past it", in.Attempt)}
 	}
-	if (len(files) == 0) == (strings.TrimSpace(patch) == "") {
+	switch {
+	case len(files) > 0 && strings.TrimSpace(patch) != "":
 		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "give the fix either as files or as a unified diff in patch, not both")
+	case len(files) == 0 && strings.TrimSpace(patch) == "":
+		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "the proposal holds no change: give files (each changed file's whole new content) or patch (a unified diff against base %s)", short(in.Base))
 	}
 	prop := proposal{Files: files}
 	if patch != "" {
