@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -307,9 +308,10 @@ type tokPair struct {
 }
 
 // pairScope is where a pair was matched: a live task's run (its calls
-// between two fresh task prompts) answered from one recorded run. Another
-// run of the same task, live or recorded, has its own temp paths, commits
-// and boundaries: it does not see these pairs. Other tasks see them all.
+// under one task prompt, which has a fresh spotlight boundary each run)
+// answered from one recorded run. Another run of the same task, live or
+// recorded, has its own temp paths, commits and boundaries: it does not
+// see these pairs. Other tasks see them all.
 type pairScope struct {
 	task    string
 	liveRun int
@@ -326,17 +328,27 @@ type replayThread struct {
 	kind      string
 	ex        []*exchange
 	claimedBy string
+	// runs lists each recorded run's exchanges (indexes into ex); prompts
+	// numbers the runs by their task prompt; runBound marks the runs a
+	// live run is answered from.
+	runs     [][]int
+	prompts  map[string]int
+	runBound map[int]bool
 }
 
-// binding is a live task's place in its recorded thread.
+// binding is a live task's recorded thread and its runs' places in it.
 type binding struct {
-	th *replayThread
-	// next is the exchange after the last one answered.
-	next int
-	// liveRun counts the live task's runs: a run starts with a fresh task
-	// prompt (message 2), lastPrompt.
-	liveRun    int
-	lastPrompt string
+	th   *replayThread
+	runs map[string]*liveRun // by task prompt
+}
+
+// liveRun is one run of a live task: the recorded run it is answered
+// from and the position after the last exchange answered there. Runs of
+// one task may overlap (a job delivered twice): each keeps its own place.
+type liveRun struct {
+	id     int
+	recRun int
+	next   int
 }
 
 // LoadReplay reads a transcript written by a Recorder. A transcript that
@@ -469,14 +481,17 @@ func (r *Replay) add(ex *exchange) error {
 	case ex.Role != th.role || ex.Kind != th.kind:
 		return fmt.Errorf("thread %d is role %s, kind %s; this exchange says role %s, kind %s", ex.Thread, th.role, th.kind, ex.Role, ex.Kind)
 	}
-	ex.run = 1
-	if n := len(th.ex); n > 0 {
-		prev := th.ex[n-1]
-		ex.run = prev.run
-		if taskPrompt(prev.Request.Messages) != taskPrompt(ex.Request.Messages) {
-			ex.run++
-		}
+	if th.prompts == nil {
+		th.prompts, th.runBound = map[string]int{}, map[int]bool{}
 	}
+	tp := taskPrompt(ex.Request.Messages)
+	ex.run = th.prompts[tp]
+	if ex.run == 0 {
+		th.runs = append(th.runs, nil)
+		ex.run = len(th.runs)
+		th.prompts[tp] = ex.run
+	}
+	th.runs[ex.run-1] = append(th.runs[ex.run-1], len(th.ex))
 	th.ex = append(th.ex, ex)
 	r.total++
 	return nil
@@ -584,6 +599,7 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 	var pairs []tokPair
 	var sc pairScope
 	var commit func() // takes the answer's place in the thread
+	prompt := taskPrompt(req.Messages)
 	b := r.bound[req.Task.TaskID]
 	if b == nil {
 		var why string
@@ -595,32 +611,50 @@ func (r *Replay) answer(p *replayProvider, req Request) (*exchange, Response, er
 		}
 		ex = th.ex[0]
 		commit = func() {
-			r.bound[req.Task.TaskID] = &binding{th: th, next: 1, liveRun: 1, lastPrompt: taskPrompt(req.Messages)}
+			r.bound[req.Task.TaskID] = &binding{th: th, runs: map[string]*liveRun{prompt: {id: 1, recRun: 1, next: 1}}}
 			th.claimedBy = req.Task.TaskID
+			th.runBound[1] = true
 		}
 	} else {
 		if b.th.role != p.role || b.th.kind != req.Task.Kind {
 			return fail("the task was replayed as role %s, kind %s", b.th.role, b.th.kind)
 		}
-		liveRun := b.liveRun
-		if tp := taskPrompt(req.Messages); tp != b.lastPrompt {
-			liveRun++
+		th := b.th
+		lr := b.runs[prompt]
+		if lr == nil {
+			lr = &liveRun{id: len(b.runs) + 1}
 		}
-		// The recorded exchange after the last one answered, else a later
-		// one (the recording had a run this one did not: a tool's failure
-		// ended it), else an earlier one (this run repeats a recorded
+		// Candidates, in order: the rest of the recorded run this run is
+		// answered from; then the runs no live run is answered from (the
+		// recording had a run this one did not have, e.g. one a tool's
+		// failure ended); then any (this run repeats a recorded
 		// conversation after a failure the recording did not have). Each
 		// must match the request.
-		th, why, reached := b.th, "", 0
-		for i := range len(th.ex) {
-			k := (b.next + i) % len(th.ex)
+		var order []int
+		if lr.recRun > 0 {
+			order = append(order, th.runs[lr.recRun-1][lr.next:]...)
+		}
+		for u, run := range th.runs {
+			if !th.runBound[u+1] {
+				order = append(order, run...)
+			}
+		}
+		for i := range th.ex {
+			order = append(order, i)
+		}
+		why, reached := "", 0
+		for _, k := range order {
 			cand := th.ex[k]
 			reached = max(reached, cand.Turn)
-			s := pairScope{task: req.Task.TaskID, liveRun: liveRun, recRun: cand.run}
-			ps, w := r.match(cand, live, s)
+			cs := pairScope{task: req.Task.TaskID, liveRun: lr.id, recRun: cand.run}
+			ps, w := r.match(cand, live, cs)
 			if w == "" {
-				ex, pairs, sc = cand, ps, s
-				commit = func() { b.next, b.liveRun, b.lastPrompt = k+1, liveRun, taskPrompt(req.Messages) }
+				ex, pairs, sc = cand, ps, cs
+				commit = func() {
+					lr.recRun, lr.next = cand.run, slices.Index(th.runs[cand.run-1], k)+1
+					b.runs[prompt] = lr
+					th.runBound[cand.run] = true
+				}
 				break
 			}
 			if why == "" && cand.Turn == turn {
