@@ -198,6 +198,13 @@ func (r *Runner) Drive(ctx context.Context, ws, caseID string) (signoff.TriageRu
 			if err != nil {
 				return signoff.TriageRun{}, err
 			}
+			// The crew runs its own roles' tasks only: a ticketed bug's
+			// reproducer and fixer tasks are the bug desk's, and a triage
+			// run again (the gate decided, an answer came) must not run
+			// them a second time beside it.
+			ts = slices.DeleteFunc(ts, func(t signoff.Task) bool {
+				return !slices.Contains([]string{RoleIntake, RoleInvestigator, RoleTriage, RoleWriter}, t.Kind)
+			})
 			if len(ts) > 0 {
 				slices.SortFunc(ts, func(a, b signoff.Task) int { return a.CreatedAt.Compare(b.CreatedAt) })
 				next = &ts[0]
