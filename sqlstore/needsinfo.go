@@ -25,9 +25,19 @@ import (
 const eventAsked = "reporter.asked"
 
 // linkRE finds what would make a public question a link: a scheme, a
-// www. host, or a bare domain with a path. The reporter answers on their
-// page; a question never sends them anywhere else.
-var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/`)
+// www. host, or a bare domain, with or without a path (a mail client
+// links "orbit-help.net" as it is). The reporter answers on their page; a
+// question never sends them anywhere else.
+var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+
+// wideLinkRE finds a link dotted with the full stops IDNA maps to "."
+// (ideographic, halfwidth ideographic, fullwidth; NFKC leaves the first
+// two), read after linkDots: a www. host or a domain with a path. A bare
+// "word。word" is a sentence end in Chinese and Japanese, so it alone is
+// not taken for a domain.
+var wideLinkRE = regexp.MustCompile(`(?i)\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/`)
+
+var linkDots = strings.NewReplacer("\u3002", ".", "\uff61", ".", "\uff0e", ".")
 
 // langRE is an ISO 639-1 code, optionally with a region.
 var langRE = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$`)
@@ -51,7 +61,7 @@ func publicQuestion(q, lang string) (airlock.Dossier, error) {
 		return d, signoff.Errorf(signoff.EINVALID, "question is empty once through the airlock")
 	case d.InstructionSuspected:
 		return d, signoff.Errorf(signoff.EINVALID, "the question reads as instructions to a machine (%s): ask the reporter in plain words", strings.Join(d.Signals, ", "))
-	case linkRE.MatchString(d.Text):
+	case linkRE.MatchString(d.Text) || wideLinkRE.MatchString(linkDots.Replace(d.Text)):
 		return d, signoff.Errorf(signoff.EINVALID, "the question carries a link: the reporter answers on their tracking page, so ask without one")
 	}
 	return d, nil
