@@ -310,6 +310,7 @@ func TestReplayMatchesRecording(t *testing.T) {
 			if n := bytes.Count(transcript, []byte("\n")); n != tc.wantExchanges+2 {
 				t.Fatalf("transcript has %d lines, want header + %d exchanges + trailer", n, tc.wantExchanges)
 			}
+			t.Logf("transcript: %d bytes for %d exchanges", len(transcript), tc.wantExchanges)
 			w, rp := replayWorld(t, transcript, "")
 			var replayed []walkStep
 			if tc.concurrently {
