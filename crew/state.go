@@ -52,6 +52,9 @@ type State struct {
 	Investigation *triage.Investigation   `json:"investigation,omitempty"`
 	Assessment    *triage.Assessment      `json:"assessment,omitempty"`
 	Gate          *Gate                   `json:"gate,omitempty"`
+	// Filing is the claim of the worker filing the run's ungated ticket
+	// (saved before it is filed: only one worker's save wins).
+	Filing *Filing `json:"filing,omitempty"`
 	// WaitsFor is the case of an earlier report this one duplicates whose
 	// own ticket still waits at the gate: this run resumes when that one
 	// is done.
@@ -77,6 +80,15 @@ type Gate struct {
 	Filing   bool       `json:"filing,omitempty"`
 	FilingAt *time.Time `json:"filing_at,omitempty"`
 	TicketID string     `json:"ticket_id,omitempty"`
+}
+
+// Filing is a claim to file a run's ungated ticket: when it was made and
+// the title and body the worker files, so a worker that finds the claim
+// can tell whether the ticket was filed already.
+type Filing struct {
+	At    time.Time `json:"at"`
+	Title string    `json:"title"`
+	Body  string    `json:"body"`
 }
 
 // run is a triage run with its decoded state.

@@ -153,7 +153,7 @@ func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Res
 	}
 	if !gated(r.st) {
 		r.st.Notes = append(r.st.Notes, notes...)
-		t, err := fileTicket(ctx, env.Store, env.Actor, r, sub, "auto")
+		t, err := fileUngated(ctx, env.Store, env.Actor, r, sub)
 		if err != nil {
 			return agent.Result{}, err
 		}
@@ -409,6 +409,36 @@ func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *ru
 	}
 	t, err := fileTicket(ctx, st, by, r, sub, approvedBy)
 	return t, approvedBy, err
+}
+
+// fileUngated files the run's ungated ticket once, whichever of the
+// workers driving the run (each asking its model) gets here first: the
+// claim saved on the run's version lets one of them file; a worker that
+// finds a claim looks for the ticket it filed, waits while the claim is
+// younger than the lease, and takes over a crashed worker's claim.
+func fileUngated(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject) (triage.Ticket, error) {
+	if f := r.st.Filing; f != nil {
+		ts, err := st.ListTickets(ctx, by, r.ProjectID)
+		if err != nil {
+			return triage.Ticket{}, err
+		}
+		for _, t := range ts {
+			if t.Title == f.Title && t.Description == f.Body && t.ApprovedBy == "auto" && t.Component == sub.Component {
+				return t, recordFiled(ctx, st, by, r, t, ticketSubject{Title: f.Title, Body: f.Body})
+			}
+		}
+		if time.Since(f.At) < filingLease {
+			return triage.Ticket{}, signoff.Errorf(signoff.ECONFLICT, "the ticket of %s is being filed since %s; nothing was filed", r.CaseID, f.At.Format(time.RFC3339))
+		}
+	}
+	r.st.Filing = &Filing{At: time.Now().UTC(), Title: sub.Title, Body: sub.Body}
+	if err := r.save(ctx, st, by); err != nil {
+		if signoff.ErrorCode(err) == signoff.ECONFLICT {
+			return triage.Ticket{}, signoff.Errorf(signoff.ECONFLICT, "another worker is filing the ticket of %s; nothing was filed", r.CaseID)
+		}
+		return triage.Ticket{}, fmt.Errorf("claim the ticket of %s: %w", r.CaseID, err)
+	}
+	return fileTicket(ctx, st, by, r, sub, "auto")
 }
 
 // fileTicket files sub in the run's project and records it in the run.
