@@ -3,10 +3,12 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +21,9 @@ import (
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/openai"
 	"github.com/signoff-dev/signoff/openai/openaitest"
+	"github.com/signoff-dev/signoff/pgtest"
+	"github.com/signoff-dev/signoff/postgres"
+	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // A replay world: its own SQLite store (so its own random ids), a
@@ -75,11 +80,50 @@ type worldOpt struct {
 	url   string
 	tools string
 	fac   agent.Factory
+	// postgres puts the world on PostgreSQL instead of SQLite.
+	postgres bool
+}
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// newFixturePG is newFixture on a fresh PostgreSQL database.
+func newFixturePG(t testing.TB) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	_, key, _ := ed25519.GenerateKey(nil)
+	st, err := postgres.Open(ctx, pgtest.NewDatabase(t), sqlstore.Options{Signer: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ws, owner, err := st.CreateWorkspace(ctx, "acme", "olivia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{st: st, ws: ws.ID, owner: owner}
+	if f.triager, err = st.CreateActor(ctx, owner, "tri", signoff.RoleTriager); err != nil {
+		t.Fatal(err)
+	}
+	if f.repro, err = st.CreateActor(ctx, owner, "rep", signoff.RoleReproducer); err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.CreateProject(ctx, owner, signoff.ProjectInput{Name: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.bug, err = st.CreateCase(ctx, owner, signoff.CaseInput{ProjectID: p.ID, Kind: signoff.KindBug, Title: "checkout fails"}); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func newWorld(t *testing.T, o worldOpt) *world {
 	t.Helper()
-	w := &world{fixture: newFixture(t), shas: map[string]string{}, cases: map[string]signoff.Case{}, tasks: map[string]string{}}
+	fx := newFixture
+	if o.postgres {
+		fx = newFixturePG
+	}
+	w := &world{fixture: fx(t), shas: map[string]string{}, cases: map[string]signoff.Case{}, tasks: map[string]string{}}
 	check := agent.NewTool("check_case", "Check the case's build at its latest commit.", func(ctx context.Context, env *agent.Env, in checkArgs) (agent.Result, error) {
 		if in.CaseID != env.Task.CaseID {
 			return agent.Result{}, signoff.Errorf(signoff.EFORBIDDEN, "case %s is not this task's case", in.CaseID)
@@ -283,11 +327,17 @@ func record(t *testing.T, labels ...string) ([]byte, []walkStep) {
 // replayWorld has no model at all: no OpenAI factory, an unreachable URL.
 func replayWorld(t *testing.T, transcript []byte, tools string) (*world, *agent.Replay) {
 	t.Helper()
+	return replayWorldOn(t, transcript, worldOpt{tools: tools})
+}
+
+func replayWorldOn(t *testing.T, transcript []byte, o worldOpt) (*world, *agent.Replay) {
+	t.Helper()
 	rp, err := agent.LoadReplay(bytes.NewReader(transcript))
 	if err != nil {
 		t.Fatalf("LoadReplay: %v", err)
 	}
-	return newWorld(t, worldOpt{url: "http://127.0.0.1:9/v1", tools: tools, fac: agent.Factory{Replay: rp}}), rp
+	o.url, o.fac = "http://127.0.0.1:9/v1", agent.Factory{Replay: rp}
+	return newWorld(t, o), rp
 }
 
 func TestReplayMatchesRecording(t *testing.T) {
@@ -297,11 +347,13 @@ func TestReplayMatchesRecording(t *testing.T) {
 		record        []string
 		replay        []string
 		concurrently  bool
+		postgres      bool // recorded on SQLite, replayed on PostgreSQL
 		wantExchanges int
 	}{
 		{name: "one case", record: []string{"A"}, replay: []string{"A"}, wantExchanges: 7},
 		{name: "two cases replayed in the opposite order", record: []string{"A", "B"}, replay: []string{"B", "A"}, wantExchanges: 14},
 		{name: "two cases replayed concurrently", record: []string{"A", "B"}, replay: []string{"A", "B"}, concurrently: true, wantExchanges: 14},
+		{name: "two cases replayed on PostgreSQL", record: []string{"A", "B"}, replay: []string{"B", "A"}, postgres: true, wantExchanges: 14},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,7 +363,7 @@ func TestReplayMatchesRecording(t *testing.T) {
 				t.Fatalf("transcript has %d lines, want header + %d exchanges + trailer", n, tc.wantExchanges)
 			}
 			t.Logf("transcript: %d bytes for %d exchanges", len(transcript), tc.wantExchanges)
-			w, rp := replayWorld(t, transcript, "")
+			w, rp := replayWorldOn(t, transcript, worldOpt{postgres: tc.postgres})
 			var replayed []walkStep
 			if tc.concurrently {
 				for _, l := range tc.replay {
