@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -384,14 +385,10 @@ func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *ru
 	if g.Filing {
 		// Claimed before: by a worker that crashed before recording the
 		// ticket, or by one still filing it. The ticket may exist already.
-		ts, err := st.ListTickets(ctx, by, r.ProjectID)
-		if err != nil {
+		if t, ok, err := filedBefore(ctx, st, by, r, sub, approvedBy); err != nil {
 			return triage.Ticket{}, "", err
-		}
-		for _, t := range ts {
-			if t.Title == sub.Title && t.ApprovedBy == approvedBy && t.Component == sub.Component {
-				return t, approvedBy, recordFiled(ctx, st, by, r, t, sub)
-			}
+		} else if ok {
+			return t, approvedBy, recordFiled(ctx, st, by, r, t, sub)
 		}
 		if g.FilingAt != nil && time.Since(*g.FilingAt) < filingLease {
 			// Another worker is filing it now: try again later (the job
@@ -418,14 +415,12 @@ func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *ru
 // younger than the lease, and takes over a crashed worker's claim.
 func fileUngated(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject) (triage.Ticket, error) {
 	if f := r.st.Filing; f != nil {
-		ts, err := st.ListTickets(ctx, by, r.ProjectID)
-		if err != nil {
+		claimed := sub
+		claimed.Title, claimed.Body = f.Title, f.Body
+		if t, ok, err := filedBefore(ctx, st, by, r, claimed, "auto"); err != nil {
 			return triage.Ticket{}, err
-		}
-		for _, t := range ts {
-			if t.Title == f.Title && t.Description == f.Body && t.ApprovedBy == "auto" && t.Component == sub.Component {
-				return t, recordFiled(ctx, st, by, r, t, ticketSubject{Title: f.Title, Body: f.Body})
-			}
+		} else if ok {
+			return t, recordFiled(ctx, st, by, r, t, claimed)
 		}
 		if time.Since(f.At) < filingLease {
 			return triage.Ticket{}, signoff.Errorf(signoff.ECONFLICT, "the ticket of %s is being filed since %s; nothing was filed", r.CaseID, f.At.Format(time.RFC3339))
@@ -439,6 +434,34 @@ func fileUngated(ctx context.Context, st signoff.Store, by signoff.Actor, r *run
 		return triage.Ticket{}, fmt.Errorf("claim the ticket of %s: %w", r.CaseID, err)
 	}
 	return fileTicket(ctx, st, by, r, sub, "auto")
+}
+
+// filedBefore finds the ticket a worker that claimed the filing of sub
+// may have filed before it crashed: one with exactly sub's title, body,
+// severity, component and owner, approved as approvedBy, that no other
+// triage run filed. A ticket of another report that merely looks alike
+// (a writer can copy a title) is never taken for it.
+func filedBefore(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject, approvedBy string) (triage.Ticket, bool, error) {
+	ts, err := st.ListTickets(ctx, by, r.ProjectID)
+	if err != nil {
+		return triage.Ticket{}, false, err
+	}
+	var runs []signoff.TriageRun
+	for _, t := range ts {
+		if t.Title != sub.Title || t.Description != sub.Body || t.Severity != sub.Severity || t.Component != sub.Component ||
+			t.Owner != sub.Owner || t.ApprovedBy != approvedBy {
+			continue
+		}
+		if runs == nil {
+			if runs, err = st.ListTriage(ctx, by, r.ProjectID, ""); err != nil {
+				return triage.Ticket{}, false, err
+			}
+		}
+		if !slices.ContainsFunc(runs, func(o signoff.TriageRun) bool { return o.CaseID != r.CaseID && o.TicketID == t.ID }) {
+			return t, true, nil
+		}
+	}
+	return triage.Ticket{}, false, nil
 }
 
 // fileTicket files sub in the run's project and records it in the run.
