@@ -641,15 +641,19 @@ func neutralize(text string) (string, []string) {
 		parts[i].text = b.String()
 		rest = append(rest, strings.Join(left, " "))
 	}
-	if len(fired) == 0 {
-		return joinMarked(parts), nil
-	}
 	out := joinMarked(parts)
-	if len(detect(strings.Join(rest, " "))) > 0 {
-		// The instruction is cut across clauses or marked spans: quote
-		// everything.
+	if sig := detect(strings.Join(rest, " ")); len(sig) > 0 {
+		// The instruction is cut across clauses or marked spans (a
+		// writer's own marks can cut one into halves that say nothing
+		// alone): quote everything.
+		for _, s := range sig {
+			fired[s] = true
+		}
 		flat := strings.NewReplacer(quoteOpen, "", quoteClose, "").Replace(out)
 		out = quoteOpen + strings.TrimSpace(flat) + quoteClose
+	}
+	if len(fired) == 0 {
+		return out, nil
 	}
 	signals := make([]string, 0, len(fired))
 	for _, f := range airlockFamilies {
