@@ -459,8 +459,8 @@ func recordInvestigationTool() *agent.Tool {
 				}
 				r.st.WaitsFor = ""
 				r.Status = signoff.TriageActive
-				if err := triage.CheckRegression(p.ByID[tid], query(r.st, "").AppVersion); err != nil {
-					return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
+				if v := query(r.st, "").AppVersion; triage.CheckRegression(p.ByID[tid], v) != nil {
+					return agent.Result{}, regressionRefusal(p.ByID[tid], v)
 				}
 				inv.DuplicateOf, inv.Resolved = in.DuplicateOf, tid
 			case triage.VerdictNew:
@@ -485,6 +485,19 @@ func recordInvestigationTool() *agent.Tool {
 				"verdict": in.Verdict, "duplicate_of": inv.DuplicateOf, "resolves": inv.Resolved, "confidence": in.Confidence,
 				"intake": r.st.Intake, "investigation": inv}}, nil
 		})
+}
+
+// regressionRefusal is the regression guard's refusal of t for a
+// reporter on version v. The version is the reporter's (typed on the
+// form, or read from their words): unless it is a plain identifier it is
+// named only as a quote, outside the server's words.
+func regressionRefusal(t triage.Ticket, v string) error {
+	if plainIdent(v) {
+		return signoff.Errorf(signoff.EINVALID, "%s", triage.CheckRegression(t, v).Error())
+	}
+	const ref = "the reporter's version (quoted below as U1)"
+	msg := strings.ReplaceAll(triage.CheckRegression(t, v).Error(), v, ref)
+	return agent.Refuse(signoff.Errorf(signoff.EINVALID, "%s", msg), "the app version the reporter gave", v)
 }
 
 // regressionOf names a closed ticket among the seen hits that this report
