@@ -184,7 +184,14 @@ func TestModelWalkBugs(t *testing.T) {
 		if strings.Contains(text, "[authored]") || strings.Contains(text, "reproduction           [live]") {
 			t.Errorf("a replayed walk shows authored or live model steps:\n%s", text)
 		}
-		checkModelWalk(t, dir, signoff.EvidenceReplayed)
+		replayed := checkModelWalk(t, dir, signoff.EvidenceReplayed)
+		// The same walk: per bug, the same rounds, the same verdicts in
+		// the same order, the same tests frozen.
+		for name, c := range cases {
+			if got, want := loopShape(replayed[name].loop), loopShape(c.loop); got != want {
+				t.Errorf("bug %s replayed as %s, recorded as %s", name, got, want)
+			}
+		}
 		if n := len(s.Requests()); n != len(reqs) {
 			t.Errorf("the replay called the model: %d requests, %d before it", n, len(reqs))
 		}
@@ -443,4 +450,18 @@ func TestDemoModelFlags(t *testing.T) {
 	if b, err := os.ReadFile(existing); err != nil || string(b) != "keep" {
 		t.Errorf("an existing file was written over: %q %v", b, err)
 	}
+}
+
+// loopShape is what a walk did to one case, without its ids: the rounds,
+// each frozen harness's tests and each candidate's verdict.
+func loopShape(l signoff.BugLoop) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "round %d;", l.State.Round)
+	for _, h := range l.State.Harnesses {
+		fmt.Fprintf(&b, " harness r%d %v %s;", h.Round, h.TestFiles, h.Status)
+	}
+	for _, c := range l.State.Candidates {
+		fmt.Fprintf(&b, " candidate %d %s %s;", c.Attempt, c.Verdict, c.Status)
+	}
+	return b.String()
 }
