@@ -94,7 +94,7 @@ func (r *Runner) retriage(ctx context.Context, ws, caseID string, done signoff.T
 	if err := json.Unmarshal(done.State, &prev); err != nil {
 		return false, fmt.Errorf("triage state of %s: %w", caseID, err)
 	}
-	next := State{Item: it, Notes: append(prev.Notes, fmt.Sprintf("triage again at case version %d: %s earlier, the reporter has answered since", c.Version, done.Outcome))}
+	next := State{Item: it, Since: c.UpdatedAt, Notes: append(prev.Notes, fmt.Sprintf("triage again at case version %d: %s earlier, the reporter has answered since", c.Version, done.Outcome))}
 	st, err := json.Marshal(next)
 	if err != nil {
 		return false, err

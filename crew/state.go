@@ -52,6 +52,11 @@ type State struct {
 	Investigation *triage.Investigation   `json:"investigation,omitempty"`
 	Assessment    *triage.Assessment      `json:"assessment,omitempty"`
 	Gate          *Gate                   `json:"gate,omitempty"`
+	// Since is when the case was sent back to triage for this round of
+	// the run (zero on its first round): a gate decision asked before it
+	// belongs to an earlier round, whose ticket it may have filed, and is
+	// never taken back as this round's.
+	Since time.Time `json:"since,omitzero"`
 	// Filing is the claim of the worker filing the run's ungated ticket
 	// (saved before it is filed: only one worker's save wins).
 	Filing *Filing `json:"filing,omitempty"`

@@ -272,7 +272,8 @@ func gateReason(severity string, confidence float64) string {
 // it is one this tool could have asked: by the same identity, over what
 // the server decided for this run, with a title and body already in the
 // form propose gives them (normalized, instructions quoted). Only a live
-// decision (pending or answered) is adopted.
+// decision (pending or answered) of this round of the run is adopted:
+// never one asked before the case was sent back to triage.
 func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject) error {
 	ds, err := st.ListDecisions(ctx, by, r.CaseID)
 	if err != nil {
@@ -288,6 +289,9 @@ func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, 
 		}
 		if d.Status != signoff.DecisionPending && d.Status != signoff.DecisionApproved && d.Status != signoff.DecisionRejected {
 			continue
+		}
+		if !r.st.Since.IsZero() && !d.CreatedAt.After(r.st.Since) {
+			continue // an earlier round's: its approval may have filed a ticket already
 		}
 		var s ticketSubject
 		if d.RequestedBy != by.ID || json.Unmarshal(d.Subject, &s) != nil {
