@@ -227,11 +227,43 @@ func (r *Runner) Drive(ctx context.Context, ws, caseID string) (signoff.TriageRu
 		if err != nil {
 			return signoff.TriageRun{}, fmt.Errorf("task %s (%s): %w", next.ID, next.Kind, err)
 		}
-		if res.Outcome == agent.OutcomeParked || res.Outcome == signoff.OutcomeNeedsHuman {
+		if res.Outcome == signoff.OutcomeNeedsHuman {
+			if err := r.toPerson(ctx, ws, caseID, res.Reason); err != nil {
+				return signoff.TriageRun{}, fmt.Errorf("task %s (%s): %w", next.ID, next.Kind, err)
+			}
+			break
+		}
+		if res.Outcome == agent.OutcomeParked {
 			break
 		}
 	}
 	return r.Store.GetTriage(ctx, sys, caseID)
+}
+
+// toPerson ends a run whose task an agent could not finish (it gave up, or
+// ran out of turns or budget). The run is done as needs_human first: an
+// active run holds every later report of the project behind it, so a
+// report that makes a model give up must not stop the project's triage.
+// Then the case goes to a person, who may resume its triage.
+func (r *Runner) toPerson(ctx context.Context, ws, caseID, why string) error {
+	sys := signoff.SystemActor(ws)
+	run, err := loadRun(ctx, r.Store, sys, caseID)
+	if err != nil {
+		return err
+	}
+	if run.Status == signoff.TriageActive {
+		run.Status, run.Outcome = signoff.TriageDone, triage.OutcomeNeedsHuman
+		run.st.Notes = append(run.st.Notes, "sent to a person: "+truncate(why, 500))
+		if err := run.save(ctx, r.Store, sys); err != nil {
+			return err
+		}
+	}
+	c, err := r.Store.GetCase(ctx, sys, caseID)
+	if err != nil || c.State != workflow.BugTriaging {
+		return err
+	}
+	_, _, err = r.Store.TransitionCase(ctx, sys, caseID, signoff.TransitionInput{Command: "escalate", Note: truncate("triage could not finish: "+why, 500)})
+	return err
 }
 
 // waitingForPerson reports whether the run is parked at a gate whose

@@ -287,7 +287,7 @@ func batchOf(ctx context.Context, env *agent.Env, r *run) (*triage.Batch, error)
 	}
 	b := triage.NewBatch()
 	for _, pr := range runs {
-		if pr.Seq >= r.Seq || pr.Outcome == triage.OutcomeDropped || pr.Status == signoff.TriageActive {
+		if pr.Seq >= r.Seq || pr.Outcome == triage.OutcomeDropped || pr.Outcome == triage.OutcomeNeedsHuman || pr.Status == signoff.TriageActive {
 			continue
 		}
 		var ps State

@@ -36,6 +36,9 @@ const (
 	OutcomeDuplicate = "duplicate"
 	OutcomeNeedsInfo = "needs_info"
 	OutcomeDropped   = "dropped"
+	// OutcomeNeedsHuman ends a run an agent could not finish: no ticket,
+	// the case is with a person.
+	OutcomeNeedsHuman = "needs_human"
 )
 
 // Severities in increasing order.
