@@ -52,6 +52,11 @@ type State struct {
 	Investigation *triage.Investigation   `json:"investigation,omitempty"`
 	Assessment    *triage.Assessment      `json:"assessment,omitempty"`
 	Gate          *Gate                   `json:"gate,omitempty"`
+	// Assessed is the severity the server's own numbers give the bug
+	// (triage.Assess at record_triage): the gate reads the higher of it
+	// and the recorded one, so a model cannot skip the gate by recording
+	// a lower severity.
+	Assessed string `json:"assessed_severity,omitempty"`
 	// Since is when the case was sent back to triage for this round of
 	// the run (zero on its first round): a gate decision asked before it
 	// belongs to an earlier round, whose ticket it may have filed, and is

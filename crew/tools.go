@@ -550,9 +550,10 @@ func recordTriageTool() *agent.Tool {
 			if err != nil {
 				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
 			}
+			srv := assessed(p, r.st)
 			a := triage.Assessment{Severity: in.Severity, Component: in.Component, Owner: owner.Team, Rationale: in.Rationale,
-				Evidence: evidence(p, r.st)}
-			r.st.Assessment = &a
+				Evidence: srv.Evidence}
+			r.st.Assessment, r.st.Assessed = &a, srv.Severity
 			if err := r.save(ctx, env.Store, env.Actor); err != nil {
 				return agent.Result{}, err
 			}
@@ -652,6 +653,12 @@ func factsTool() *agent.Tool {
 // evidence is the numbers a ticket carries whoever assessed it: what the
 // crash log and the release data say about this item.
 func evidence(p *project, st State) map[string]any {
+	return assessed(p, st).Evidence
+}
+
+// assessed is the server's own assessment of the run's bug from its
+// records: the evidence, and the severity its numbers give.
+func assessed(p *project, st State) triage.Assessment {
 	in := triage.Intake{}
 	if st.Intake != nil {
 		in = *st.Intake
@@ -660,7 +667,7 @@ func evidence(p *project, st State) map[string]any {
 	if st.Investigation != nil {
 		inv = *st.Investigation
 	}
-	return triage.Assess(assessInput(p, st, in, inv)).Evidence
+	return triage.Assess(assessInput(p, st, in, inv))
 }
 
 // assessInput is triage's input for an item, as the reference pipeline

@@ -118,8 +118,20 @@ func decidedOf(st State) (ticketSubject, error) {
 		Confidence: inv.Confidence, Rationale: a.Rationale, Evidence: ev, RegressionOf: inv.RegressionOf}, nil
 }
 
+// gated reports whether the run's ticket waits for a person: the higher
+// of the recorded severity and the one the server's numbers give is at
+// the gate's floor, or the investigation is not confident enough.
 func gated(st State) bool {
-	return triage.SeverityRank(st.Assessment.Severity) >= triage.SeverityRank(GateSeverity) || st.Investigation.Confidence < MinConfidence
+	return triage.SeverityRank(gateSeverity(st)) >= triage.SeverityRank(GateSeverity) || st.Investigation.Confidence < MinConfidence
+}
+
+// gateSeverity is the severity the gate reads: the recorded one, or the
+// server's assessment when that is higher.
+func gateSeverity(st State) string {
+	if triage.SeverityRank(st.Assessed) > triage.SeverityRank(st.Assessment.Severity) {
+		return st.Assessed
+	}
+	return st.Assessment.Severity
 }
 
 func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Result, error) {
@@ -246,7 +258,10 @@ func askGate(ctx context.Context, env *agent.Env, r *run, sub ticketSubject) (ag
 	if err != nil {
 		return agent.Result{}, err
 	}
-	why := gateReason(sub.Severity, sub.Confidence)
+	why := gateReason(gateSeverity(r.st), sub.Confidence)
+	if s := gateSeverity(r.st); s != sub.Severity && sub.Confidence >= MinConfidence {
+		why = fmt.Sprintf("the numbers give severity %s (recorded %s), which needs a person's approval", s, sub.Severity)
+	}
 	if c, err := env.Store.GetCase(ctx, env.Actor, r.CaseID); err == nil && c.State == workflow.BugTriaging {
 		if err := transition(ctx, env, "request_triage_approval", "gate: "+why); err != nil {
 			return agent.Result{}, err
