@@ -595,10 +595,19 @@ func addCommentTool() *agent.Tool {
 			if want != "" && id != want {
 				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "the investigation resolved this duplicate to %s, not %s", want, id)
 			}
-			if _, err := env.Store.AddComment(ctx, env.Actor, r.ProjectID, id, triage.Comment{Author: env.Actor.Name, Body: in.Body, Time: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+			// The comment is the writer's text on a ticket, like a
+			// ticket's body: normalized, instructions quoted and marked.
+			body, signals := neutralize(normalizeBody(in.Body))
+			if body == "" {
+				return agent.Result{}, signoff.Errorf(signoff.EINVALID, "body must not be empty")
+			}
+			if len(signals) > 0 {
+				r.st.Notes = append(r.st.Notes, fmt.Sprintf("comment text neutralized: the writer's comment carried instruction-like text (airlock signals: %s); it is filed quoted and marked", strings.Join(signals, ", ")))
+			}
+			if _, err := env.Store.AddComment(ctx, env.Actor, r.ProjectID, id, triage.Comment{Author: env.Actor.Name, Body: body, Time: time.Now().UTC().Format(time.RFC3339)}); err != nil {
 				return agent.Result{}, err
 			}
-			r.st.Action = &triage.Action{Kind: "comment", TicketID: id, Body: in.Body}
+			r.st.Action = &triage.Action{Kind: "comment", TicketID: id, Body: body}
 			r.Status, r.Outcome, r.Resolves = signoff.TriageDone, triage.OutcomeDuplicate, id
 			if err := r.save(ctx, env.Store, env.Actor); err != nil {
 				return agent.Result{}, err
