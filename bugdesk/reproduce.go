@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -245,6 +246,9 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 	if err != nil {
 		return agent.Result{}, err
 	}
+	if err := testFilesOnly(files, p.Settings.HarnessPaths); err != nil {
+		return agent.Result{}, err
+	}
 	commit, branch, err := d.commitFiles(ctx, p, in.Base, files, nil, fmt.Sprintf("signoff/%s/repro-%d-%d", c.ID, l.State.Round, len(l.State.Harnesses)+1),
 		fmt.Sprintf("repro: %s\n\nProposed by %s (%s evidence) for case %s.", strings.Join(failToPass, ", "), env.Actor.Name, env.Evidence, c.ID), env.Actor)
 	if err != nil {
@@ -361,6 +365,31 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "\n[... cut]"
+}
+
+// testFilesOnly refuses a reproduction that proposes anything but test
+// files. Its files are frozen into the harness and restored over base and
+// over every candidate before anything runs, so a production file among
+// them (the code under test, a new source file, go.mod) would make the
+// verifier run code that is not the candidate's: a real fix of that file
+// would be thrown away, and a candidate flipping a switch the pinned file
+// added would pass while the code to be merged stayed broken. A test file
+// is a path of the frozen test tree (verify.DefaultProtected, or the
+// project's harness paths); a Go file among them must also be one the go
+// command compiles only for tests (*_test.go) or never (under testdata),
+// since it builds every other .go file of a package, whatever its name
+// (cart/x.test.go, tests/x.go).
+func testFilesOnly(files []FileArg, harnessPaths []string) error {
+	for _, f := range files {
+		test := slices.ContainsFunc(slices.Concat(verify.DefaultProtected, harnessPaths), func(g string) bool { return verify.MatchGlob(g, f.Path) })
+		if test && strings.HasSuffix(f.Path, ".go") {
+			test = strings.HasSuffix(f.Path, "_test.go") || slices.Contains(strings.Split(path.Dir(f.Path), "/"), "testdata")
+		}
+		if !test {
+			return signoff.Errorf(signoff.EINVALID, "file %q is not a test file: a reproduction adds or changes test files only (for Go, files ending in _test.go, and test data under testdata/); it never changes the code under test, go.mod or other source files", f.Path)
+		}
+	}
+	return nil
 }
 
 func checkFiles(files []FileArg) error {
