@@ -267,7 +267,12 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 		return agent.Result{}, fmt.Errorf("run the reproduction: %w", err)
 	}
 	if rep.Verdict != verify.Reproduced {
-		return agent.Result{}, signoff.Errorf(signoff.EINVALID, "refused: on base %s the proposal does not reproduce the bug: %s%s", short(in.Base), rep.Reason, reproRunOutput(rep, h))
+		// The run's result is the test's own output and the compiler's,
+		// which carry the proposer's and the repository's text: it is
+		// quoted, never the server's words.
+		return agent.Result{}, agent.Refuse(signoff.Errorf(signoff.EINVALID,
+			"refused: on base %s the proposal does not reproduce the bug: every fail-to-pass test must fail in every run, with expected_failure in its output. What the run gave is quoted in U1 below (whitespace there is shown as ˆ; write it as spaces): correct the test, or take expected_failure from the failing output there, and propose again.", short(in.Base)),
+			"the result of your proposed tests on base", rep.Reason+reproRunOutput(rep, h))
 	}
 	// Every other test that passed on base in every run must keep passing:
 	// the server finds them, so a reproducer cannot leave them out.
@@ -350,7 +355,6 @@ func reproRunOutput(rep verify.Report, h verify.Harness) string {
 				}
 			}
 		}
-		b.WriteString("\nCorrect the test, or take expected_failure from the failing output above, and propose again.")
 		break
 	}
 	return b.String()

@@ -289,8 +289,10 @@ func (q shopRequest) reproduce() openaitest.Step {
 		if !strings.HasPrefix(prev.result, "ERROR") {
 			return giveUp(q, "my proposal was accepted; nothing is left to do")
 		}
-		i := strings.Index(prev.result, t.name+": fail")
-		m := gotRE.FindStringSubmatch(prev.result[max(i, 0):])
+		// The output is quoted: its whitespace reads as ˆ.
+		out := strings.ReplaceAll(prev.result, "ˆ", " ")
+		i := strings.Index(out, t.name+": fail")
+		m := gotRE.FindStringSubmatch(out[max(i, 0):])
 		if i < 0 || m == nil || m[0] == t.expected {
 			return giveUp(q, "my test did not reproduce the bug and I cannot tell why: "+prev.result)
 		}
