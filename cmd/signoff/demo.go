@@ -144,6 +144,13 @@ func (a *demoAgents) check(provider, walk, record, replay string) error {
 		if a.baseURL == "" || a.modelName == "" {
 			return signoff.Errorf(signoff.EINVALID, "--provider openai needs --base-url and --model")
 		}
+		// Refused before anything is set up or printed, and never echoed:
+		// a key put in the URL (user info, ?key=...) would otherwise be
+		// shown in the walk's banner and kept in the workspace's roles.
+		if u, err := url.Parse(a.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return signoff.Errorf(signoff.EINVALID, "--base-url must be an http(s) URL with a host and without credentials, a query or a fragment: give an API key through --api-key-env")
+		}
 		if replay != "" {
 			return signoff.Errorf(signoff.EINVALID, "--replay answers from a transcript: it takes no --provider")
 		}

@@ -436,6 +436,10 @@ func TestDemoModelFlags(t *testing.T) {
 		{"replay with a provider", []string{"--walk", "bug", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--replay", existing}, "takes no --provider"},
 		{"a recording over a file", []string{"--walk", "bug", "--record", existing}, "never overwritten"},
 		{"a replay that is no transcript", []string{"--walk", "bug", "--replay", existing}, "replay transcript"},
+		{"a key in the endpoint's query", []string{"--walk", "bug", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1?key=SECRETkey123", "--model", "m"}, "without credentials, a query"},
+		{"a key in the endpoint's user info", []string{"--walk", "bug", "--provider", "openai", "--base-url", "https://SECRETkey123@127.0.0.1:1/v1", "--model", "m"}, "without credentials, a query"},
+		{"a password in the endpoint", []string{"--walk", "bug", "--provider", "openai", "--base-url", "https://u:SECRETkey123@127.0.0.1:1/v1", "--model", "m"}, "without credentials, a query"},
+		{"an endpoint that is no http URL", []string{"--walk", "bug", "--provider", "openai", "--base-url", "file:///SECRETkey123", "--model", "m"}, "must be an http(s) URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -445,6 +449,9 @@ func TestDemoModelFlags(t *testing.T) {
 			code := run(context.Background(), e, append([]string{"demo", "--dir", dir}, tc.args...))
 			if code == 0 || !strings.Contains(errb.String(), tc.want) {
 				t.Fatalf("demo %v exited %d, stderr %q; want a refusal saying %q", tc.args, code, errb.String(), tc.want)
+			}
+			if strings.Contains(out.String()+errb.String(), "SECRET") {
+				t.Errorf("the refusal printed the credential: %q %q", out.String(), errb.String())
 			}
 			if _, err := os.Stat(filepath.Join(dir, "signoff.db")); err == nil {
 				t.Error("the demo was set up before its flags were refused")
