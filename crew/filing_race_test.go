@@ -87,13 +87,19 @@ func raceUngatedWriters(t *testing.T) {
 		const writers = 12
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		for range writers {
+		answers := make([]string, writers)
+		for i := range writers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
 				env := &agent.Env{Task: wt, Actor: a, Role: rc, Store: st, Config: cfg, Evidence: signoff.EvidenceLive}
-				tool.Call(ctx, env, args)
+				res, err := tool.Call(ctx, env, args)
+				if err != nil {
+					answers[i] = "error: " + err.Error()
+				} else if out, ok := res.Output.(map[string]any); ok {
+					answers[i], _ = out["ticket_id"].(string)
+				}
 			}()
 		}
 		close(start)
@@ -102,6 +108,14 @@ func raceUngatedWriters(t *testing.T) {
 		run, _ = st.GetTriage(ctx, setup.Operator, caseID)
 		if len(filed) != 1 || run.TicketID != filed[0] {
 			t.Fatalf("%d racing writers on %s filed %v; the run records %q: want one ticket, the run's", writers, caseID, filed, run.TicketID)
+		}
+		// Every writer is answered with that ticket: the losers waited
+		// for the winner instead of being refused (a refused writer
+		// gives up and sends the case to a person).
+		for i, got := range answers {
+			if got != run.TicketID {
+				t.Errorf("writer %d was answered %q, want %s", i, got, run.TicketID)
+			}
 		}
 		raced++
 		break

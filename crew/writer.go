@@ -158,6 +158,19 @@ func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Res
 			json.Unmarshal(g.Proposal, &s)
 			return filed(t, s, g.ApprovedBy, "Already filed as a person approved it; nothing new was filed. "), nil
 		}
+		if f := r.st.Filing; f != nil && r.st.Gate == nil && r.TicketID != "" && r.Outcome == triage.OutcomeNewTicket {
+			// Filed already, below the gate, by a worker that raced this
+			// one: the task is done with that ticket.
+			t, err := env.Store.GetTicket(ctx, env.Actor, r.ProjectID, r.TicketID)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			sub, err := decidedOf(r.st)
+			if err != nil {
+				return agent.Result{}, err
+			}
+			return filed(t, sub, "auto", "Already filed; nothing new was filed. "), nil
+		}
 		return agent.Result{}, signoff.Errorf(signoff.ECONFLICT, "this run is already done (%s %s); nothing more is filed", r.Outcome, r.TicketID)
 	}
 	sub, notes, err := propose(r.st, in)
@@ -439,20 +452,57 @@ func fileUngated(ctx context.Context, st signoff.Store, by signoff.Actor, r *run
 		if t, ok, err := filedBefore(ctx, st, by, r, claimed, "auto"); err != nil {
 			return triage.Ticket{}, err
 		} else if ok {
-			return t, recordFiled(ctx, st, by, r, t, claimed)
+			err := recordFiled(ctx, st, by, r, t, claimed)
+			if signoff.ErrorCode(err) == signoff.ECONFLICT {
+				return filedElsewhere(ctx, st, by, r) // its filer recorded it meanwhile
+			}
+			return t, err
 		}
 		if time.Since(f.At) < filingLease {
-			return triage.Ticket{}, signoff.Errorf(signoff.ECONFLICT, "the ticket of %s is being filed since %s; nothing was filed", r.CaseID, f.At.Format(time.RFC3339))
+			return filedElsewhere(ctx, st, by, r)
 		}
 	}
 	r.st.Filing = &Filing{At: time.Now().UTC(), Title: sub.Title, Body: sub.Body}
 	if err := r.save(ctx, st, by); err != nil {
 		if signoff.ErrorCode(err) == signoff.ECONFLICT {
-			return triage.Ticket{}, signoff.Errorf(signoff.ECONFLICT, "another worker is filing the ticket of %s; nothing was filed", r.CaseID)
+			return filedElsewhere(ctx, st, by, r)
 		}
 		return triage.Ticket{}, fmt.Errorf("claim the ticket of %s: %w", r.CaseID, err)
 	}
-	return fileTicket(ctx, st, by, r, sub, "auto")
+	t, err := fileTicket(ctx, st, by, r, sub, "auto")
+	if signoff.ErrorCode(err) == signoff.ECONFLICT {
+		// A worker that found the ticket recorded it first.
+		return filedElsewhere(ctx, st, by, r)
+	}
+	return t, err
+}
+
+// filingWait is how long a worker that lost the claim to file waits for
+// the worker that won it to record the ticket: filing takes milliseconds.
+const filingWait = 10 * time.Second
+
+// filedElsewhere waits for another worker's filing of r's ticket and
+// answers the ticket it recorded; nothing is filed here. A filing still
+// unrecorded after filingWait is refused (ECONFLICT).
+func filedElsewhere(ctx context.Context, st signoff.Store, by signoff.Actor, r *run) (triage.Ticket, error) {
+	deadline := time.Now().Add(filingWait)
+	for {
+		cur, err := loadRun(ctx, st, by, r.CaseID)
+		if err != nil {
+			return triage.Ticket{}, err
+		}
+		if cur.Status == signoff.TriageDone && cur.TicketID != "" {
+			return st.GetTicket(ctx, by, cur.ProjectID, cur.TicketID)
+		}
+		if time.Now().After(deadline) {
+			return triage.Ticket{}, signoff.Errorf(signoff.ECONFLICT, "another worker is filing the ticket of %s; nothing was filed", r.CaseID)
+		}
+		select {
+		case <-ctx.Done():
+			return triage.Ticket{}, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // filedBefore finds the ticket a worker that claimed the filing of sub
