@@ -72,6 +72,13 @@ func (s ticketSubject) decided() (string, error) {
 func propose(st State, in ticketArgs) (ticketSubject, []string, error) {
 	title, tSignals := neutralize(normalizeTitle(in.Title))
 	body, bSignals := neutralize(normalizeBody(in.Body))
+	// A ticket is read title then body: an instruction cut between them
+	// (each half harmless alone) quotes both.
+	if sig := detect(outsideMarks(title) + " " + outsideMarks(body)); len(sig) > 0 && body != "" {
+		title, body = quoteAll(title), quoteAll(body)
+		tSignals = slices.Compact(slices.Sorted(slices.Values(append(tSignals, sig...))))
+		bSignals = slices.Compact(slices.Sorted(slices.Values(append(bSignals, sig...))))
+	}
 	if title == "" {
 		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title must not be empty")
 	}
@@ -731,6 +738,28 @@ func neutralize(text string) (string, []string) {
 		}
 	}
 	return out, signals
+}
+
+// outsideMarks is text without its marked spans: what a reader could
+// take for the writer's own words.
+func outsideMarks(text string) string {
+	var b strings.Builder
+	for _, p := range splitMarked(text) {
+		if !p.marked {
+			b.WriteString(p.text)
+		}
+	}
+	return b.String()
+}
+
+// quoteAll quotes and marks the whole of text (its marked spans joined
+// into one); empty text stays empty.
+func quoteAll(text string) string {
+	flat := strings.TrimSpace(strings.NewReplacer(quoteOpen, "", quoteClose, "").Replace(joinMarked(splitMarked(text))))
+	if flat == "" {
+		return ""
+	}
+	return quoteOpen + flat + quoteClose
 }
 
 var airlockFamilies = []string{airlock.SignalEncodedBlob, airlock.SignalHiddenComment, airlock.SignalOperatorCommand,
