@@ -341,6 +341,9 @@ func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, 
 		if b, _ := neutralize(normalizeBody(s.Body)); b != s.Body {
 			continue
 		}
+		if len(detect(outsideMarks(s.Title)+" "+outsideMarks(s.Body))) > 0 {
+			continue // an instruction cut between title and body, unquoted
+		}
 		r.st.Gate = &Gate{DecisionID: d.ID, Digest: d.SubjectDigest, Proposal: d.Subject, Status: d.Status}
 		r.st.Notes = append(r.st.Notes, "gate: took back decision "+d.ID+", asked before the run recorded it")
 		r.Status = signoff.TriageParked
