@@ -201,6 +201,15 @@ func (d *Desk) Drive(ctx context.Context, ws, caseID, kind string) error {
 			if ctx.Err() != nil {
 				return err
 			}
+			// The lock above holds in this process only: a run of another
+			// process may have finished the task meanwhile (its proposal
+			// accepted, or its give-up already sent the case to a person).
+			// This run's failure, often a give-up that could not close the
+			// task any more, then says nothing about the case.
+			if t, gerr := d.Store.GetTask(ctx, sys(ws), ts[0].ID); gerr == nil && t.Status == signoff.TaskClosed {
+				d.log().WarnContext(ctx, "agent task finished elsewhere", "case_id", caseID, "task_id", ts[0].ID, "kind", kind, "outcome", t.Outcome, "err", err)
+				return nil
+			}
 			// The agent could not run (its provider failed, a fixture
 			// ran out): retrying the same task cannot help. Fail closed:
 			// the task is closed and the case goes to a person.
