@@ -25,10 +25,11 @@ import (
 const eventAsked = "reporter.asked"
 
 // linkRE finds what would make a public question a link: a scheme, a
-// www. host, or a bare domain, with or without a path (a mail client
-// links "orbit-help.net" as it is). The reporter answers on their page; a
+// www. host, a bare domain, with or without a path (a mail client links
+// "orbit-help.net" as it is), an IPv4 address with a port or a path, or
+// localhost. The reporter answers on their page; a
 // question never sends them anywhere else.
-var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\b\d{1,3}(\.\d{1,3}){3}(:\d|/)|\blocalhost\b`)
 
 // wideLinkRE finds a link dotted with the full stops IDNA maps to "."
 // (ideographic, halfwidth ideographic, fullwidth; NFKC leaves the first
