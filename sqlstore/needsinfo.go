@@ -40,6 +40,13 @@ var wideLinkRE = regexp.MustCompile(`(?i)\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a
 
 var linkDots = strings.NewReplacer("\u3002", ".", "\uff61", ".", "\uff0e", ".")
 
+// secretRE finds a question that asks for a secret: a password, a PIN,
+// a card's number or security code, a one-time or verification code. A
+// clarification needs a device, a version and steps; a question asking
+// for a secret is phishing in Signoff's name, on the reporter's page and
+// in their e-mail.
+var secretRE = regexp.MustCompile(`(?i)\b(passwords?|passcodes?|pins?|cvv|cvc|card numbers?|security codes?|one[- ]time (codes?|passwords?)|verification codes?|2fa|otp|login codes?|recovery codes?|seed phrases?|contraseñas?|passwort|mot de passe|senhas?|пароль)\b`)
+
 // langRE is an ISO 639-1 code, optionally with a region.
 var langRE = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$`)
 
@@ -62,6 +69,8 @@ func publicQuestion(q, lang string) (airlock.Dossier, error) {
 		return d, signoff.Errorf(signoff.EINVALID, "question is empty once through the airlock")
 	case d.InstructionSuspected:
 		return d, signoff.Errorf(signoff.EINVALID, "the question reads as instructions to a machine (%s): ask the reporter in plain words", strings.Join(d.Signals, ", "))
+	case secretRE.MatchString(d.Text):
+		return d, signoff.Errorf(signoff.EINVALID, "the question asks for a secret (a password, a PIN, a card or one-time code): ask only for the device, the app version and the steps")
 	case linkRE.MatchString(d.Text) || wideLinkRE.MatchString(linkDots.Replace(d.Text)):
 		return d, signoff.Errorf(signoff.EINVALID, "the question carries a link: the reporter answers on their tracking page, so ask without one")
 	}
