@@ -140,6 +140,13 @@ func (b *binding) refusal(ctx context.Context, tool string, err error) error {
 		}
 		return errors.New("internal error")
 	}
+	// A refusal that quotes public or run-derived text (a refused
+	// reproduction's test output) keeps its quotes, in their blocks after
+	// the server's message, as the runtime renders them for a model.
+	var q *agent.QuotedRefusal
+	if errors.As(err, &q) {
+		return fmt.Errorf("%s: %s", code, signoff.ErrorMessage(err)+agent.RenderResult(agent.Result{Quotes: q.Quotes}))
+	}
 	return fmt.Errorf("%s: %s", code, signoff.ErrorMessage(err))
 }
 
