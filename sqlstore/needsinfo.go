@@ -26,10 +26,11 @@ const eventAsked = "reporter.asked"
 
 // linkRE finds what would make a public question a link: a scheme, a
 // www. host, a bare domain, with or without a path (a mail client links
-// "orbit-help.net" as it is), an IPv4 address with a port or a path, or
-// localhost. The reporter answers on their page; a
+// "orbit-help.net" as it is), an IPv4 address with a port or a path,
+// localhost, or an @handle to write to elsewhere (e-mail addresses and
+// phone numbers the airlock redacts). The reporter answers on their page; a
 // question never sends them anywhere else.
-var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\b\d{1,3}(\.\d{1,3}){3}(:\d|/)|\blocalhost\b`)
+var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\b\d{1,3}(\.\d{1,3}){3}(:\d|/)|\blocalhost\b|(^|[\s(])@[a-z0-9_.]{2,}`)
 
 // wideLinkRE finds a link dotted with the full stops IDNA maps to "."
 // (ideographic, halfwidth ideographic, fullwidth; NFKC leaves the first

@@ -34,6 +34,7 @@ func TestPublicQuestion(t *testing.T) {
 		{"a one-time code", "Send us the verification code we just texted you.", "en", false},
 		{"a password in Spanish", "Por favor, escríbenos tu contraseña para revisar la compra.", "es", false},
 		{"a PIN", "What is your PIN?", "en", false},
+		{"a handle elsewhere", "Which phone? Message @orbit_help on Telegram with your receipt.", "en", false},
 		{"an address with a path", "Open 203.0.113.7/reset and log in again.", "en", false},
 		{"an address with a port", "Open 203.0.113.7:8080 and log in again.", "en", false},
 		{"four-part version numbers are not links", "Is it 4.2.1.7 or 4.2.1.6?", "en", true},
