@@ -359,8 +359,8 @@ func TestGateRejectedEndsWithPerson(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Status == signoff.TriageDone {
-			t.Fatalf("run %s/%s after a rejection", run.Status, run.Outcome)
+		if run.Status != signoff.TriageDone || run.Outcome != triage.OutcomeNeedsHuman {
+			t.Fatalf("run %s/%s after a rejection, want done/needs_human", run.Status, run.Outcome)
 		}
 	}
 	if w.calls.Load() != before {
@@ -455,8 +455,8 @@ func TestGateRefusesOtherDecisions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.Status == signoff.TriageDone || run.TicketID != "" {
-				t.Fatalf("run %s filed %s", run.Status, run.TicketID)
+			if run.Outcome != triage.OutcomeNeedsHuman || run.TicketID != "" {
+				t.Fatalf("run %s/%s filed %q, want needs_human and nothing filed", run.Status, run.Outcome, run.TicketID)
 			}
 			if n := len(b.tickets(t)); n != before {
 				t.Errorf("%d tickets filed", n-before)

@@ -576,9 +576,10 @@ func recordFiled(ctx context.Context, st signoff.Store, by signoff.Actor, r *run
 }
 
 // gateNeedsPerson ends a gated run with a person: the writer task closes
-// as needs_human, the case is escalated, and the run stays parked (it
-// holds no later report of its project up) with why in its notes. No new
-// decision is asked.
+// as needs_human, the case is escalated, and the run is done as
+// needs_human with why in its notes (done, so a person's resume_triage
+// starts a new run, and runs waiting for this one go on). No new decision
+// is asked.
 func gateNeedsPerson(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, taskID, why string) error {
 	if r.st.Gate != nil {
 		if d, err := st.GetDecision(ctx, by, r.st.Gate.DecisionID); err == nil {
@@ -586,7 +587,7 @@ func gateNeedsPerson(ctx context.Context, st signoff.Store, by signoff.Actor, r 
 		}
 	}
 	r.st.Notes = append(r.st.Notes, "gate: "+why)
-	r.Status = signoff.TriageParked
+	r.Status, r.Outcome = signoff.TriageDone, triage.OutcomeNeedsHuman
 	if err := r.save(ctx, st, by); err != nil {
 		return err
 	}
