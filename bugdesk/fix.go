@@ -107,7 +107,7 @@ func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 	}
 	for _, cand := range l.State.Candidates {
 		if cand.HarnessID == h.ID && cand.Verdict != "" {
-			prev := prevAttempt{Attempt: cand.Attempt, Verdict: cand.Verdict, Reason: cand.Reason, Changed: cand.Changed, Diff: clip(cand.Diff, maxPrevDiff)}
+			prev := prevAttempt{Attempt: cand.Attempt, Verdict: cand.Verdict, Reason: attemptReason(cand), Changed: cand.Changed, Diff: clip(cand.Diff, maxPrevDiff)}
 			if cand.Rejection != "" {
 				// Verified, then rejected by a person: their reason is what
 				// the next attempt must answer.
@@ -122,6 +122,72 @@ func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 	}
 	_, err = d.Store.CreateTask(ctx, sys(ws), signoff.TaskInput{CaseID: c.ID, Kind: RoleFixer, Role: signoff.RoleFixer, Input: raw})
 	return err
+}
+
+// attemptReason is why an earlier candidate did not hold, as the fixer's
+// next task shows it: the stage that decided the verdict, the frozen
+// tests that did not pass (by name) and the tally. Never the runs'
+// output: the candidate's code runs beside the frozen tests and can read
+// them, and whatever it puts in a test's output (an error it returns, a
+// panic) would otherwise carry the hidden test's source to the fixer.
+func attemptReason(cand signoff.Candidate) string {
+	var rep verify.Report
+	if len(cand.Report) == 0 || json.Unmarshal(cand.Report, &rep) != nil {
+		return "verdict " + cand.Verdict
+	}
+	if len(rep.Stages) == 0 {
+		// A verdict the desk gave without running anything (the harness
+		// was no longer frozen, the verification could not be set up):
+		// the server's own words.
+		return cand.Reason
+	}
+	for _, s := range rep.Stages {
+		switch {
+		case cand.Verdict == verify.Rejected && (s.Outcome == verify.Refused || s.Outcome == verify.Failed || s.Outcome == verify.Counterfeit),
+			cand.Verdict == verify.Inconclusive && (s.Outcome == verify.NotReproduced || s.Outcome == verify.NotExecuted):
+		default:
+			continue
+		}
+		if s.Name == verify.StageDiff || s.Outcome == verify.Counterfeit {
+			// The server's account of the candidate's own changes, or of
+			// results the frozen tests did not write, by test name.
+			return s.Detail
+		}
+		var failed []string
+		var count [2][2]int // fail-to-pass, pass-to-pass: passed, all
+		for _, t := range s.Tests {
+			k := 0
+			if t.Kind == verify.PassToPass {
+				k = 1
+			}
+			count[k][1]++
+			switch t.Outcome {
+			case verify.Pass:
+				count[k][0]++
+			case verify.Fail:
+				failed = append(failed, t.Name+" failed")
+			case verify.Skip:
+				failed = append(failed, t.Name+" was skipped")
+			case verify.Missing:
+				failed = append(failed, t.Name+" is missing from the results")
+			default:
+				failed = append(failed, t.Name+" did not run")
+			}
+		}
+		what := s.Outcome
+		switch s.Outcome {
+		case verify.NotExecuted:
+			what = "the run gave no usable results (the code did not build, the test process crashed or ran out of time)"
+		case verify.NotReproduced:
+			what = "the frozen test did not detect the bug on base in this run (not the candidate's doing)"
+		}
+		if len(failed) > 0 {
+			what += ": " + strings.Join(failed, "; ")
+		}
+		return fmt.Sprintf("%s run %d: %s (fail-to-pass %d/%d passed, pass-to-pass %d/%d passed; the runs' output is not shown)",
+			s.Name, s.Run, what, count[0][0], count[0][1], count[1][0], count[1][1])
+	}
+	return "verdict " + cand.Verdict
 }
 
 // proposal is a fix as files or as a patch.
