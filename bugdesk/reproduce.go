@@ -258,6 +258,18 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 	if err := testFilesOnly(files, p.Settings.HarnessPaths); err != nil {
 		return agent.Result{}, err
 	}
+	// New files only: the frozen test tree restored over every candidate
+	// is the reproduction's commit's, so an existing test file rewritten
+	// here (keeping only the new test) would drop the base's own tests
+	// from every verification, and a fix breaking what they checked would
+	// pass.
+	for _, f := range files {
+		if _, exists, err := p.Repo.Entry(ctx, in.Base, f.Path); err != nil {
+			return agent.Result{}, err
+		} else if exists {
+			return agent.Result{}, signoff.Errorf(signoff.EINVALID, "file %q exists on base %s: a reproduction adds new test files only and never changes existing ones (their tests must keep running); put the test in a new file", f.Path, short(in.Base))
+		}
+	}
 	commit, branch, err := d.commitFiles(ctx, p, in.Base, files, nil, fmt.Sprintf("signoff/%s/repro-%d-%d", c.ID, l.State.Round, len(l.State.Harnesses)+1),
 		fmt.Sprintf("repro: %s\n\nProposed by %s (%s evidence) for case %s.", strings.Join(failToPass, ", "), env.Actor.Name, env.Evidence, c.ID), env.Actor)
 	if err != nil {

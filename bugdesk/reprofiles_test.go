@@ -265,3 +265,38 @@ func TestRefusedReproductionQuotesItsRun(t *testing.T) {
 		t.Fatalf("the run's output is not quoted: %#v", err)
 	}
 }
+
+// TestReproductionNeverRewritesExistingFiles: the frozen test tree a
+// candidate is verified with is the reproduction's commit's, so a
+// reproducer that rewrote an existing test file (keeping only its own
+// test) would drop the base's tests from every verification: a fix that
+// breaks what they checked would be VERIFIED. A reproduction adds new
+// files only; an existing file among its test files is refused before
+// anything runs.
+func TestReproductionNeverRewritesExistingFiles(t *testing.T) {
+	runner, err := sandbox.Default()
+	if err != nil {
+		if testing.Short() {
+			t.Skipf("no isolated sandbox: %v", err)
+		}
+		t.Fatalf("no isolated sandbox (run with -short to skip): %v", err)
+	}
+	rc := newReproCase(t, runner)
+	ctx := context.Background()
+	test, err := exec.Command("git", "-C", rc.sample.Dir, "show", rc.sample.Branches[shoplite.BranchReproCoupon]+":cart/coupon_repro_test.go").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rc.d.proposeRepro(ctx, rc.env, []FileArg{{Path: "cart/cart_test.go", Content: string(test)}}, []string{"TestCouponAppliesOnce"}, "8100")
+	if err == nil {
+		_, l, _ := rc.d.loop(ctx, sys(rc.ws), rc.caseID)
+		var h verify.Harness
+		if len(l.State.Harnesses) > 0 {
+			json.Unmarshal(l.State.Harnesses[0].Spec, &h)
+		}
+		t.Fatalf("accepted a reproduction that rewrote cart/cart_test.go; the tests a fix must keep passing are now %v", h.PassToPass)
+	}
+	if signoff.ErrorCode(err) != signoff.EINVALID || !strings.Contains(signoff.ErrorMessage(err), "cart/cart_test.go") {
+		t.Fatalf("got %v, want EINVALID naming cart/cart_test.go", err)
+	}
+}
