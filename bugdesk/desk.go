@@ -79,6 +79,9 @@ type Desk struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// ownPassing caches, per project and base commit, the base's own
+	// tests that pass without any reproduction (baseOwnPassing).
+	ownPassing map[string][]string
 }
 
 func (d *Desk) now() time.Time {

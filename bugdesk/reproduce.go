@@ -298,6 +298,26 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 	// Every other test that passed on base in every run must keep passing:
 	// the server finds them, so a reproducer cannot leave them out.
 	h.PassToPass = passedOnBase(rep, h)
+	// Nor can it stop them from running: a new test file can end the test
+	// process (os.Exit after its failure) or pick the tests that run
+	// (TestMain setting -test.run), and a test that did not run with the
+	// harness on base would never be checked on a candidate. Each test
+	// that passes on base alone must pass with the proposal too.
+	own, err := d.baseOwnPassing(ctx, p, in.Base)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	var lost []string
+	for _, n := range own {
+		if !slices.Contains(h.PassToPass, n) && !slices.Contains(failToPass, n) {
+			lost = append(lost, n)
+		}
+	}
+	if len(lost) > 0 {
+		return agent.Result{}, agent.Refuse(signoff.Errorf(signoff.EINVALID,
+			"refused: with the proposal on base %s, %d of the base's own passing tests no longer run or pass (named in U1 below): a reproduction adds a failing test and leaves every other test running as it was; do not end the test process, choose which tests run (TestMain, -test.run) or change shared state other tests use, and propose again", short(in.Base), len(lost)),
+			"the base's tests that stopped running or passing", strings.Join(lost, ", "))
+	}
 	tf, err := verify.ReadTestFiles(ctx, p.Repo, h)
 	if err != nil {
 		return agent.Result{}, err
@@ -521,6 +541,45 @@ func (d *Desk) commitFiles(ctx context.Context, p project, base string, files []
 		return "", "", fmt.Errorf("branch %s: %w", name, err)
 	}
 	return commit, name, nil
+}
+
+// baseOwnPassing runs base's own tests in the sandbox, with nothing of
+// any proposal, and lists those that passed (once per project and base in
+// this desk). The run is a reproduction check whose "harness" is a file
+// of base itself, so nothing is copied over base.
+func (d *Desk) baseOwnPassing(ctx context.Context, p project, base string) ([]string, error) {
+	key := p.ID + "@" + base
+	d.mu.Lock()
+	own, ok := d.ownPassing[key]
+	d.mu.Unlock()
+	if ok {
+		return own, nil
+	}
+	files, err := p.Repo.ListFiles(ctx, base)
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	h := verify.Harness{Base: base, TestsFrom: base, TestFiles: files[:1], Command: p.Settings.TestCommand, Format: p.Settings.TestFormat,
+		FailToPass: []string{"(none: the base's own tests)"}, ExpectedFailure: "(none)", TimeoutSeconds: p.Settings.TimeoutSeconds, Runs: 1}
+	rep, err := verify.Reproduce(ctx, verify.Options{RepoDir: p.Repo.Dir, Harness: h, Runner: d.Sandbox, CacheDir: d.cacheFor(p.ID)})
+	if err != nil {
+		return nil, fmt.Errorf("run the base's own tests: %w", err)
+	}
+	for _, s := range rep.Stages {
+		if s.Name == verify.StageBase {
+			if _, err := verify.Parse(h.Format, bytes.NewReader(s.Stdout)); err != nil || s.Runner == nil || s.Runner.TimedOut || s.Runner.Killed != "" || s.Runner.Truncated {
+				return nil, fmt.Errorf("run the base's own tests: no usable results: %s", s.Detail)
+			}
+		}
+	}
+	own = passedOnBase(rep, h)
+	d.mu.Lock()
+	if d.ownPassing == nil {
+		d.ownPassing = map[string][]string{}
+	}
+	d.ownPassing[key] = own
+	d.mu.Unlock()
+	return own, nil
 }
 
 // passedOnBase lists the tests that passed in every base run, minus the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -298,5 +299,50 @@ func TestReproductionNeverRewritesExistingFiles(t *testing.T) {
 	}
 	if signoff.ErrorCode(err) != signoff.EINVALID || !strings.Contains(signoff.ErrorMessage(err), "cart/cart_test.go") {
 		t.Fatalf("got %v, want EINVALID naming cart/cart_test.go", err)
+	}
+}
+
+// TestReproductionLeavesBaseTestsRunning: a new test file can stop the
+// base's own tests from running with it (a TestMain choosing -test.run,
+// an os.Exit after its failure); those tests would then never be checked
+// on a candidate. Such a proposal is refused, naming the tests it
+// stopped; an honest one in the same package keeps them all.
+func TestReproductionLeavesBaseTestsRunning(t *testing.T) {
+	runner, err := sandbox.Default()
+	if err != nil {
+		if testing.Short() {
+			t.Skipf("no isolated sandbox: %v", err)
+		}
+		t.Fatalf("no isolated sandbox (run with -short to skip): %v", err)
+	}
+	const test = "func TestCouponAppliesOnce(t *testing.T) {\n\tgot, _ := Total([]Item{{SKU: \"lamp\", PriceCents: 10000, Quantity: 1}}, \"SAVE10\")\n\tif got != 9000 {\n\t\tt.Errorf(\"Total = %d; want 9000\", got)\nEXTRA\t}\n}\n"
+	for _, tc := range []struct {
+		name, content string
+		refused       bool
+	}{
+		{"a TestMain choosing the tests", "package cart\n\nimport (\n\t\"flag\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tflag.Set(\"test.run\", \"^TestCouponAppliesOnce$\")\n\tos.Exit(m.Run())\n}\n\n" + strings.Replace(test, "EXTRA", "", 1), true},
+		{"an exit after the failure", "package cart\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" + strings.Replace(test, "EXTRA", "\t\tos.Exit(1)\n", 1), true},
+		{"an honest test", "package cart\n\nimport \"testing\"\n\n" + strings.Replace(test, "EXTRA", "", 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := newReproCase(t, runner)
+			ctx := context.Background()
+			_, err := rc.d.proposeRepro(ctx, rc.env, []FileArg{{Path: "cart/a_repro_test.go", Content: tc.content}}, []string{"TestCouponAppliesOnce"}, "8100")
+			_, l, lerr := rc.d.loop(ctx, sys(rc.ws), rc.caseID)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			if !tc.refused {
+				var h verify.Harness
+				if err != nil || len(l.State.Harnesses) != 1 || json.Unmarshal(l.State.Harnesses[0].Spec, &h) != nil || !slices.Contains(h.PassToPass, "TestFixedCoupon") {
+					t.Fatalf("an honest reproduction: %v, harnesses %d, pass_to_pass %v", err, len(l.State.Harnesses), h.PassToPass)
+				}
+				return
+			}
+			var q *agent.QuotedRefusal
+			if signoff.ErrorCode(err) != signoff.EINVALID || !errors.As(err, &q) || !strings.Contains(q.Quotes[0].Text, "TestFixedCoupon") || len(l.State.Harnesses) != 0 {
+				t.Fatalf("got %v (%d harness(es)), want a refusal naming TestFixedCoupon", err, len(l.State.Harnesses))
+			}
+		})
 	}
 }
