@@ -163,3 +163,7 @@ type TrackStep struct {
 // MaxPublicQuestion bounds the clarification a case shows its reporter,
 // in bytes.
 const MaxPublicQuestion = 2000
+
+// MaxQuestions bounds how many clarifications triage asks one reporter;
+// every answer runs triage again, so a model that keeps asking would loop.
+const MaxQuestions = 3

@@ -103,6 +103,17 @@ func (s *DB) RequestInfo(ctx context.Context, by signoff.Actor, caseID string, i
 			if err := s.agentMayChange(ctx, tx, by, c, "request_info"); err != nil {
 				return err
 			}
+			// Each question sends the reporter's answer through a whole
+			// triage run again: past the bound, a person reads the case
+			// instead of asking once more.
+			var asked int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM ledger_events WHERE workspace_id = $1 AND case_id = $2 AND type = '`+eventAsked+`'`,
+				c.WorkspaceID, c.ID).Scan(&asked); err != nil {
+				return fmt.Errorf("count questions: %w", err)
+			}
+			if asked >= signoff.MaxQuestions {
+				return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("the reporter has been asked %d times already: give up so a person reads the case", asked)}
+			}
 			if c, _, err = s.applyTransition(ctx, tx, by, c, "request_info", in.Note); err != nil {
 				return err
 			}

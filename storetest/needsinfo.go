@@ -193,6 +193,22 @@ func testNeedsInfo(t *testing.T, b Backend) {
 	if won != 1 || len(reps) != 3 || len(triageJobs(t, tb, c.ID)) != 3 {
 		t.Fatalf("%d concurrent answers won, %d reporter texts, %d triage jobs; want 1, 3, 3", won, len(reps), len(triageJobs(t, tb, c.ID)))
 	}
+
+	// Questions are bounded: each answer runs triage again, so a model
+	// that keeps asking is stopped and a person reads the case.
+	for i := 2; i < signoff.MaxQuestions; i++ {
+		if _, err := s.RequestInfo(ctx, tri, c.ID, signoff.InfoRequest{Question: "¿En qué pantalla estabas justo antes?", Language: "es"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Answer(ctx, secret, "en el carrito"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.RequestInfo(ctx, tri, c.ID, signoff.InfoRequest{Question: "¿Y qué versión de Android?", Language: "es"})
+	wantCode(t, err, signoff.ECONFLICT)
+	if cur, _ := s.GetCase(ctx, tb.owner, c.ID); cur.State != "triaging" {
+		t.Fatalf("a question past the bound moved the case to %s", cur.State)
+	}
 	tb.verify(t)
 }
 
