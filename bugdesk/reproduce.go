@@ -307,9 +307,12 @@ func (d *Desk) proposeRepro(ctx context.Context, env *agent.Env, files []FileArg
 	if err != nil {
 		return agent.Result{}, err
 	}
+	// By package and name: a test of the same name elsewhere (a decoy in
+	// a new package) does not stand in for one that stopped.
+	with := passedEveryBaseRun(rep, h, true)
 	var lost []string
 	for _, n := range own {
-		if !slices.Contains(h.PassToPass, n) && !slices.Contains(failToPass, n) {
+		if !slices.Contains(with, n) && !slices.Contains(failToPass, n[strings.LastIndex(n, ".")+1:]) {
 			lost = append(lost, n)
 		}
 	}
@@ -544,8 +547,8 @@ func (d *Desk) commitFiles(ctx context.Context, p project, base string, files []
 }
 
 // baseOwnPassing runs base's own tests in the sandbox, with nothing of
-// any proposal, and lists those that passed (once per project and base in
-// this desk). The run is a reproduction check whose "harness" is a file
+// any proposal, and lists those that passed, by package and name (once
+// per project and base in this desk). The run is a reproduction check whose "harness" is a file
 // of base itself, so nothing is copied over base.
 func (d *Desk) baseOwnPassing(ctx context.Context, p project, base string) ([]string, error) {
 	key := p.ID + "@" + base
@@ -572,7 +575,7 @@ func (d *Desk) baseOwnPassing(ctx context.Context, p project, base string) ([]st
 			}
 		}
 	}
-	own = passedOnBase(rep, h)
+	own = passedEveryBaseRun(rep, h, true)
 	d.mu.Lock()
 	if d.ownPassing == nil {
 		d.ownPassing = map[string][]string{}
@@ -585,7 +588,14 @@ func (d *Desk) baseOwnPassing(ctx context.Context, p project, base string) ([]st
 // passedOnBase lists the tests that passed in every base run, minus the
 // fail-to-pass tests: the pass-to-pass set a fix must keep green.
 func passedOnBase(rep verify.Report, h verify.Harness) []string {
+	return passedEveryBaseRun(rep, h, false)
+}
+
+// passedEveryBaseRun is passedOnBase with each test named by its bare
+// name, or by package and name when qualified.
+func passedEveryBaseRun(rep verify.Report, h verify.Harness, qualified bool) []string {
 	var sets []map[string]bool
+	bare := map[string]string{}
 	for _, s := range rep.Stages {
 		if s.Name != verify.StageBase {
 			continue
@@ -597,7 +607,11 @@ func passedOnBase(rep verify.Report, h verify.Harness) []string {
 		ok := map[string]bool{}
 		for _, t := range res.Tests {
 			if t.Outcome == verify.Pass && !strings.Contains(t.Name, "/") {
-				ok[t.Name] = true
+				key := t.Name
+				if qualified && t.Package != "" {
+					key = t.Package + "." + t.Name
+				}
+				ok[key], bare[key] = true, t.Name
 			}
 		}
 		sets = append(sets, ok)
@@ -607,7 +621,7 @@ func passedOnBase(rep verify.Report, h verify.Harness) []string {
 		return out
 	}
 	for n := range sets[0] {
-		all := !slices.Contains(h.FailToPass, n)
+		all := !slices.Contains(h.FailToPass, bare[n])
 		for _, s := range sets[1:] {
 			all = all && s[n]
 		}

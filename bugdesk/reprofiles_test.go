@@ -316,18 +316,25 @@ func TestReproductionLeavesBaseTestsRunning(t *testing.T) {
 		t.Fatalf("no isolated sandbox (run with -short to skip): %v", err)
 	}
 	const test = "func TestCouponAppliesOnce(t *testing.T) {\n\tgot, _ := Total([]Item{{SKU: \"lamp\", PriceCents: 10000, Quantity: 1}}, \"SAVE10\")\n\tif got != 9000 {\n\t\tt.Errorf(\"Total = %d; want 9000\", got)\nEXTRA\t}\n}\n"
+	decoys := "package decoy\n\nimport \"testing\"\n\n"
+	for _, n := range shoplite.PassToPass {
+		decoys += "func " + n + "(t *testing.T) {}\n\n"
+	}
 	for _, tc := range []struct {
 		name, content string
 		refused       bool
+		more          []FileArg
 	}{
-		{"a TestMain choosing the tests", "package cart\n\nimport (\n\t\"flag\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tflag.Set(\"test.run\", \"^TestCouponAppliesOnce$\")\n\tos.Exit(m.Run())\n}\n\n" + strings.Replace(test, "EXTRA", "", 1), true},
-		{"an exit after the failure", "package cart\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" + strings.Replace(test, "EXTRA", "\t\tos.Exit(1)\n", 1), true},
-		{"an honest test", "package cart\n\nimport \"testing\"\n\n" + strings.Replace(test, "EXTRA", "", 1), false},
+		{"a TestMain choosing the tests", "package cart\n\nimport (\n\t\"flag\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tflag.Set(\"test.run\", \"^TestCouponAppliesOnce$\")\n\tos.Exit(m.Run())\n}\n\n" + strings.Replace(test, "EXTRA", "", 1), true, nil},
+		{"an exit after the failure", "package cart\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" + strings.Replace(test, "EXTRA", "\t\tos.Exit(1)\n", 1), true, nil},
+		{"an exit with decoys of the same names elsewhere", "package cart\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" + strings.Replace(test, "EXTRA", "\t\tos.Exit(1)\n", 1), true,
+			[]FileArg{{Path: "decoy/decoy_test.go", Content: decoys}}},
+		{"an honest test", "package cart\n\nimport \"testing\"\n\n" + strings.Replace(test, "EXTRA", "", 1), false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newReproCase(t, runner)
 			ctx := context.Background()
-			_, err := rc.d.proposeRepro(ctx, rc.env, []FileArg{{Path: "cart/a_repro_test.go", Content: tc.content}}, []string{"TestCouponAppliesOnce"}, "8100")
+			_, err := rc.d.proposeRepro(ctx, rc.env, append([]FileArg{{Path: "cart/a_repro_test.go", Content: tc.content}}, tc.more...), []string{"TestCouponAppliesOnce"}, "8100")
 			_, l, lerr := rc.d.loop(ctx, sys(rc.ws), rc.caseID)
 			if lerr != nil {
 				t.Fatal(lerr)
