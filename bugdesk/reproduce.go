@@ -588,7 +588,7 @@ func (d *Desk) baseOwnPassing(ctx context.Context, p project, base string) ([]st
 // passedOnBase lists the tests that passed in every base run, minus the
 // fail-to-pass tests: the pass-to-pass set a fix must keep green.
 func passedOnBase(rep verify.Report, h verify.Harness) []string {
-	return passedEveryBaseRun(rep, h, false)
+	return passedEveryBaseRun(rep, h, true)
 }
 
 // passedEveryBaseRun is passedOnBase with each test named by its bare

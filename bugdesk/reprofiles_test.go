@@ -330,6 +330,11 @@ func TestReproductionLeavesBaseTestsRunning(t *testing.T) {
 		{"an exit with decoys of the same names elsewhere", "package cart\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" + strings.Replace(test, "EXTRA", "\t\tos.Exit(1)\n", 1), true,
 			[]FileArg{{Path: "decoy/decoy_test.go", Content: decoys}}},
 		{"an honest test", "package cart\n\nimport \"testing\"\n\n" + strings.Replace(test, "EXTRA", "", 1), false, nil},
+		// Tests of the same names elsewhere are other tests: a fix must
+		// keep the package's own passing, not whichever of a name passes
+		// (a harness could stop the real ones on a fixed candidate only).
+		{"an honest test beside decoys of the same names", "package cart\n\nimport \"testing\"\n\n" + strings.Replace(test, "EXTRA", "", 1), false,
+			[]FileArg{{Path: "decoy/decoy_test.go", Content: decoys}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newReproCase(t, runner)
@@ -341,7 +346,8 @@ func TestReproductionLeavesBaseTestsRunning(t *testing.T) {
 			}
 			if !tc.refused {
 				var h verify.Harness
-				if err != nil || len(l.State.Harnesses) != 1 || json.Unmarshal(l.State.Harnesses[0].Spec, &h) != nil || !slices.Contains(h.PassToPass, "TestFixedCoupon") {
+				if err != nil || len(l.State.Harnesses) != 1 || json.Unmarshal(l.State.Harnesses[0].Spec, &h) != nil || !slices.Contains(h.PassToPass, "shoplite/cart.TestFixedCoupon") ||
+					(tc.more != nil && !slices.Contains(h.PassToPass, "shoplite/decoy.TestFixedCoupon")) || slices.Contains(h.PassToPass, "TestFixedCoupon") {
 					t.Fatalf("an honest reproduction: %v, harnesses %d, pass_to_pass %v", err, len(l.State.Harnesses), h.PassToPass)
 				}
 				return

@@ -93,7 +93,7 @@ func TestModelWalkBugs(t *testing.T) {
 		sawVerdict = len(in.Subject.Previous) == 1 && in.Subject.Previous[0].Verdict == "REJECTED" &&
 			strings.Contains(in.Subject.Previous[0].Reason, "TestFixedCoupon failed") && strings.Contains(in.Subject.Previous[0].Reason, "pass-to-pass 8/9 passed") &&
 			!strings.Contains(in.Subject.Previous[0].Reason, "cart_test.go:") && strings.Contains(in.Subject.Previous[0].Diff, "Apply") &&
-			slices.Contains(in.Subject.KeepPassing, "TestFixedCoupon")
+			slices.Contains(in.Subject.KeepPassing, "shoplite/cart.TestFixedCoupon")
 	}
 	if !sawVerdict {
 		t.Error("the coupon fixer's second task does not carry the first attempt's verdict, reason and diff")
