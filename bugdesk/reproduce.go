@@ -208,6 +208,11 @@ func (d *Desk) Drive(ctx context.Context, ws, caseID, kind string) error {
 			// task any more, then says nothing about the case.
 			if t, gerr := d.Store.GetTask(ctx, sys(ws), ts[0].ID); gerr == nil && t.Status == signoff.TaskClosed {
 				d.log().WarnContext(ctx, "agent task finished elsewhere", "case_id", caseID, "task_id", ts[0].ID, "kind", kind, "outcome", t.Outcome, "err", err)
+				if t.Outcome == signoff.OutcomeNeedsHuman {
+					// What its closer meant (it may have died before saying
+					// so); a case already with a person is left as it is.
+					return d.giveUp(ctx, ws, caseID, "", fmt.Sprintf("%s task %s ended without a result: %s", kind, t.ID, t.Reason))
+				}
 				return nil
 			}
 			// The agent could not run (its provider failed, a fixture
