@@ -26,10 +26,12 @@ type fixInput struct {
 }
 
 type fixSubject struct {
-	Title     string `json:"title"`
-	Report    string `json:"report"`
-	Confirmed string `json:"confirmed"`
-	Failing   string `json:"failing_output"`
+	Title  string `json:"title"`
+	Report string `json:"report"`
+	// Signals are the airlock's on the report and answers (reportText).
+	Signals   []string `json:"signals,omitempty"`
+	Confirmed string   `json:"confirmed"`
+	Failing   string   `json:"failing_output"`
 	// FailToPass are the frozen tests the fix must make pass, and
 	// KeepPassing those that passed on base and must keep passing: by name
 	// only, the harness files stay hidden.
@@ -93,12 +95,12 @@ func (d *Desk) StartFix(ctx context.Context, ws, caseID string) error {
 	if err != nil {
 		return err
 	}
-	report, err := d.reportText(ctx, c)
+	report, signals, err := d.reportText(ctx, c)
 	if err != nil {
 		return err
 	}
 	in := fixInput{CaseID: c.ID, Round: l.State.Round, Attempt: c.FixAttempts + 1, MaxAttempts: c.MaxFixAttempts, Base: h.Base,
-		AllowedPath: p.Settings.FixPaths, Subject: fixSubject{Title: c.Title, Report: report,
+		AllowedPath: p.Settings.FixPaths, Subject: fixSubject{Title: c.Title, Report: report, Signals: signals,
 			Confirmed: "The reporter confirmed that the failing check below is the bug they saw, and a member of staff reviewed the test. Make it pass without changing any test.",
 			Failing:   h.FailingOutput}}
 	var spec verify.Harness

@@ -16,6 +16,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/airlock"
 	"github.com/signoff-dev/signoff/gitx"
 	"github.com/signoff-dev/signoff/repair"
 	"github.com/signoff-dev/signoff/verify"
@@ -50,9 +51,11 @@ type reproInput struct {
 }
 
 type reproSubject struct {
-	Title  string   `json:"title"`
-	Report string   `json:"report"`
-	Notes  []string `json:"reporter_said_not_this,omitempty"`
+	Title  string `json:"title"`
+	Report string `json:"report"`
+	// Signals are the airlock's on the report and answers (reportText).
+	Signals []string `json:"signals,omitempty"`
+	Notes   []string `json:"reporter_said_not_this,omitempty"`
 	// StaffNotes are why members of staff rejected earlier reproductions
 	// of the round: what a test must check instead.
 	StaffNotes []string `json:"staff_rejected_because,omitempty"`
@@ -106,7 +109,7 @@ func (d *Desk) ensureReproTask(ctx context.Context, c signoff.Case, l signoff.Bu
 	if err != nil {
 		return fmt.Errorf("project %s: main branch: %w", p.ID, err)
 	}
-	report, err := d.reportText(ctx, c)
+	report, signals, err := d.reportText(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -115,7 +118,7 @@ func (d *Desk) ensureReproTask(ctx context.Context, c signoff.Case, l signoff.Bu
 		return err
 	}
 	in := reproInput{CaseID: c.ID, Round: l.State.Round, Base: base, TestCommand: p.Settings.TestCommand,
-		Subject: reproSubject{Title: c.Title, Report: report, Files: files}}
+		Subject: reproSubject{Title: c.Title, Report: report, Signals: signals, Files: files}}
 	for _, h := range l.State.Harnesses {
 		if h.Round != l.State.Round || h.Status != signoff.HarnessDisowned {
 			continue
@@ -136,15 +139,24 @@ func (d *Desk) ensureReproTask(ctx context.Context, c signoff.Case, l signoff.Bu
 }
 
 // reportText is the reporter's words as the airlock let them through:
-// the report and every later answer, each answer said to be one (a
-// reopened case's "still broken" is the newest of them).
-func (d *Desk) reportText(ctx context.Context, c signoff.Case) (string, error) {
+// the report and every later answer, each later answer marked as such.
+// Its signals are those the airlock recorded on each text, and those the
+// texts raise read together without the markers between them: an
+// instruction cut between the report and a later answer is named in the
+// agent's prompt (the prompt reads every "signals" array of its input).
+func (d *Desk) reportText(ctx context.Context, c signoff.Case) (string, []string, error) {
 	reps, err := d.Store.ListReports(ctx, sys(c.WorkspaceID), c.ID)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	var parts []string
+	var parts, bare, signals []string
 	for _, r := range reps {
+		bare = append(bare, r.Dossier.Text)
+		for _, s := range r.Dossier.Signals {
+			if !slices.Contains(signals, s) {
+				signals = append(signals, s)
+			}
+		}
 		if r.Kind == "answer" {
 			parts = append(parts, "The reporter answered later: "+r.Dossier.Text)
 			continue
@@ -152,9 +164,9 @@ func (d *Desk) reportText(ctx context.Context, c signoff.Case) (string, error) {
 		parts = append(parts, r.Dossier.Text)
 	}
 	if len(parts) == 0 {
-		return c.Title, nil
+		return c.Title, nil, nil
 	}
-	return strings.Join(parts, "\n---\n"), nil
+	return strings.Join(parts, "\n---\n"), airlock.JoinSignals(signals, airlock.DetectTogether(bare...)), nil
 }
 
 func (d *Desk) openTasks(ctx context.Context, c signoff.Case, kind string) ([]signoff.Task, error) {
