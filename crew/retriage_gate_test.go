@@ -21,14 +21,23 @@ import (
 // in words that leave the tracker's evidence as it was) must not take
 // the first run's approval, already used, as its own and file a second
 // ticket nobody approved: a person is asked again.
-func TestRetriageNeverReusesUsedApproval(t *testing.T) {
-	t.Parallel()
+// jobCase is a gated report triaged through the jobs, with a crew whose
+// investigator and writer decide the same on every run.
+type jobCase struct {
+	ctx   context.Context
+	st    signoff.Store
+	setup *crew.EvalSetup
+	c     signoff.Case
+}
+
+func newJobCase(t *testing.T) *jobCase {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	d := loadOrbit(t)
 	_, key, _ := ed25519.GenerateKey(nil)
-	st := openStore(t, filepath.Join(t.TempDir(), "reuse.db"), key)
-	defer st.Close()
+	st := openStore(t, filepath.Join(t.TempDir(), "jobs.db"), key)
+	t.Cleanup(func() { st.Close() })
 	rt := runtimeFor(st, map[string]agent.Policy{crew.RoleInvestigator: sameVerdict, crew.RoleWriter: terseWriter})
 	setup, err := crew.NewEvalSetup(ctx, st, rt, d, crew.Roles(agent.ProviderBuiltin))
 	if err != nil {
@@ -38,48 +47,77 @@ func TestRetriageNeverReusesUsedApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop(context.Background())
+	t.Cleanup(func() { stop(context.Background()) })
 	it := gatedItem(t, d, "billing")
 	c, _, _, err := st.SubmitReport(ctx, signoff.ReportInput{ProjectID: setup.Project, Text: it.Text,
 		Device: it.Metadata.Device, OS: it.Metadata.OS, AppVersion: it.Metadata.AppVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &jobCase{ctx: ctx, st: st, setup: setup, c: c}
+}
+
+// waitState waits for the case to reach want.
+func (j *jobCase) waitState(t *testing.T, want string) {
+	t.Helper()
+	j.waitUntil(t, "case in "+want, func(cur signoff.Case) bool { return cur.State == want })
+}
+
+// waitUntil waits for the case to satisfy ok.
+func (j *jobCase) waitUntil(t *testing.T, what string, ok func(signoff.Case) bool) {
+	t.Helper()
+	sys := signoff.SystemActor(j.setup.Workspace)
+	for {
+		cur, err := j.st.GetCase(j.ctx, sys, j.c.ID)
+		if err == nil && ok(cur) {
+			return
+		}
+		select {
+		case <-j.ctx.Done():
+			t.Fatalf("case %s in %s, want %s (%v)", j.c.ID, cur.State, what, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// pending lists the case's pending decisions.
+func (j *jobCase) pending(t *testing.T) []signoff.Decision {
+	t.Helper()
+	ds, err := j.st.ListDecisions(j.ctx, j.setup.Operator, j.c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []signoff.Decision
+	for _, d := range ds {
+		if d.Status == signoff.DecisionPending {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// decide answers the one pending decision.
+func (j *jobCase) decide(t *testing.T, approve bool, reason string) signoff.Decision {
+	t.Helper()
+	p := j.pending(t)
+	if len(p) != 1 {
+		t.Fatalf("%d pending decisions, want 1", len(p))
+	}
+	d, err := j.st.Decide(j.ctx, j.setup.Operator, p[0].ID, p[0].SubjectDigest, approve, reason)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestRetriageNeverReusesUsedApproval(t *testing.T) {
+	t.Parallel()
+	j := newJobCase(t)
+	ctx, st, setup, c := j.ctx, j.st, j.setup, j.c
 	sys := signoff.SystemActor(setup.Workspace)
-	waitState := func(want string) {
-		t.Helper()
-		for {
-			cur, err := st.GetCase(ctx, sys, c.ID)
-			if err == nil && cur.State == want {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("case %s in %s, want %s (%v)", c.ID, cur.State, want, err)
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}
-	approved := func() signoff.Decision {
-		t.Helper()
-		ds, err := st.ListDecisions(ctx, setup.Operator, c.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range ds {
-			if d.Status == signoff.DecisionPending {
-				if d, err = st.Decide(ctx, setup.Operator, d.ID, d.SubjectDigest, true, "ok"); err != nil {
-					t.Fatal(err)
-				}
-				return d
-			}
-		}
-		t.Fatalf("no pending decision among %d", len(ds))
-		return signoff.Decision{}
-	}
-	waitState(workflow.BugAwaitingTriageApproval)
-	first := approved()
-	waitState(workflow.BugTicketed)
+	j.waitState(t, workflow.BugAwaitingTriageApproval)
+	first := j.decide(t, true, "ok")
+	j.waitState(t, workflow.BugTicketed)
 	for {
 		run, err := st.GetTriage(ctx, sys, c.ID)
 		if err == nil && run.Status == signoff.TriageDone {
@@ -101,21 +139,11 @@ func TestRetriageNeverReusesUsedApproval(t *testing.T) {
 	}
 	// The second run ends somewhere other than triaging: filed again, or
 	// at the gate.
-	for {
-		cur, err := st.GetCase(ctx, sys, c.ID)
-		if err == nil && cur.State != workflow.BugTriaging {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the second run never ended (case %s)", cur.State)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	j.waitUntil(t, "out of triaging", func(cur signoff.Case) bool { return cur.State != workflow.BugTriaging })
 	if n := len(filedTickets(t, st, setup)); n != 1 {
 		t.Fatalf("the second run filed a ticket (%d in all) under decision %s, which a person approved for the first run", n, first.ID)
 	}
-	waitState(workflow.BugAwaitingTriageApproval)
+	j.waitState(t, workflow.BugAwaitingTriageApproval)
 }
 
 // sameVerdict is an investigator that decides the same on every run: it
