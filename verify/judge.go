@@ -18,6 +18,9 @@ const (
 	StageDiff      = "diff"
 	StageBase      = "base"
 	StageCandidate = "candidate"
+	// StageBuild (build.go) is the build of a Go candidate's non-test
+	// code, before its runs: failed is REJECTED.
+	StageBuild = "build"
 )
 
 // Stage outcomes. Only OK, Restored, Reproduced and Passed count toward a
@@ -192,7 +195,8 @@ func tail(s string) string {
 }
 
 // Decide turns stage outcomes into the verdict, failing closed: a refused
-// diff or a failed candidate run is REJECTED; anything not executed or not
+// diff, a failed candidate run or a candidate that does not build without
+// its tests is REJECTED; anything not executed or not
 // reproduced, or a report without at least one reproducing base run and
 // one passing candidate run, is INCONCLUSIVE; VERIFIED needs every stage to
 // count toward it.
@@ -209,7 +213,7 @@ func Decide(stages []Stage) string {
 		}
 	}
 	for _, s := range stages {
-		if s.Name == StageCandidate && (s.Outcome == Failed || s.Outcome == Counterfeit) {
+		if (s.Name == StageCandidate || s.Name == StageBuild) && (s.Outcome == Failed || s.Outcome == Counterfeit) {
 			return Rejected
 		}
 	}
@@ -220,6 +224,7 @@ func Decide(stages []Stage) string {
 			base++
 		case s.Name == StageCandidate && s.Outcome == Passed:
 			cand++
+		case s.Name == StageBuild && s.Outcome == Passed:
 		default:
 			return Inconclusive
 		}

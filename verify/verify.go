@@ -486,6 +486,17 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 		rep.Stages = append(rep.Stages, Stage{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot put the frozen test tree in place: " + err.Error()})
 		return false
 	}
+	if stage == StageCandidate {
+		// The code that would be merged must build without its tests
+		// (build.go); the runs are not started when it does not.
+		if st, ok := v.build(ctx, wt.Dir); ok {
+			rep.Stages = append(rep.Stages, st)
+			if st.Outcome != Passed {
+				rep.Stages = append(rep.Stages, Stage{Name: stage, Outcome: Skipped, Detail: "not run: the build check did not pass"})
+				return false
+			}
+		}
+	}
 	for i := 1; i <= n; i++ {
 		st := v.run(ctx, stage, i, wt.Dir)
 		rep.Stages = append(rep.Stages, st)

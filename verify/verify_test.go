@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,10 @@ type fakeRunner struct {
 	calls  int
 	seen   []string // content of cart/coupon_repro_test.go per run
 	specs  []sandbox.Spec
+	// builds are the build checks' runs (go list -export), answered by build
+	// (a build that succeeds when nil) outside the script.
+	builds []sandbox.Spec
+	build  func(sandbox.Spec) (sandbox.Result, error)
 }
 
 func (f *fakeRunner) Name() string                   { return "fake" }
@@ -33,6 +38,13 @@ func (f *fakeRunner) Digest(l sandbox.Limits) string { return fmt.Sprintf("fake:
 func (f *fakeRunner) Run(_ context.Context, s sandbox.Spec) (sandbox.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if slices.Contains(s.Command, "-export") {
+		f.builds = append(f.builds, s)
+		if f.build != nil {
+			return f.build(s)
+		}
+		return sandbox.Result{Backend: "fake", Limits: s.Limits, Isolated: true}, nil
+	}
 	b, _ := os.ReadFile(filepath.Join(s.Src, "cart", "coupon_repro_test.go"))
 	f.seen = append(f.seen, string(b))
 	f.specs = append(f.specs, s)
@@ -134,6 +146,14 @@ func TestVerifyRestoresTheHarnessOverTheCandidate(t *testing.T) {
 	if cs := f.specs[1]; len(cs.Writable) != 0 || !strings.HasPrefix(cs.Env["GOCACHE"], "/tmp/") {
 		t.Fatalf("candidate spec = %+v: a candidate's run may write no host path", cs)
 	}
+	// The candidate's non-test code is built once, before its runs, as
+	// they are run: offline, in its own layer of the cache.
+	if len(f.builds) != 1 {
+		t.Fatalf("builds = %d, want 1", len(f.builds))
+	}
+	if bs := f.builds[0]; strings.Join(bs.Command, " ") != "go list -export -f={{.ImportPath}} ./..." || len(bs.Writable) != 0 || bs.Env["GOPROXY"] != "off" || bs.Env["GOFLAGS"] != f.specs[1].Env["GOFLAGS"] || bs.Env["GOCACHE"] != f.specs[1].Env["GOCACHE"] || bs.Limits != f.specs[1].Limits {
+		t.Fatalf("build spec = %+v", bs)
+	}
 	if fp, _ := verify.Fingerprint(rep.Identity()); fp != rep.Fingerprint || len(fp) != 64 {
 		t.Fatalf("fingerprint %s does not recompute (%s)", rep.Fingerprint, fp)
 	}
@@ -152,34 +172,45 @@ func TestVerifyFailsClosed(t *testing.T) {
 		want   string
 		detail string
 		calls  int
+		build  func(sandbox.Spec) (sandbox.Result, error)
 	}{
-		{"all runs hold: VERIFIED", 3, script{ok(baseFails), ok(baseFails), ok(baseFails), ok(candidatePass), ok(candidatePass), ok(candidatePass)}, verify.Verified, "", 6},
+		{"all runs hold: VERIFIED", 3, script{ok(baseFails), ok(baseFails), ok(baseFails), ok(candidatePass), ok(candidatePass), ok(candidatePass)}, verify.Verified, "", 6, nil},
 		{"one failing candidate run of three: REJECTED", 3,
-			script{ok(baseFails), ok(baseFails), ok(baseFails), ok(candidatePass), ok(baseFails)}, verify.Rejected, "candidate run 2", 5},
+			script{ok(baseFails), ok(baseFails), ok(baseFails), ok(candidatePass), ok(baseFails)}, verify.Rejected, "candidate run 2", 5, nil},
 		{"a base that passes never detected the bug: INCONCLUSIVE, candidate not run", 1,
-			script{ok(candidatePass)}, verify.Inconclusive, "never detected the bug", 1},
+			script{ok(candidatePass)}, verify.Inconclusive, "never detected the bug", 1, nil},
 		{"a base run that reproduces only once of two: INCONCLUSIVE", 2,
-			script{ok(baseFails), ok(candidatePass)}, verify.Inconclusive, "base run 2", 2},
+			script{ok(baseFails), ok(candidatePass)}, verify.Inconclusive, "base run 2", 2, nil},
 		{"a runner crash: INCONCLUSIVE", 1,
-			script{ok(baseFails), result(sandbox.Result{}, errors.New("helper died"))}, verify.Inconclusive, "helper died", 2},
+			script{ok(baseFails), result(sandbox.Result{}, errors.New("helper died"))}, verify.Inconclusive, "helper died", 2, nil},
 		{"a timeout: INCONCLUSIVE", 1,
-			script{result(sandbox.Result{TimedOut: true, Killed: sandbox.KilledWallTime, Stdout: baseFails}, nil)}, verify.Inconclusive, "timed out", 1},
+			script{result(sandbox.Result{TimedOut: true, Killed: sandbox.KilledWallTime, Stdout: baseFails}, nil)}, verify.Inconclusive, "timed out", 1, nil},
 		{"a memory kill: INCONCLUSIVE", 1,
-			script{ok(baseFails), result(sandbox.Result{Killed: sandbox.KilledMemory, Stdout: candidatePass}, nil)}, verify.Inconclusive, "memory", 2},
+			script{ok(baseFails), result(sandbox.Result{Killed: sandbox.KilledMemory, Stdout: candidatePass}, nil)}, verify.Inconclusive, "memory", 2, nil},
 		{"truncated output: INCONCLUSIVE", 1,
-			script{ok(baseFails), result(sandbox.Result{Truncated: true, Stdout: candidatePass}, nil)}, verify.Inconclusive, "truncated", 2},
+			script{ok(baseFails), result(sandbox.Result{Truncated: true, Stdout: candidatePass}, nil)}, verify.Inconclusive, "truncated", 2, nil},
 		{"no structured output: INCONCLUSIVE", 1,
-			script{ok(baseFails), result(sandbox.Result{ExitCode: 2, Stdout: []byte("PASS\nok shoplite/cart\n"), Stderr: []byte("go: cannot find main module")}, nil)}, verify.Inconclusive, "no test results", 2},
+			script{ok(baseFails), result(sandbox.Result{ExitCode: 2, Stdout: []byte("PASS\nok shoplite/cart\n"), Stderr: []byte("go: cannot find main module")}, nil)}, verify.Inconclusive, "no test results", 2, nil},
 		{"a harness that does not build on the candidate: INCONCLUSIVE", 1,
-			script{ok(baseFails), ok([]byte(`{"Action":"fail","Package":"shoplite/cart","FailedBuild":"shoplite/cart [shoplite/cart.test]"}` + "\n"))}, verify.Inconclusive, "failed to build", 2},
+			script{ok(baseFails), ok([]byte(`{"Action":"fail","Package":"shoplite/cart","FailedBuild":"shoplite/cart [shoplite/cart.test]"}` + "\n"))}, verify.Inconclusive, "failed to build", 2, nil},
 		{"a skipped fail-to-pass test: REJECTED", 1,
-			script{ok(baseFails), ok(events(append([]string{"TestCouponAppliesOnce=skip"}, p2pPass()...)...))}, verify.Rejected, "skipped", 2},
+			script{ok(baseFails), ok(events(append([]string{"TestCouponAppliesOnce=skip"}, p2pPass()...)...))}, verify.Rejected, "skipped", 2, nil},
 		{"a missing pass-to-pass test: REJECTED", 1,
-			script{ok(baseFails), ok(events("TestCouponAppliesOnce=pass"))}, verify.Rejected, "missing", 2},
+			script{ok(baseFails), ok(events("TestCouponAppliesOnce=pass"))}, verify.Rejected, "missing", 2, nil},
+		{"a candidate whose code builds only with its tests: REJECTED, its runs not started", 1,
+			script{ok(baseFails)}, verify.Rejected, `the candidate does not build without its tests: "cart/cart.go:51:10: undefined: discounted" in shoplite/cart (base builds)`, 1,
+			func(s sandbox.Spec) (sandbox.Result, error) {
+				// The candidate (the genuine fix's cart.go) does not build;
+				// base does.
+				if b, _ := os.ReadFile(filepath.Join(s.Src, "cart", "cart.go")); !strings.Contains(string(b), genuineApply) {
+					return sandbox.Result{Backend: "fake", Limits: s.Limits, Isolated: true}, nil
+				}
+				return sandbox.Result{Backend: "fake", Limits: s.Limits, Isolated: true, ExitCode: 1, Stderr: []byte("# shoplite/cart\ncart/cart.go:51:10: undefined: discounted\n")}, nil
+			}},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			t.Parallel()
-			f := &fakeRunner{script: tc.script}
+			f := &fakeRunner{script: tc.script, build: tc.build}
 			rep, err := verify.Verify(context.Background(), verify.Options{
 				RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: shoplite.BranchGenuine, Runs: tc.runs, Runner: f, CacheDir: t.TempDir(),
 			})
