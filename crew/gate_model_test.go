@@ -558,7 +558,7 @@ func TestWriterTitleNeutralized(t *testing.T) {
 // is exactly what the person approved.
 func TestGateJobFilesApprovedWithoutModel(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, key, _ := ed25519.GenerateKey(nil)
 	st := openStore(t, filepath.Join(t.TempDir(), "job.db"), key)

@@ -19,7 +19,7 @@ import (
 // answers.
 func TestTriageJobs(t *testing.T) {
 	d := loadOrbit(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, key, _ := ed25519.GenerateKey(nil)
 	st := openStore(t, filepath.Join(t.TempDir(), "jobs.db"), key)

@@ -25,7 +25,7 @@ import (
 // builtin provider plays the crew (live code, no model).
 func TestNeedsInfoRetriage(t *testing.T) {
 	d := loadOrbit(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, key, _ := ed25519.GenerateKey(nil)
 	st := openStore(t, filepath.Join(t.TempDir(), "needsinfo.db"), key)

@@ -32,7 +32,7 @@ type jobCase struct {
 
 func newJobCase(t *testing.T) *jobCase {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	d := loadOrbit(t)
 	_, key, _ := ed25519.GenerateKey(nil)
