@@ -92,7 +92,8 @@ func TestVerifyCommandVerdictsAndExitCodes(t *testing.T) {
 		Stages        []struct{ Name, Outcome, Detail string }
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || rep.Verdict != "REJECTED" ||
-		len(rep.HarnessDigest) != 64 || len(rep.Fingerprint) != 64 || len(rep.Stages) != 3 || rep.Stages[0].Outcome != "harness-restored" {
+		len(rep.HarnessDigest) != 64 || len(rep.Fingerprint) != 64 || len(rep.Stages) != 4 || rep.Stages[0].Outcome != "harness-restored" ||
+		rep.Stages[2].Name != "build" {
 		t.Errorf("verify --json: exit %d, %v\n%s", code, err, out)
 	}
 }
