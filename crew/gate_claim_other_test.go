@@ -2,9 +2,7 @@ package crew_test
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,10 +18,7 @@ import (
 func TestGateClaimTakeoverIgnoresLookalikeTicket(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, key, _ := ed25519.GenerateKey(nil)
-	st := openStore(t, filepath.Join(t.TempDir(), "lookalike.db"), key)
-	defer st.Close()
-	b := parkAtGate(t, st, &rewording{})
+	st, b := parkedStore(t, &rewording{})
 	g, p := b.proposal(t)
 	if _, err := st.Decide(ctx, b.setup.Operator, g.DecisionID, g.Digest, true, "ok"); err != nil {
 		t.Fatal(err)

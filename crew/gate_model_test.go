@@ -110,6 +110,16 @@ type gateBundle struct {
 
 // parkAtGate submits a gated item with a rewording writer and drives it to
 // the gate.
+// parkedStore is a fresh store with a gated report parked at the gate,
+// its writer w.
+func parkedStore(t *testing.T, w *rewording) (*sqlstore.DB, gateBundle) {
+	t.Helper()
+	_, key, _ := ed25519.GenerateKey(nil)
+	st := openStore(t, filepath.Join(t.TempDir(), "gate.db"), key)
+	t.Cleanup(func() { st.Close() })
+	return st, parkAtGate(t, st, w)
+}
+
 func parkAtGate(t *testing.T, st *sqlstore.DB, w *rewording) gateBundle {
 	t.Helper()
 	ctx := context.Background()
@@ -309,10 +319,7 @@ func TestGateApprovedOnceModelRewords(t *testing.T) {
 func TestGateRacedWriterFilesApproved(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, key, _ := ed25519.GenerateKey(nil)
-	st := openStore(t, filepath.Join(t.TempDir(), "race.db"), key)
-	defer st.Close()
-	b := parkAtGate(t, st, &rewording{})
+	st, b := parkedStore(t, &rewording{})
 	g, p := b.proposal(t)
 	if _, err := st.Decide(ctx, b.setup.Operator, g.DecisionID, g.Digest, true, "ok"); err != nil {
 		t.Fatal(err)
@@ -344,11 +351,8 @@ func TestGateRacedWriterFilesApproved(t *testing.T) {
 func TestGateRejectedEndsWithPerson(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, key, _ := ed25519.GenerateKey(nil)
-	st := openStore(t, filepath.Join(t.TempDir(), "reject.db"), key)
-	defer st.Close()
 	w := &rewording{}
-	b := parkAtGate(t, st, w)
+	st, b := parkedStore(t, w)
 	g, _ := b.proposal(t)
 	if _, err := st.Decide(ctx, b.setup.Operator, g.DecisionID, g.Digest, false, "not a bug in our app"); err != nil {
 		t.Fatal(err)
@@ -406,10 +410,7 @@ func TestGateRefusesOtherDecisions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			_, key, _ := ed25519.GenerateKey(nil)
-			st := openStore(t, filepath.Join(t.TempDir(), "other.db"), key)
-			defer st.Close()
-			b := parkAtGate(t, st, &rewording{})
+			st, b := parkedStore(t, &rewording{})
 			// A second gated case in the same workspace, approved too.
 			d := loadOrbit(t)
 			var it2 triage.Item
@@ -481,10 +482,7 @@ func TestGateRefusesOtherDecisions(t *testing.T) {
 func TestGateIgnoresAgentsOwnDecision(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, key, _ := ed25519.GenerateKey(nil)
-	st := openStore(t, filepath.Join(t.TempDir(), "agent.db"), key)
-	defer st.Close()
-	b := parkAtGate(t, st, &rewording{})
+	st, b := parkedStore(t, &rewording{})
 	g, p := b.proposal(t)
 	tri, _ := agentOf(t, st, b.setup.Workspace, signoff.RoleTriager)
 	forged := map[string]any{}
@@ -560,11 +558,8 @@ func TestGateJobFilesApprovedWithoutModel(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, key, _ := ed25519.GenerateKey(nil)
-	st := openStore(t, filepath.Join(t.TempDir(), "job.db"), key)
-	defer st.Close()
 	w := &rewording{}
-	b := parkAtGate(t, st, w)
+	st, b := parkedStore(t, w)
 	rt := runtimeFor(st, map[string]agent.Policy{crew.RoleWriter: w.policy})
 	r := &crew.Runner{Store: st, Runtime: rt, Tools: rt.Tools}
 	stop, err := st.StartJobs(ctx, r.Workers(slog.New(slog.DiscardHandler)), 2)
@@ -619,10 +614,7 @@ func TestGateFilingClaim(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			_, key, _ := ed25519.GenerateKey(nil)
-			st := openStore(t, filepath.Join(t.TempDir(), "claim.db"), key)
-			defer st.Close()
-			b := parkAtGate(t, st, &rewording{})
+			st, b := parkedStore(t, &rewording{})
 			g, p := b.proposal(t)
 			if _, err := st.Decide(ctx, b.setup.Operator, g.DecisionID, g.Digest, true, "ok"); err != nil {
 				t.Fatal(err)
@@ -686,11 +678,8 @@ func TestGateAdoptsOnlyItsOwnKindOfDecision(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			_, key, _ := ed25519.GenerateKey(nil)
-			st := openStore(t, filepath.Join(t.TempDir(), "adopt.db"), key)
-			defer st.Close()
 			w := &rewording{}
-			b := parkAtGate(t, st, w)
+			st, b := parkedStore(t, w)
 			g, p := b.proposal(t)
 			if tc.forged != "" {
 				tri, _ := agentOf(t, st, b.setup.Workspace, signoff.RoleTriager)
