@@ -40,24 +40,7 @@ func TestToolResultQuotesReachModelSpotlighted(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	srv := openaitest.NewServer(t)
-	reg := agent.NewRegistry(append(agent.BaseTools(), lookTool())...)
-	cfg, err := agent.ParseConfig([]byte(strings.ReplaceAll(`
-roles:
-  triager:
-    provider: openai
-    model: test-model
-    base_url: %URL%
-    tools: [look]
-    handoffs: []
-    max_turns: 3
-    timeout: 5s
-`, "%URL%", srv.URL())), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &agent.Runtime{Store: f.st, Tools: reg, Providers: agent.Factory{OpenAI: func(rc agent.RoleConfig) (agent.Provider, error) {
-		return openai.New(openai.Config{BaseURL: rc.BaseURL, Model: rc.Model, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
-	}}.Make}
+	rt, cfg := modelTriager(t, f, srv, lookTool())
 	srv.Reply(openaitest.ToolCall("look", `{"query":"checkout"}`), openaitest.ToolCall("give_up", `{"reason":"seen enough"}`))
 	tk := f.task(t, "triager", signoff.RoleTriager, `{"case_id":"x"}`)
 	if _, err := rt.Run(context.Background(), f.triager, tk.ID, cfg); err != nil {
@@ -175,24 +158,7 @@ func TestQuotedRefusal(t *testing.T) {
 		return agent.Result{}, agent.Refuse(signoff.Errorf(signoff.EINVALID, "refused: the test passed on base; its output is U1 below"),
 			"the test run's output", "--- PASS: TestCart\n"+injected)
 	})
-	reg := agent.NewRegistry(append(agent.BaseTools(), prove)...)
-	cfg, err := agent.ParseConfig([]byte(strings.ReplaceAll(`
-roles:
-  triager:
-    provider: openai
-    model: test-model
-    base_url: %URL%
-    tools: [prove]
-    handoffs: []
-    max_turns: 3
-    timeout: 5s
-`, "%URL%", srv.URL())), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &agent.Runtime{Store: f.st, Tools: reg, Providers: agent.Factory{OpenAI: func(rc agent.RoleConfig) (agent.Provider, error) {
-		return openai.New(openai.Config{BaseURL: rc.BaseURL, Model: rc.Model, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
-	}}.Make}
+	rt, cfg := modelTriager(t, f, srv, prove)
 	srv.Reply(openaitest.ToolCall("prove", `{"query":"x"}`), openaitest.ToolCall("give_up", `{"reason":"refused"}`))
 	tk := f.task(t, "triager", signoff.RoleTriager, `{"case_id":"x"}`)
 	if _, err := rt.Run(context.Background(), f.triager, tk.ID, cfg); err != nil {
@@ -204,4 +170,29 @@ roles:
 		t.Fatalf("server part %q", agent.ServerPart(got))
 	}
 	checkQuoted(t, got, "U1", "the test run's output", "--- PASS: TestCart\n"+injected)
+}
+
+// modelTriager is a runtime whose triager role, with the one tool, runs on
+// the model behind srv through the openai provider.
+func modelTriager(t *testing.T, f *fixture, srv *openaitest.Server, tool *agent.Tool) (*agent.Runtime, agent.Config) {
+	t.Helper()
+	reg := agent.NewRegistry(append(agent.BaseTools(), tool)...)
+	cfg, err := agent.ParseConfig([]byte(strings.ReplaceAll(strings.ReplaceAll(`
+roles:
+  triager:
+    provider: openai
+    model: test-model
+    base_url: %URL%
+    tools: [%TOOL%]
+    handoffs: []
+    max_turns: 3
+    timeout: 5s
+`, "%URL%", srv.URL()), "%TOOL%", tool.Spec().Name)), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &agent.Runtime{Store: f.st, Tools: reg, Providers: agent.Factory{OpenAI: func(rc agent.RoleConfig) (agent.Provider, error) {
+		return openai.New(openai.Config{BaseURL: rc.BaseURL, Model: rc.Model, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
+	}}.Make}
+	return rt, cfg
 }
