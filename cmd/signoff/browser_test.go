@@ -150,28 +150,8 @@ func (b *browser) checkPage(name string) {
 // approve button. Screenshots of each page go to SIGNOFF_SCREENSHOTS (or
 // the test's temporary directory).
 func TestBrowser(t *testing.T) {
-	if testing.Short() && os.Getenv("SIGNOFF_REQUIRE_BROWSER") == "" {
-		t.Skip("browser test: not in -short unless SIGNOFF_REQUIRE_BROWSER is set")
-	}
-	exe := browserPath(t)
-	needLoop(t)
+	exe, d, e := browserDemo(t)
 	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
-	d, err := setupDemo(ctx, e, t.TempDir(), "127.0.0.1:0", log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.s.Close() })
-	t.Cleanup(func() { d.prod.Stop() })
-	stopJobs, err := d.s.StartJobs(ctx, d.st.workers(log), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopJobs(context.Background()) })
-	srv := httpapi.NewServer(d.ln.Addr().String(), handler(d.s, log, d.st))
-	go srv.Serve(d.ln)
-	t.Cleanup(func() { srv.Close() })
 	base := d.url
 
 	// The reporter, on a phone-sized screen.
@@ -481,4 +461,33 @@ func loginLinkFor(t *testing.T, d *demo, role signoff.Role) string {
 		t.Fatal(err)
 	}
 	return "/login/" + code
+}
+
+// browserDemo starts the demo's workspace with its jobs and HTTP server
+// for a browser test, and finds Chromium; it skips where either cannot run.
+func browserDemo(t *testing.T) (string, *demo, *env) {
+	t.Helper()
+	if testing.Short() && os.Getenv("SIGNOFF_REQUIRE_BROWSER") == "" {
+		t.Skip("browser test: not in -short unless SIGNOFF_REQUIRE_BROWSER is set")
+	}
+	exe := browserPath(t)
+	needLoop(t)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	d, err := setupDemo(ctx, e, t.TempDir(), "127.0.0.1:0", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.s.Close() })
+	t.Cleanup(func() { d.prod.Stop() })
+	stopJobs, err := d.s.StartJobs(ctx, d.st.workers(log), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopJobs(context.Background()) })
+	srv := httpapi.NewServer(d.ln.Addr().String(), handler(d.s, log, d.st))
+	go srv.Serve(d.ln)
+	t.Cleanup(func() { srv.Close() })
+	return exe, d, e
 }

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +11,6 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/crew"
-	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -26,28 +22,8 @@ import (
 // confirms it and shows the history; triage runs again with the answer
 // and the case leaves needs_info.
 func TestNeedsInfoBrowser(t *testing.T) {
-	if testing.Short() && os.Getenv("SIGNOFF_REQUIRE_BROWSER") == "" {
-		t.Skip("browser test: not in -short unless SIGNOFF_REQUIRE_BROWSER is set")
-	}
-	exe := browserPath(t)
-	needLoop(t)
+	exe, d, _ := browserDemo(t)
 	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
-	d, err := setupDemo(ctx, e, t.TempDir(), "127.0.0.1:0", log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.s.Close() })
-	t.Cleanup(func() { d.prod.Stop() })
-	stopJobs, err := d.s.StartJobs(ctx, d.st.workers(log), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopJobs(context.Background()) })
-	srv := httpapi.NewServer(d.ln.Addr().String(), handler(d.s, log, d.st))
-	go srv.Serve(d.ln)
-	t.Cleanup(func() { srv.Close() })
 
 	phone := newBrowser(t, exe, 375, 800)
 	phone.run("intake form",
