@@ -1,9 +1,13 @@
 package verify
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -36,6 +40,7 @@ var buildFlagsWithValue = map[string]bool{
 	"cpu": true, "cpuprofile": true, "fuzz": true, "fuzzminimizetime": true, "fuzztime": true, "list": true,
 	"memprofile": true, "memprofilerate": true, "mutexprofile": true, "mutexprofilefraction": true, "outputdir": true,
 	"parallel": true, "run": true, "skip": true, "shuffle": true, "timeout": true, "trace": true,
+	"gocoverdir": true, "testlogfile": true, "fuzzcachedir": true,
 }
 
 // buildFlagsKept are the flags of the harness's go test that change what
@@ -47,19 +52,28 @@ var buildFlagsKept = map[string]bool{
 	"gccgoflags": true, "installsuffix": true,
 }
 
+// listFields are what the build check reads of each package go list
+// reports: its files (to tell which changed files were compiled) and its
+// errors (a package that fails, or whose dependencies fail, to compile).
+const listFields = "ImportPath,Root,Dir,GoFiles,CgoFiles,Error,DepsErrors"
+
 // buildCommand compiles the non-test code of the packages a `go test`
-// command tests, with its build flags, or is nil when command is not go
-// test. It is `go list -export`, which compiles every package (and its
-// dependencies) as go build does, from the same build cache, but links no
-// binary: go build would link every main package again on every check
-// (the linker's output is not cached), which costs ShopLite half a second
-// for nothing the hole is about. Packages of tests only are listed, not
-// refused, as go build refuses them when named explicitly.
-func buildCommand(command []string) []string {
+// command tests, with its build flags, and of the folders of the changed
+// non-test Go files (a fix may change a package the harness does not
+// test), or is nil when command is not go test. It is `go list -e
+// -export`, which compiles every package (and its dependencies) as go
+// build does, from the same build cache, but links no binary: go build
+// would link every main package again on every check (the linker's
+// output is not cached), which costs ShopLite half a second for nothing
+// the hole is about. With -e a package's compile error is reported on
+// the package, so failures are told apart package by package; packages
+// of tests only are listed, not refused, as go build refuses them when
+// named explicitly. chdir is the -C folder, "" for none.
+func buildCommand(command, changed []string) (cmd []string, chdir string) {
 	if len(command) < 2 || path.Base(command[0]) != "go" || command[1] != "test" {
-		return nil
+		return nil, ""
 	}
-	var chdir, flags, pkgs []string
+	var chdirFlag, flags, pkgs []string
 	args := command[2:]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -70,16 +84,16 @@ func buildCommand(command []string) []string {
 			pkgs = append(pkgs, a)
 			continue
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		name = strings.TrimPrefix(name, "test.")
 		kv := []string{a}
 		if !hasValue && buildFlagsWithValue[name] && i+1 < len(args) {
 			i++
-			kv = append(kv, args[i])
+			kv, value = append(kv, args[i]), args[i]
 		}
 		switch {
 		case name == "C":
-			chdir = kv // must come first
+			chdirFlag, chdir = kv, path.Clean(value) // must come first
 		case buildFlagsKept[name]:
 			flags = append(flags, kv...)
 		}
@@ -87,25 +101,147 @@ func buildCommand(command []string) []string {
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}
-	out := append([]string{command[0]}, chdir...)
-	out = append(out, "list", "-export", "-f={{.ImportPath}}")
+	for _, f := range changedGoFiles(changed) {
+		d := path.Dir(f)
+		if chdir != "" && chdir != "." {
+			rel, ok := strings.CutPrefix(d+"/", chdir+"/")
+			if !ok {
+				continue // outside the module the command builds: reported as not compiled
+			}
+			d = strings.TrimSuffix(rel, "/")
+			if d == "" {
+				d = "."
+			}
+		}
+		if d != "." {
+			d = "./" + d
+		}
+		if !slices.Contains(pkgs, d) {
+			pkgs = append(pkgs, d)
+		}
+	}
+	out := append([]string{command[0]}, chdirFlag...)
+	out = append(out, "list", "-e", "-export", "-json="+listFields)
 	out = append(out, flags...)
-	return append(out, pkgs...)
+	return append(out, pkgs...), chdir
+}
+
+// changedGoFiles are the changed files the build compiles: Go files that
+// are not tests and not test data.
+func changedGoFiles(changed []string) []string {
+	var out []string
+	for _, f := range changed {
+		if path.Ext(f) != ".go" || strings.HasSuffix(f, "_test.go") || slices.Contains(strings.Split(f, "/"), "testdata") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// listedPackage is one package of the build check's listing.
+type listedPackage struct {
+	ImportPath        string
+	Root, Dir         string
+	GoFiles, CgoFiles []string
+	Error             *struct{ Err string }
+	DepsErrors        []struct{ Err string }
+}
+
+// failure is why the package does not compile, or "" when it does or has
+// nothing to compile (no folder, only tests, every file excluded: the
+// changed files' check reports what that leaves out).
+func (p listedPackage) failure() string {
+	if len(p.GoFiles)+len(p.CgoFiles) == 0 {
+		return ""
+	}
+	if p.Error != nil {
+		return p.Error.Err
+	}
+	if len(p.DepsErrors) > 0 {
+		return p.DepsErrors[0].Err
+	}
+	return ""
+}
+
+// parseListing reads go list -json's stream of packages.
+func parseListing(b []byte) ([]listedPackage, error) {
+	var out []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+}
+
+// failures maps each package that does not compile to why, and lists
+// them in the listing's order.
+func failures(pkgs []listedPackage) (map[string]string, []string) {
+	m := map[string]string{}
+	var order []string
+	for _, p := range pkgs {
+		if why := p.failure(); why != "" {
+			m[p.ImportPath] = why
+			order = append(order, p.ImportPath)
+		}
+	}
+	return m, order
+}
+
+// uncompiled are the changed non-test Go files no listed package
+// compiled: excluded by build constraints (a cgo, OS or tag twin that is
+// what ships elsewhere), or outside the module. Nothing ran them, so
+// nothing verified them.
+func uncompiled(changed []string, pkgs []listedPackage, chdir string) []string {
+	compiled := map[string]bool{}
+	for _, p := range pkgs {
+		if p.Root == "" {
+			continue
+		}
+		for _, f := range append(slices.Clone(p.GoFiles), p.CgoFiles...) {
+			if rel, ok := strings.CutPrefix(p.Dir+"/"+f, p.Root+"/"); ok {
+				compiled[path.Join(chdir, rel)] = true
+			}
+		}
+	}
+	var out []string
+	for _, f := range changedGoFiles(changed) {
+		if !compiled[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // build runs the build check in the candidate's checkout dir (its frozen
-// test tree in place, which the build does not read). It returns the
-// stage, or ok=false when the harness is not a Go test command and there
-// is nothing to check.
-func (v *verifier) build(ctx context.Context, dir string) (st Stage, ok bool) {
-	cmd := buildCommand(v.h.Command)
+// test tree in place, which the build does not read); changed are the
+// candidate's changed files. It returns the stage, or ok=false when the
+// harness is not a Go test command and there is nothing to check.
+func (v *verifier) build(ctx context.Context, dir string, changed []string) (st Stage, ok bool) {
+	cmd, chdir := buildCommand(v.h.Command, changed)
 	if cmd == nil || v.h.Format != FormatGoTestJSON {
 		return Stage{}, false
 	}
 	start := time.Now()
-	st = v.buildRun(ctx, cmd, dir, v.candidateMode())
+	st, pkgs := v.buildRun(ctx, cmd, dir, v.candidateMode())
 	// The stage's duration covers the comparison with base too.
 	defer func() { st.DurationMS = time.Since(start).Milliseconds() }()
+	fail, order := failures(pkgs)
+	if st.Outcome == Passed && len(order) == 0 {
+		if miss := uncompiled(changed, pkgs, chdir); len(miss) > 0 {
+			st.Outcome, st.Detail = NotExecuted, "the build does not compile changed code: "+strings.Join(miss, ", ")+
+				" (excluded by build constraints here, or outside the module the harness builds): nothing ran it, so it cannot be verified here"
+		}
+		return st, true
+	}
+	if st.Outcome == Passed {
+		st.Outcome, st.Detail = Failed, buildFailedPrefix+firstCompilerLine([]byte(fail[order[0]]), nil)
+	}
 	if st.Outcome != Failed {
 		return st, true
 	}
@@ -127,7 +263,26 @@ func (v *verifier) build(ctx context.Context, dir string) (st Stage, ok bool) {
 	if v.untrustedBase {
 		mode = candidateCache(v.opts.Runner)
 	}
-	bst := v.buildRun(ctx, buildCommand(v.h.Command), wt.Dir, mode)
+	bst, bpkgs := v.buildRun(ctx, cmd, wt.Dir, mode)
+	if bst.Outcome == Passed && len(order) > 0 {
+		// Package by package: a package that fails on the candidate and
+		// compiles at base (or is new) is the candidate's failure, whatever
+		// else fails at base (a harness naming a package base lacks must
+		// not turn every broken candidate INCONCLUSIVE).
+		bfail, _ := failures(bpkgs)
+		for _, p := range order {
+			if _, also := bfail[p]; !also {
+				st.Detail = buildFailedPrefix + firstCompilerLine([]byte(fail[p]), nil)
+				if len(bfail) == 0 {
+					st.Detail += " (base builds)"
+				} else {
+					st.Detail += " (it builds at base)"
+				}
+				return st, true
+			}
+		}
+		bst.Outcome, bst.Detail = Failed, buildFailedPrefix+firstCompilerLine([]byte(bfail[order[0]]), nil)
+	}
 	switch bst.Outcome {
 	case Passed:
 		st.Detail += " (base builds)"
@@ -144,14 +299,14 @@ func (v *verifier) build(ctx context.Context, dir string) (st Stage, ok bool) {
 const buildFailedPrefix = "the candidate does not build without its tests: "
 
 // buildRun runs one build check in the sandbox, as the test runs are run.
-func (v *verifier) buildRun(ctx context.Context, cmd []string, dir, mode string) (st Stage) {
+func (v *verifier) buildRun(ctx context.Context, cmd []string, dir, mode string) (st Stage, pkgs []listedPackage) {
 	st = Stage{Name: StageBuild}
 	start := time.Now()
 	defer func() { st.DurationMS = time.Since(start).Milliseconds() }()
 	spec, err := v.goTool.spec(cmd, dir, v.cache, mode, v.limits)
 	if err != nil {
 		st.Outcome, st.Detail = NotExecuted, "cannot prepare the build: "+err.Error()
-		return st
+		return st, nil
 	}
 	if mode == cacheShielded {
 		meta := snapshotCacheMeta(v.cache)
@@ -162,7 +317,7 @@ func (v *verifier) buildRun(ctx context.Context, cmd []string, dir, mode string)
 		st.Runner = &RunSummary{Backend: v.opts.Runner.Name(), Limits: v.limits.WithDefaults(), RunnerDigest: v.opts.Runner.Digest(v.limits),
 			StdoutSHA256: SHA256(nil), StderrSHA256: SHA256(nil), Error: err.Error()}
 		st.Outcome, st.Detail = NotExecuted, "the sandbox could not run the build: "+err.Error()
-		return st
+		return st, nil
 	}
 	st.Stdout, st.Stderr = res.Stdout, res.Stderr
 	st.Runner = &RunSummary{
@@ -172,15 +327,19 @@ func (v *verifier) buildRun(ctx context.Context, cmd []string, dir, mode string)
 	}
 	if reason := notExecuted(res, ctx.Err()); reason != "" {
 		st.Outcome, st.Detail = NotExecuted, "the build: "+reason
-		return st
+		return st, nil
 	}
 	shown := strings.Join(cmd[1:], " ")
 	if res.ExitCode != 0 {
 		st.Outcome, st.Detail = Failed, buildFailedPrefix+firstCompilerLine(res.Stderr, res.Stdout)
-		return st
+		return st, nil
+	}
+	if pkgs, err = parseListing(res.Stdout); err != nil {
+		st.Outcome, st.Detail = NotExecuted, "the build's package listing cannot be read: "+err.Error()
+		return st, nil
 	}
 	st.Outcome, st.Detail = Passed, "the non-test code compiles without its tests (go "+shown+")"
-	return st
+	return st, pkgs
 }
 
 // firstCompilerLine is the first line of the build check's output that says

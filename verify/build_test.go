@@ -44,14 +44,21 @@ func TestCandidateMustBuildWithoutItsTests(t *testing.T) {
 	leaning := commitChanges(t, s.Dir, "build/leaning-base", base, map[string]string{
 		"cart/cart.go": strings.Replace(cart, buggyApply, "return discounted(discounted(cents, c.Percent), c.Percent)", 1)})
 	leaningTests := commitChanges(t, s.Dir, "build/leaning-repro", leaning, map[string]string{"cart/coupon_repro_test.go": reproTest})
+	// A reproduction that also adds a package of tests only, which base
+	// lacks, and a harness naming it.
+	extraTests := commitChanges(t, s.Dir, "build/extra-repro", base, map[string]string{"cart/coupon_repro_test.go": reproTest,
+		"extra/extra_test.go": "package extra\n\nimport \"testing\"\n\nfunc TestExtra(t *testing.T) {}\n"})
+	fixed := strings.Replace(cart, buggyApply, genuineApply, 1)
 
 	rows := []struct {
 		name            string
 		base, testsFrom string
 		files           map[string]string
 		want            string
-		build           string // the build stage's outcome
-		detail          string // in the build stage's detail
+		build           string   // the build stage's outcome
+		detail          string   // in the build stage's detail
+		pkgs            []string // the packages the harness tests; ./cart when nil
+		flagBuild       bool     // build_changes: flag (the static checks refuse them by default)
 	}{
 		{name: "fix calling a helper of an existing test file", base: base, testsFrom: tests,
 			files: map[string]string{"cart/cart.go": strings.Replace(cart, buggyApply, "return discounted(cents, c.Percent)", 1)},
@@ -63,6 +70,15 @@ func TestCandidateMustBuildWithoutItsTests(t *testing.T) {
 		{name: "the same fix written out", base: base, testsFrom: tests,
 			files: map[string]string{"cart/cart.go": strings.Replace(cart, buggyApply, genuineApply, 1)},
 			want:  verify.Verified, build: verify.Passed, detail: "compiles without its tests"},
+		{name: "fix that breaks a package the harness does not test", base: base, testsFrom: tests,
+			files: map[string]string{"cart/cart.go": fixed, "other/other.go": "package other\n\nfunc X() int { return missing() }\n"},
+			want:  verify.Rejected, build: verify.Failed, detail: `undefined: missing" in shoplite/other (base builds)`},
+		{name: "fix whose shipped twin hides behind a build constraint", base: base, testsFrom: tests,
+			files:     map[string]string{"cart/cart.go": fixed, "cart/ship_cgo.go": "//go:build cgo\n\npackage cart\n\nfunc init() { panic(\"shipped\") }\n"},
+			flagBuild: true, want: verify.Inconclusive, build: verify.NotExecuted, detail: "does not compile changed code: cart/ship_cgo.go"},
+		{name: "harness naming a package base lacks", base: base, testsFrom: extraTests, pkgs: []string{"./cart", "./extra"},
+			files: map[string]string{"cart/cart.go": strings.Replace(cart, buggyApply, "return discounted(cents, c.Percent)", 1)},
+			want:  verify.Rejected, build: verify.Failed, detail: `undefined: discounted" in shoplite/cart (base builds)`},
 		{name: "base's own code needs a test helper", base: leaning, testsFrom: leaningTests,
 			files: map[string]string{"cart/cart.go": strings.Replace(cart, buggyApply, "return discounted(cents, c.Percent)", 1)},
 			want:  verify.Inconclusive, build: verify.NotExecuted, detail: "base does not build without its tests either"},
@@ -78,7 +94,14 @@ func TestCandidateMustBuildWithoutItsTests(t *testing.T) {
 				// The harness tests package cart alone: with ./... the
 				// test binary of cmd/shoplite, which imports cart, would
 				// compile cart without its tests and fail to build.
-				h.Command = []string{"go", "test", "-json", "-tags", "signoff", "./cart"}
+				pkgs := rw.pkgs
+				if pkgs == nil {
+					pkgs = []string{"./cart"}
+				}
+				h.Command = append([]string{"go", "test", "-json", "-tags", "signoff"}, pkgs...)
+				if rw.flagBuild {
+					h.BuildChanges = "flag"
+				}
 				h.PassToPass = []string{"TestEmptyCart", "TestSingleItemNoCoupon", "TestZeroCoupon", "TestFixedCoupon", "TestUnknownCoupon", "TestInvalidItem"}
 			})
 			start := time.Now()

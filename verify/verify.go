@@ -489,7 +489,7 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 	if stage == StageCandidate {
 		// The code that would be merged must build without its tests
 		// (build.go); the runs are not started when it does not.
-		if st, ok := v.build(ctx, wt.Dir); ok {
+		if st, ok := v.build(ctx, wt.Dir, rep.Changed); ok {
 			rep.Stages = append(rep.Stages, st)
 			if st.Outcome != Passed {
 				rep.Stages = append(rep.Stages, Stage{Name: stage, Outcome: Skipped, Detail: "not run: the build check did not pass"})

@@ -43,7 +43,7 @@ func (f *fakeRunner) Run(_ context.Context, s sandbox.Spec) (sandbox.Result, err
 		if f.build != nil {
 			return f.build(s)
 		}
-		return sandbox.Result{Backend: "fake", Limits: s.Limits, Isolated: true}, nil
+		return sandbox.Result{Backend: "fake", Limits: s.Limits, Isolated: true, Stdout: builtCart}, nil
 	}
 	b, _ := os.ReadFile(filepath.Join(s.Src, "cart", "coupon_repro_test.go"))
 	f.seen = append(f.seen, string(b))
@@ -55,6 +55,10 @@ func (f *fakeRunner) Run(_ context.Context, s sandbox.Spec) (sandbox.Result, err
 	}
 	return f.script[i](s)
 }
+
+// builtCart is a build check's listing (go list -e -export -json) in which
+// package cart, the genuine fix's one changed file included, compiled.
+var builtCart = []byte(`{"ImportPath":"shoplite/cart","Root":"/src","Dir":"/src/cart","GoFiles":["cart.go"]}` + "\n")
 
 // events renders go test -json events for tests of package shoplite/cart:
 // each argument is "TestName=action" or "TestName=action:output".
@@ -151,7 +155,7 @@ func TestVerifyRestoresTheHarnessOverTheCandidate(t *testing.T) {
 	if len(f.builds) != 1 {
 		t.Fatalf("builds = %d, want 1", len(f.builds))
 	}
-	if bs := f.builds[0]; strings.Join(bs.Command, " ") != "go list -export -f={{.ImportPath}} ./..." || len(bs.Writable) != 0 || bs.Env["GOPROXY"] != "off" || bs.Env["GOFLAGS"] != f.specs[1].Env["GOFLAGS"] || bs.Env["GOCACHE"] != f.specs[1].Env["GOCACHE"] || bs.Limits != f.specs[1].Limits {
+	if bs := f.builds[0]; strings.Join(bs.Command, " ") != "go list -e -export -json=ImportPath,Root,Dir,GoFiles,CgoFiles,Error,DepsErrors ./..." || len(bs.Writable) != 0 || bs.Env["GOPROXY"] != "off" || bs.Env["GOFLAGS"] != f.specs[1].Env["GOFLAGS"] || bs.Env["GOCACHE"] != f.specs[1].Env["GOCACHE"] || bs.Limits != f.specs[1].Limits {
 		t.Fatalf("build spec = %+v", bs)
 	}
 	if fp, _ := verify.Fingerprint(rep.Identity()); fp != rep.Fingerprint || len(fp) != 64 {
