@@ -303,7 +303,7 @@ func (v *verifier) buildRun(ctx context.Context, cmd []string, dir, mode string)
 	st = Stage{Name: StageBuild}
 	start := time.Now()
 	defer func() { st.DurationMS = time.Since(start).Milliseconds() }()
-	spec, err := v.goTool.spec(cmd, dir, v.cache, mode, v.limits)
+	spec, err := v.spec(cmd, dir, mode)
 	if err != nil {
 		st.Outcome, st.Detail = NotExecuted, "cannot prepare the build: "+err.Error()
 		return st, nil

@@ -162,3 +162,14 @@ func defaultCacheDir() (string, error) {
 	}
 	return filepath.Join(d, "signoff", "go-build"), nil
 }
+
+// spec is the sandbox spec of one command of this verification in the
+// checkout dir: the toolchain's (goTool.spec) with the dependencies this
+// checkout was given (deps.go).
+func (v *verifier) spec(command []string, dir, mode string) (sandbox.Spec, error) {
+	s, err := v.goTool.spec(command, dir, v.cache, mode, v.limits)
+	if err != nil {
+		return s, err
+	}
+	return s, v.applyDeps(dir, &s)
+}

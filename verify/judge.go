@@ -21,6 +21,9 @@ const (
 	// StageBuild (build.go) is the build of a Go candidate's non-test
 	// code, before its runs: failed is REJECTED.
 	StageBuild = "build"
+	// StageDeps (deps.go) fetches a checkout's dependencies outside the
+	// offline runs; ok or not-executed (INCONCLUSIVE).
+	StageDeps = "deps"
 )
 
 // Stage outcomes. Only OK, Restored, Reproduced and Passed count toward a
@@ -225,6 +228,7 @@ func Decide(stages []Stage) string {
 		case s.Name == StageCandidate && s.Outcome == Passed:
 			cand++
 		case s.Name == StageBuild && s.Outcome == Passed:
+		case s.Name == StageDeps && s.Outcome == OK:
 		default:
 			return Inconclusive
 		}

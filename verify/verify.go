@@ -322,7 +322,7 @@ func (v *verifier) warm(ctx context.Context) {
 		return
 	}
 	// Last, so it wins over a -run of the harness's own.
-	spec, err := v.goTool.spec(slices.Concat(cmd, []string{"-run=^$"}), wt.Dir, v.cache, cacheTrusted, v.limits)
+	spec, err := v.spec(slices.Concat(cmd, []string{"-run=^$"}), wt.Dir, cacheTrusted)
 	if err == nil {
 		v.opts.Runner.Run(ctx, spec)
 	}
@@ -486,6 +486,13 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 		rep.Stages = append(rep.Stages, Stage{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot put the frozen test tree in place: " + err.Error()})
 		return false
 	}
+	// Dependencies are fetched outside the offline runs (deps.go).
+	if st, ran := v.fetchDeps(ctx, stage, wt.Dir); ran {
+		rep.Stages = append(rep.Stages, st)
+		if st.Outcome != OK {
+			return false
+		}
+	}
 	if stage == StageCandidate {
 		// The code that would be merged must build without its tests
 		// (build.go); the runs are not started when it does not.
@@ -518,7 +525,7 @@ func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Sta
 	case v.untrustedBase:
 		mode = candidateCache(v.opts.Runner)
 	}
-	spec, err := v.goTool.spec(v.h.Command, dir, v.cache, mode, v.limits)
+	spec, err := v.spec(v.h.Command, dir, mode)
 	if err != nil {
 		st.Outcome, st.Detail = NotExecuted, "cannot prepare the run: "+err.Error()
 		return st
