@@ -13,11 +13,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff/canonical"
 )
@@ -73,6 +75,46 @@ type Harness struct {
 	// how they build gets: BuildRefuse (the default, also when empty) or
 	// BuildFlag.
 	BuildChanges string `json:"build_changes,omitempty"`
+	// ExpectedFailures gives a fail-to-pass test its own expected failure,
+	// matched against the output of the test and all its subtests;
+	// ExpectedFailure applies to every test without an entry.
+	ExpectedFailures map[string]Matcher `json:"expected_failures,omitempty"`
+	// MemoryMB and BuildTimeoutSeconds override the server's memory limit
+	// and the build stage's time limit; 0 keeps the default. The server
+	// enforces its own maximum.
+	MemoryMB            int `json:"memory_mb,omitempty"`
+	BuildTimeoutSeconds int `json:"build_timeout_seconds,omitempty"`
+}
+
+// Bounds of the per-harness limits.
+const (
+	MinMemoryMB         = 64
+	MaxMemoryMB         = 1 << 20
+	DefaultBuildTimeout = 10 * time.Minute
+)
+
+// ExpectedFor is the expected failure of the fail-to-pass test name: its
+// own entry, or expected_failure. A name with neither gets the zero
+// Matcher, which matches nothing.
+func (h Harness) ExpectedFor(name string) Matcher {
+	if m, ok := h.ExpectedFailures[name]; ok {
+		return m
+	}
+	if strings.TrimSpace(h.ExpectedFailure) == "" {
+		return Matcher{}
+	}
+	return Matcher{Substring: h.ExpectedFailure}
+}
+
+// MemoryBytes is memory_mb in bytes, 0 for the server's default.
+func (h Harness) MemoryBytes() int64 { return int64(h.MemoryMB) << 20 }
+
+// BuildTimeout is the build stage's time limit.
+func (h Harness) BuildTimeout() time.Duration {
+	if h.BuildTimeoutSeconds <= 0 {
+		return DefaultBuildTimeout
+	}
+	return time.Duration(h.BuildTimeoutSeconds) * time.Second
 }
 
 // commitID is a full SHA-1 or SHA-256 object name. Abbreviations and ref
@@ -108,6 +150,9 @@ func ParseHarness(raw []byte) (Harness, error) {
 	// Transform refuses duplicate keys, which encoding/json would resolve
 	// silently in favour of the last one.
 	if _, err := canonical.Transform(raw); err != nil {
+		return Harness{}, err
+	}
+	if err := checkHarnessKeys(raw); err != nil {
 		return Harness{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -172,8 +217,8 @@ func (h Harness) Validate() error {
 			names[n] = list.field
 		}
 	}
-	if strings.TrimSpace(h.ExpectedFailure) == "" {
-		return fmt.Errorf("expected_failure is empty: a failure for any reason would count as reproducing the bug")
+	if err := h.validateExpected(); err != nil {
+		return err
 	}
 	if h.TimeoutSeconds < 1 || h.TimeoutSeconds > MaxTimeoutSeconds {
 		return fmt.Errorf("timeout_seconds %d is outside 1..%d", h.TimeoutSeconds, MaxTimeoutSeconds)
@@ -181,7 +226,44 @@ func (h Harness) Validate() error {
 	if h.Runs < 1 || h.Runs > MaxRuns {
 		return fmt.Errorf("runs %d is outside 1..%d", h.Runs, MaxRuns)
 	}
+	if h.MemoryMB != 0 && (h.MemoryMB < MinMemoryMB || h.MemoryMB > MaxMemoryMB) {
+		return fmt.Errorf("memory_mb %d is outside %d..%d (or 0 for the server's default)", h.MemoryMB, MinMemoryMB, MaxMemoryMB)
+	}
+	if h.BuildTimeoutSeconds != 0 && (h.BuildTimeoutSeconds < 1 || h.BuildTimeoutSeconds > MaxTimeoutSeconds) {
+		return fmt.Errorf("build_timeout_seconds %d is outside 1..%d (or 0 for the default)", h.BuildTimeoutSeconds, MaxTimeoutSeconds)
+	}
 	return h.validateProtection()
+}
+
+// validateExpected checks that every fail-to-pass test has a usable
+// expected failure, and that every entry of expected_failures names one.
+func (h Harness) validateExpected() error {
+	emptyMsg := "expected_failure is empty: a failure for any reason would count as reproducing the bug"
+	// expected_failure keeps its old rules (no length cap), so harnesses
+	// written before expected_failures still parse.
+	if h.ExpectedFailure != "" && strings.TrimSpace(h.ExpectedFailure) == "" {
+		return fmt.Errorf("%s", emptyMsg)
+	}
+	keys := slices.Sorted(maps.Keys(h.ExpectedFailures))
+	for _, k := range keys {
+		if !slices.Contains(h.FailToPass, k) {
+			return fmt.Errorf("expected_failures: %q is not a fail_to_pass test", k)
+		}
+		if err := h.ExpectedFailures[k].check(); err != nil {
+			return fmt.Errorf("expected_failures: %q: %w", k, err)
+		}
+	}
+	if h.ExpectedFailure == "" {
+		for _, n := range h.FailToPass {
+			if _, ok := h.ExpectedFailures[n]; !ok {
+				if len(h.ExpectedFailures) == 0 {
+					return fmt.Errorf("%s", emptyMsg)
+				}
+				return fmt.Errorf("%s has no expected failure: give it an entry in expected_failures or set expected_failure (otherwise a failure for any reason would count as reproducing the bug)", n)
+			}
+		}
+	}
+	return nil
 }
 
 // CheckPath accepts a clean, relative, slash-separated path inside the

@@ -72,7 +72,7 @@ func TestParseHarnessRefuses(t *testing.T) {
 	}{
 		{"unknown field", func(t *testing.T) string {
 			return strings.Replace(harnessJSON(t, validHarness()), `"runs"`, `"retries":2,"runs"`, 1)
-		}, "unknown field"},
+		}, `unknown key "retries"`},
 		{"duplicate key", func(t *testing.T) string {
 			return strings.Replace(harnessJSON(t, validHarness()), `"runs":1`, `"runs":1,"runs":2`, 1)
 		}, "duplicate"},

@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -63,21 +64,32 @@ type TestOutcome struct {
 }
 
 // JudgeBase decides a base run from its results: every fail-to-pass test
-// must fail and its output must contain the expected failure. Pass-to-pass
-// tests are recorded but do not count on base.
+// must fail and the output of the test and its subtests must show its
+// expected failure (ExpectedFor). Pass-to-pass tests do not count on base,
+// but naming one base does not have is a harness mistake: not executed
+// (INCONCLUSIVE), never a candidate's fault. A run that crashed or was
+// interrupted still counts for the tests that failed as expected before
+// it ended; a fail-to-pass test the crash kept from running makes the run
+// not executed.
 func JudgeBase(h Harness, res Results) (outcome, detail string, tests []TestOutcome) {
-	outcome = Reproduced
-	var problems, notRun []string
+	var problems, notRun, hidden, absent []string
+	sameMatcher := true
 	for _, n := range h.FailToPass {
 		m := res.Lookup(n)
-		out := m.Output()
-		seen := m.Outcome == Fail && strings.Contains(out, h.ExpectedFailure)
-		tests = append(tests, TestOutcome{Name: n, Kind: FailToPass, Outcome: m.Outcome, ExpectedSeen: &seen, Output: tail(out)})
+		exp := h.ExpectedFor(n)
+		if exp != h.ExpectedFor(h.FailToPass[0]) {
+			sameMatcher = false
+		}
+		seen := m.Outcome == Fail && exp.Match(m.TreeOutput())
+		tests = append(tests, TestOutcome{Name: n, Kind: FailToPass, Outcome: m.Outcome, ExpectedSeen: &seen, Output: tail(m.TreeOutput())})
 		switch {
+		case seen:
 		case m.Outcome == NotRun:
 			notRun = append(notRun, n)
-		case m.Outcome == Fail && !seen:
-			problems = append(problems, fmt.Sprintf("%s failed without %q in its output", n, h.ExpectedFailure))
+		case cutShort(res, n, m):
+			hidden = append(hidden, n)
+		case m.Outcome == Fail:
+			problems = append(problems, fmt.Sprintf("%s failed without %s in its output", n, exp))
 		case m.Outcome == Pass:
 			problems = append(problems, n+" passed")
 		case m.Outcome == Skip:
@@ -89,21 +101,79 @@ func JudgeBase(h Harness, res Results) (outcome, detail string, tests []TestOutc
 	for _, n := range h.PassToPass {
 		m := res.Lookup(n)
 		tests = append(tests, TestOutcome{Name: n, Kind: PassToPass, Outcome: m.Outcome, Output: tail(m.Output())})
+		if m.Outcome == Missing && !cutShort(res, n, m) {
+			absent = append(absent, n)
+		}
 	}
 	switch {
 	case len(notRun) > 0:
-		return NotExecuted, "could not run " + strings.Join(notRun, ", ") + ": " + failureSummary(res), tests
+		return NotExecuted, failureSummary(res) + "; could not run " + listNames(notRun), tests
 	case len(problems) > 0:
 		return NotReproduced, "the check never detected the bug: " + strings.Join(problems, "; "), tests
+	case len(hidden) > 0:
+		return NotExecuted, "the base run " + interruption(res, hidden[0]) + " before " + listNames(hidden) + " ran", tests
+	case len(absent) > 0:
+		return NotExecuted, "the harness names tests the base does not have: " + listNames(absent) +
+			" (the harness is wrong, not the candidate: fix pass_to_pass)", tests
 	}
-	return outcome, fmt.Sprintf("fail-to-pass %d/%d failed with %q", len(h.FailToPass), len(h.FailToPass), h.ExpectedFailure), tests
+	detail = fmt.Sprintf("fail-to-pass %d/%d failed as expected", len(h.FailToPass), len(h.FailToPass))
+	if sameMatcher {
+		detail = fmt.Sprintf("fail-to-pass %d/%d failed with %s", len(h.FailToPass), len(h.FailToPass), h.ExpectedFor(h.FailToPass[0]))
+	}
+	if after := interruption(res, ""); after != "" {
+		detail += "; then " + strings.Replace(after, "the base run ", "", 1)
+	}
+	return Reproduced, detail, tests
+}
+
+// cutShort says whether a test without a result of its own may have
+// been kept from running by the run's end: the run was interrupted, or the
+// test binary of a package that could hold it crashed. A test left
+// running when its binary died is cut short too: its failure is the
+// crash's, not an assertion's.
+func cutShort(res Results, name string, m Match) bool {
+	ended := res.Interrupted != "" || len(res.Crashes) > 0
+	switch {
+	case !ended:
+		return false
+	case m.Outcome == Missing:
+		if res.Interrupted != "" {
+			return true
+		}
+		return slices.ContainsFunc(res.Crashes, func(c Crash) bool { return qualifierMatches(name, c.Package) })
+	case m.Outcome == Fail:
+		return slices.ContainsFunc(slices.Concat(m.Tests, m.Subtests), func(t TestResult) bool { return t.Unfinished })
+	}
+	return false
+}
+
+// interruption says how a run ended early ("crashed: ...", "was
+// interrupted: ..."), preferring a crash of the package that could hold
+// name; "" when it ran to its end.
+func interruption(res Results, name string) string {
+	var pick *Crash
+	for i, c := range res.Crashes {
+		if pick == nil || (name != "" && qualifierMatches(name, c.Package) && !qualifierMatches(name, pick.Package)) {
+			pick = &res.Crashes[i]
+		}
+	}
+	switch {
+	case pick != nil && name != "":
+		return "crashed: " + pick.FirstLines
+	case pick != nil:
+		return "the test binary of " + pick.Package + " crashed: " + pick.FirstLines
+	case res.Interrupted != "":
+		return "was interrupted (" + res.Interrupted + ")"
+	}
+	return ""
 }
 
 // JudgeCandidate decides a candidate run: every fail-to-pass and
 // pass-to-pass test must pass. Skipped and missing tests are failures; a
-// test that could not run makes the run not executed.
+// test that could not run makes the run not executed. A crash never
+// helps: the tests it cut short are failed or missing.
 func JudgeCandidate(h Harness, res Results) (outcome, detail string, tests []TestOutcome) {
-	var failed, notRun []string
+	var failed, missing, notRun []string
 	count := map[string][2]int{}
 	for _, list := range []struct {
 		kind  string
@@ -120,7 +190,13 @@ func JudgeCandidate(h Harness, res Results) (outcome, detail string, tests []Tes
 			case NotRun:
 				notRun = append(notRun, n)
 			case Fail:
-				failed = append(failed, n+" failed"+firstLine(m.Output(), h.ExpectedFailure))
+				hint := ""
+				if list.kind == FailToPass {
+					hint = h.ExpectedFor(n).hint()
+				}
+				failed = append(failed, n+" failed"+firstLine(m.TreeOutput(), hint))
+			case Missing:
+				missing = append(missing, n)
 			default:
 				failed = append(failed, n+" "+describeOutcome(m.Outcome))
 			}
@@ -129,13 +205,49 @@ func JudgeCandidate(h Harness, res Results) (outcome, detail string, tests []Tes
 	}
 	tally := fmt.Sprintf("fail-to-pass %d/%d passed, pass-to-pass %d/%d passed",
 		count[FailToPass][0], count[FailToPass][1], count[PassToPass][0], count[PassToPass][1])
+	if len(missing) > 0 {
+		failed = append(failed, listNames(missing)+" missing from the results")
+	}
+	var first string
+	if len(res.Crashes) > 0 || res.Failures != nil {
+		first = crashSummary(res)
+	}
 	switch {
 	case len(failed) > 0:
-		return Failed, strings.Join(failed, "; ") + " (" + tally + ")", tests
+		return Failed, prefix(first) + strings.Join(failed, "; ") + " (" + tally + ")", tests
 	case len(notRun) > 0:
-		return NotExecuted, "could not run " + strings.Join(notRun, ", ") + ": " + failureSummary(res), tests
+		return NotExecuted, failureSummary(res) + "; could not run " + listNames(notRun), tests
 	}
 	return Passed, tally, tests
+}
+
+func prefix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return s + "; "
+}
+
+// crashSummary is the first lines of every crashed or failed package, for
+// the front of a detail.
+func crashSummary(res Results) string {
+	var parts []string
+	for _, c := range res.Crashes {
+		parts = append(parts, "the test binary of "+c.Package+" crashed: "+c.FirstLines)
+	}
+	if len(res.Failures) > 0 {
+		parts = append(parts, failureSummary(res))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// listNames joins names, shortening a long list.
+func listNames(names []string) string {
+	const show = 5
+	if len(names) > show {
+		return strings.Join(names[:show], ", ") + fmt.Sprintf(" and %d more", len(names)-show)
+	}
+	return strings.Join(names, ", ")
 }
 
 func describeOutcome(o string) string {
@@ -175,19 +287,57 @@ func firstLine(out, expected string) string {
 	return " (" + pick + ")"
 }
 
+// failureSummary says what became of each package that ran no test, with
+// its first lines: a missing dependency plainly, else the first compiler
+// errors or the panic.
 func failureSummary(res Results) string {
 	var parts []string
 	for _, f := range res.Failures {
+		if dep, ok := MissingDependency(f.Output); ok {
+			parts = append(parts, f.Package+": "+missingDependencyText(dep))
+			continue
+		}
 		what := "failed before running tests"
 		if f.Build {
 			what = "failed to build"
 		}
+		if lines := packageFirstLines(f); lines != "" {
+			what += ": " + lines
+		}
 		parts = append(parts, f.Package+" "+what)
 	}
 	if len(parts) == 0 {
+		if res.Interrupted != "" {
+			return "the run was interrupted (" + res.Interrupted + ")"
+		}
 		return "no results"
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, "; ")
+}
+
+// packageFirstLines is the panic line of a package that died before its
+// tests, or its first three compiler error lines.
+func packageFirstLines(f PackageFailure) string {
+	if l, ok := crashLines(f.Output); ok {
+		return l
+	}
+	var keep []string
+	for _, l := range strings.Split(f.Output, "\n") {
+		t := strings.TrimSpace(l)
+		// Headers ("# pkg"), the go tool's FAIL summary and blank lines
+		// say nothing about why.
+		if t == "" || strings.HasPrefix(t, "# ") || strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "ok ") {
+			continue
+		}
+		if len(t) > 200 {
+			t = t[:200] + "..."
+		}
+		keep = append(keep, t)
+		if len(keep) == 3 {
+			break
+		}
+	}
+	return strings.Join(keep, " | ")
 }
 
 func tail(s string) string {

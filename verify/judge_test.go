@@ -24,10 +24,10 @@ func TestJudgeBase(t *testing.T) {
 		detail string
 	}{
 		{"the bug is reproduced when every f2p fails with the signature",
-			results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100, want 9000"), tr("TestZeroCoupon", verify.Pass, "")),
+			results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100, want 9000"), tr("TestZeroCoupon", verify.Pass, ""), tr("TestEmptyCart", verify.Pass, "")),
 			verify.Reproduced, `failed with "8100"`},
 		{"pass-to-pass tests do not count on base",
-			results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100"), tr("TestZeroCoupon", verify.Fail, "")),
+			results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100"), tr("TestZeroCoupon", verify.Fail, ""), tr("TestEmptyCart", verify.Pass, "")),
 			verify.Reproduced, ""},
 		{"an f2p that passes on base never detected the bug",
 			results(tr("TestCouponAppliesOnce", verify.Pass, "")),

@@ -41,6 +41,9 @@ type TestResult struct {
 	// Witness holds the output lines that carry a witness mark, kept
 	// whole however long the output is (verify's witness checks them).
 	Witness []string `json:"witness,omitempty"`
+	// Unfinished says the test started and never reported a result: its
+	// binary died or the run was cut short (go-test-json only).
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 // PackageFailure is a package that failed without running any test: its
@@ -61,6 +64,24 @@ type Results struct {
 	// the first such line of each package's output, which the wrapper
 	// writes before the test binary starts.
 	Keys map[string]string `json:"-"`
+	// Crashes are packages whose test binary died mid-run (go-test-json
+	// only): a test started with no result, or the package's output shows
+	// a panic or a fatal runtime error. Tests after the crash never ran.
+	Crashes []Crash `json:"crashes,omitempty"`
+	// Interrupted says why the run ended abnormally ("timed out after
+	// 5m"), set by the caller from the sandbox's account; tests it cut
+	// short have no result.
+	Interrupted string `json:"interrupted,omitempty"`
+}
+
+// Crash is a test binary that died mid-run.
+type Crash struct {
+	Package string `json:"package"`
+	// Test is the test running when it died, when known.
+	Test string `json:"test,omitempty"`
+	// FirstLines is the panic or fatal error line and the first frame of
+	// the code under test.
+	FirstLines string `json:"first_lines"`
 }
 
 // testEvent is one line of go test -json (cmd/test2json).
@@ -93,6 +114,7 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 		outcome     string
 		failedBuild string
 		out         strings.Builder
+		unfinished  []string
 	}
 	tests := map[key]*testState{}
 	var order []key
@@ -188,14 +210,24 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 	for _, k := range order {
 		t := tests[k]
 		out := t.outcome
+		if !t.ended && t.started {
+			if p := pkgs[k.pkg]; p != nil {
+				p.unfinished = append(p.unfinished, k.test)
+			}
+		}
 		if !t.ended {
 			out = Fail
-			appendCapped(&t.out, "\n[signoff: the test started but reported no result]\n")
+			appendCapped(&t.out, "\n"+noResultNote+"\n")
 		}
-		res.Tests = append(res.Tests, TestResult{Package: k.pkg, Name: k.test, Outcome: out, Output: t.out.String(), Witness: t.witness})
+		res.Tests = append(res.Tests, TestResult{Package: k.pkg, Name: k.test, Outcome: out, Output: t.out.String(), Witness: t.witness, Unfinished: !t.ended})
 	}
 	for _, name := range pkgOrder {
 		p := pkgs[name]
+		if p.outcome == Fail && p.failedBuild == "" {
+			if c, ok := goCrash(name, p.unfinished, res.Tests, p.out.String()); ok {
+				res.Crashes = append(res.Crashes, c)
+			}
+		}
 		if p.outcome != Fail || p.tests > 0 {
 			continue
 		}
@@ -209,6 +241,87 @@ func ParseGoTestJSON(r io.Reader) (Results, error) {
 	}
 	return res, nil
 }
+
+// goCrash finds how a failed package's test binary died: a test left
+// without a result, or a panic or fatal runtime error at the start of a
+// line of any of its output (t.Log output is indented, so logged text does
+// not count). A package that passed did not crash.
+func goCrash(pkg string, unfinished []string, tests []TestResult, pkgOut string) (Crash, bool) {
+	c := Crash{Package: pkg}
+	if len(unfinished) > 0 {
+		c.Test = unfinished[0]
+	}
+	for _, t := range tests {
+		if t.Package != pkg {
+			continue
+		}
+		if lines, ok := crashLines(t.Output); ok {
+			c.FirstLines = lines
+			if c.Test == "" {
+				c.Test = t.Name
+			}
+			return c, true
+		}
+	}
+	if lines, ok := crashLines(pkgOut); ok {
+		c.FirstLines = lines
+		return c, true
+	}
+	if c.Test != "" {
+		c.FirstLines = c.Test + " started but reported no result"
+		return c, true
+	}
+	return Crash{}, false
+}
+
+// crashLines returns the first panic or fatal error line of a Go test
+// binary's output and, for a panic, the first frame outside the runtime
+// and testing packages.
+func crashLines(out string) (string, bool) {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "runtime: goroutine stack exceeds"), strings.HasPrefix(l, "fatal error: "):
+			return l, true
+		case strings.HasPrefix(l, "panic: "):
+			if f := firstFrame(lines[i+1:]); f != "" {
+				return l + " [" + f + "]", true
+			}
+			return l, true
+		}
+	}
+	return "", false
+}
+
+func firstFrame(lines []string) string {
+	inStack := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "goroutine ") {
+			inStack = true
+			continue
+		}
+		if !inStack || l == "" || strings.HasPrefix(l, "\t") {
+			continue
+		}
+		if strings.HasPrefix(l, "panic(") || strings.HasPrefix(l, "runtime.") || strings.HasPrefix(l, "testing.") {
+			continue
+		}
+		fn := l
+		if j := strings.LastIndex(fn, "("); j > 0 {
+			fn = fn[:j]
+		}
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\t") {
+			loc, _, _ := strings.Cut(strings.TrimSpace(lines[i+1]), " ")
+			return fn + " at " + loc
+		}
+		return fn
+	}
+	return ""
+}
+
+// noResultNote marks the output of a test that started and never
+// reported a result.
+const noResultNote = "[signoff: the test started but reported no result]"
 
 func appendCapped(b *strings.Builder, s string) {
 	if room := maxTestOutput - b.Len(); room > 0 {
@@ -278,12 +391,16 @@ func ParseJUnitXML(r io.Reader) (Results, error) {
 		root = junitSuite{Suites: []junitSuite{root}}
 	}
 	var res Results
-	var walk func(s junitSuite)
-	walk = func(s junitSuite) {
+	// A case is named by the suites enclosing it and its own name, joined
+	// by " > " as vitest names them: node's reporter writes classname
+	// "test" for every case and nests describe blocks as suites, so the
+	// bare name of a case used in several blocks targets none of them.
+	var walk func(s junitSuite, suites []string)
+	walk = func(s junitSuite, suites []string) {
 		for _, c := range s.Cases {
-			t := TestResult{Package: c.Classname, Name: c.Name, Outcome: Pass}
-			if t.Package == "" {
-				t.Package = s.Name
+			t := TestResult{Package: c.Classname, Name: strings.Join(append(slices.Clone(suites), c.Name), junitSep), Outcome: Pass}
+			if t.Package == "" && len(suites) > 0 {
+				t.Package = suites[0]
 			}
 			var out strings.Builder
 			for _, m := range slices.Concat(c.Failures, c.Errors, c.Skipped) {
@@ -306,10 +423,14 @@ func ParseJUnitXML(r io.Reader) (Results, error) {
 			res.Tests = append(res.Tests, t)
 		}
 		for _, sub := range s.Suites {
-			walk(sub)
+			next := suites
+			if sub.Name != "" {
+				next = append(slices.Clone(suites), sub.Name)
+			}
+			walk(sub, next)
 		}
 	}
-	walk(root)
+	walk(root, nil)
 	return res, nil
 }
 
@@ -324,10 +445,16 @@ func Parse(format string, r io.Reader) (Results, error) {
 	return Results{}, fmt.Errorf("unknown result format %q", format)
 }
 
+// junitSep joins suite and case names in a JUnit test's Name.
+const junitSep = " > "
+
 // Match is what the results say about one harness test name.
 type Match struct {
 	Outcome string       // Pass, Fail, Skip, Missing or NotRun
 	Tests   []TestResult // the results the name matched
+	// Subtests are the tests below the matched ones: Go subtests
+	// (TestX/case) and, for JUnit, the cases of a suite the name ends in.
+	Subtests []TestResult
 }
 
 // Output joins the output of every matched test.
@@ -335,6 +462,20 @@ func (m Match) Output() string {
 	var b strings.Builder
 	for _, t := range m.Tests {
 		b.WriteString(t.Output)
+	}
+	return b.String()
+}
+
+// TreeOutput joins the output of the matched tests and all their
+// subtests: a Go parent's own output holds little more than its --- FAIL
+// line, the assertion is in the subtest that failed.
+func (m Match) TreeOutput() string {
+	var b strings.Builder
+	b.WriteString(m.Output())
+	for _, t := range m.Subtests {
+		if !slices.ContainsFunc(m.Tests, func(x TestResult) bool { return x.Package == t.Package && x.Name == t.Name }) {
+			b.WriteString(t.Output)
+		}
 	}
 	return b.String()
 }
@@ -353,8 +494,24 @@ func (m Match) Output() string {
 func (r Results) Lookup(name string) Match {
 	var m Match
 	for _, t := range r.Tests {
-		if nameMatches(name, t.Package, t.Name) {
+		switch {
+		case nameMatches(name, t.Package, t.Name):
 			m.Tests = append(m.Tests, t)
+		case underName(name, t.Package, t.Name):
+			m.Subtests = append(m.Subtests, t)
+		}
+	}
+	// A JUnit name that is a suite, not a case, stands for its cases:
+	// every one must pass, and there must be one. Go subtests never
+	// stand in for their parent, whose own result is always reported.
+	if len(m.Tests) == 0 {
+		for _, t := range m.Subtests {
+			if strings.Contains(t.Name, junitSep) {
+				m.Tests = append(m.Tests, t)
+			}
+		}
+		if len(m.Tests) != len(m.Subtests) {
+			m.Tests = nil
 		}
 	}
 	if len(m.Tests) == 0 {
@@ -381,11 +538,56 @@ func (r Results) Lookup(name string) Match {
 }
 
 func nameMatches(q, pkg, test string) bool {
-	if q == test {
-		return true
+	names := trailingNames(test)
+	for i, n := range names {
+		if q == n {
+			return true
+		}
+		p, ok := strings.CutSuffix(q, "."+n)
+		if !ok || p == "" {
+			continue
+		}
+		// The qualifier is the package, or the suite just above the
+		// trailing part (nested.test_inner for a case without classname).
+		if pkgMatches(p, pkg) || (i > 0 && names[i-1] == p+junitSep+n) {
+			return true
+		}
 	}
-	p, ok := strings.CutSuffix(q, "."+test)
-	return ok && p != "" && pkgMatches(p, pkg)
+	return false
+}
+
+// underName says whether test is below the harness name q: a Go subtest
+// (q/...) or a JUnit case inside the suite q names (q > ...), where q is
+// matched as in nameMatches.
+func underName(q, pkg, test string) bool {
+	// Go names never hold " > " (t.Run turns spaces into underscores); a
+	// JUnit name's "/" is part of a suite or case name, not a level.
+	sep := "/"
+	if strings.Contains(test, junitSep) {
+		sep = junitSep
+	}
+	for i := 0; i < len(test); i++ {
+		if strings.HasPrefix(test[i:], sep) && nameMatches(q, pkg, test[:i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// trailingNames are the names a test answers to: its full name and, for a
+// JUnit name with a suite path (a > b > c), every trailing part at the
+// separators (b > c, c), so a harness naming the bare case, or a case
+// under pytest's single "pytest" suite, still matches.
+func trailingNames(test string) []string {
+	names := []string{test}
+	for rest := test; ; {
+		_, after, ok := strings.Cut(rest, junitSep)
+		if !ok {
+			return names
+		}
+		names = append(names, after)
+		rest = after
+	}
 }
 
 func pkgMatches(q, pkg string) bool {
