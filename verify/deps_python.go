@@ -1,0 +1,120 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/signoff-dev/signoff/sandbox"
+)
+
+// Python dependencies: a requirements.txt at the root gets a virtual
+// environment of its own (with the system's site-packages, so Debian's
+// pytest stays visible), made with the python3 the sandbox runs and
+// filled by `pip install --only-binary=:all:`: wheels only, so no
+// setup.py of anyone's runs on the host. Its lines must be plain
+// requirements (a name, extras, version specifiers, markers, hashes):
+// options that change where pip fetches from (--index-url,
+// --extra-index-url, --find-links, --trusted-host), editables, URLs,
+// paths and nested files are refused; the index is the host's pip
+// configuration, or the folder SIGNOFF_PIP_FIND_LINKS names (with
+// --no-index). The venv is mounted read-only at the same path in the
+// sandbox (a venv records its own path), its bin first on PATH.
+
+// sandboxPython is the interpreter the runs see (/usr is the sandbox's).
+const sandboxPython = "/usr/bin/python3"
+
+// requirementLine is one plain requirement.
+var requirementLine = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._, -]*\])?\s*(\(?\s*(===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*(,\s*(===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*)*\)?)?(;[A-Za-z0-9_.'"<>=!~ ()-]*)?(\s+--hash=sha(256|384|512):[0-9a-f]+)*$`)
+
+// requirements checks requirements.txt and returns its requirement lines.
+func requirements(b []byte) ([]string, error) {
+	text := strings.ReplaceAll(string(b), "\\\r\n", " ")
+	text = strings.ReplaceAll(text, "\\\n", " ")
+	var reqs []string
+	for i, l := range strings.Split(text, "\n") {
+		if c := strings.Index(l, " #"); c >= 0 {
+			l = l[:c]
+		}
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if !requirementLine.MatchString(l) {
+			return nil, refuse("requirements.txt line %d %q is not a plain requirement (options, editables, URLs and paths are not fetched: a package name and version only)", i+1, firstN64(l))
+		}
+		reqs = append(reqs, l)
+	}
+	return reqs, nil
+}
+
+func firstN64(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// pythonDeps plans the python dependencies of the checkout dir: nil when
+// it has no requirements.txt or it requires nothing.
+func pythonDeps(dir string) (*depItem, error) {
+	b, ok, err := readSmall(dir, "requirements.txt")
+	if err != nil || !ok {
+		return nil, err
+	}
+	reqs, err := requirements(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	links := os.Getenv("SIGNOFF_PIP_FIND_LINKS")
+	it := &depItem{kind: "python", key: digest([]byte("python"), []byte(sandboxPython), []byte(links), []byte(strings.Join(reqs, "\n")))}
+	it.fetch = func(ctx context.Context, entry string) (string, error) {
+		return fetchPython(ctx, entry, dir, reqs, links)
+	}
+	it.apply = func(entry string, s *sandbox.Spec) error {
+		venv := filepath.Join(entry, "venv")
+		s.ReadOnly = append(s.ReadOnly, sandbox.Mount{Host: venv, Target: venv})
+		s.Env["PATH"] = filepath.Join(venv, "bin") + ":" + s.Env["PATH"]
+		s.Env["VIRTUAL_ENV"] = venv
+		return nil
+	}
+	return it, nil
+}
+
+// fetchPython makes the venv at entry/venv (its final path: a venv
+// records it) and installs the requirements into it.
+func fetchPython(ctx context.Context, entry, dir string, reqs []string, links string) (string, error) {
+	venv := filepath.Join(entry, "venv")
+	work := filepath.Join(entry, "work")
+	defer removeAll(work)
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return "", err
+	}
+	req := filepath.Join(work, "requirements.txt")
+	if err := os.WriteFile(req, []byte(strings.Join(reqs, "\n")+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	env := append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONDONTWRITEBYTECODE=1"},
+		hostEnv(append([]string{"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONFIG_FILE", "PIP_CERT", "PIP_TRUSTED_HOST"}, proxyEnv...)...)...)
+	hint := "python3 -m venv --system-site-packages " + venv + " && " + venv + "/bin/python3 -m pip install --only-binary=:all: -r requirements.txt in " + dir
+	// --without-pip: the system's pip (visible through the system
+	// site-packages) installs into the venv, which saves copying one.
+	if _, err := tool(ctx, work, env, hint, sandboxPython, "-m", "venv", "--system-site-packages", "--without-pip", venv); err != nil {
+		return "", err
+	}
+	args := []string{"-m", "pip", "install", "--no-input", "--only-binary=:all:", "--no-cache-dir", "--progress-bar", "off", "-r", req}
+	if links != "" {
+		args = append(args, "--no-index", "--find-links", links)
+	}
+	if _, err := tool(ctx, work, env, hint, filepath.Join(venv, "bin", "python3"), args...); err != nil {
+		return "", err
+	}
+	n, size := treeSize(venv)
+	return fmt.Sprintf("pip install of %d requirement(s), %d files, %.1f MiB", len(reqs), n, float64(size)/(1<<20)), nil
+}
