@@ -79,6 +79,9 @@ type Stage struct {
 	Tests      []TestOutcome `json:"tests,omitempty"`
 	// Witness is the witness check of a candidate run.
 	Witness *WitnessCheck `json:"witness,omitempty"`
+	// Reused is set on a base stage taken from the base cache: the time
+	// (RFC 3339) of the run it repeats, output and all (basecache.go).
+	Reused string `json:"reused,omitempty"`
 	// Stdout and Stderr are the raw output of the run, kept for the
 	// evidence bundle; the JSON report carries their digests only.
 	Stdout []byte `json:"-"`

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +56,22 @@ type Options struct {
 	// the bug (they are then stopped and discarded). The verdict is the
 	// same either way.
 	Parallel bool
+	// BaseCache keeps each base stage that reproduced the bug, runs and
+	// output, beside the build cache (basecache.go), and reuses it for
+	// later candidates of the same base, harness, runner and environment.
+	// Off by default in the library; `signoff verify` turns it on.
+	BaseCache bool
+	// MaxMemoryBytes is the most memory a harness may ask for
+	// (DefaultMaxMemoryBytes when 0); one asking more is refused.
+	MaxMemoryBytes int64
+	// BuildTimeout is the limit of a build (build.go) when positive; else
+	// the harness's, else ten minutes.
+	BuildTimeout time.Duration
 }
+
+// DefaultMaxMemoryBytes is the memory a harness may ask for when
+// Options.MaxMemoryBytes is 0.
+const DefaultMaxMemoryBytes int64 = 8 << 30
 
 // Verify runs the whole verification and returns the report. The error is
 // for a verification that could not be set up: an invalid harness,
@@ -67,7 +84,6 @@ func Verify(ctx context.Context, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	cand, runs := rep.Candidate, rep.Runs
-	h := v.h
 	if rep.TestOnly, err = v.findTestOnly(ctx); err != nil {
 		return Report{}, fmt.Errorf("verify: test-only packages: %w", err)
 	}
@@ -90,7 +106,7 @@ func Verify(ctx context.Context, opts Options) (Report, error) {
 		return v.sideBySide(ctx, cand, runs, rep), nil
 	}
 	// Stage 1: the harness must detect the bug on base, every run.
-	ok := v.runs(ctx, StageBase, h.Base, runs, Reproduced, &rep)
+	ok := v.baseStage(ctx, runs, &rep)
 	if !ok {
 		rep.Stages = append(rep.Stages, Stage{Name: StageCandidate, Outcome: Skipped, Detail: "not run: the harness did not detect the bug on base"})
 		return finish(rep), nil
@@ -106,6 +122,11 @@ func Verify(ctx context.Context, opts Options) (Report, error) {
 // reproduced the bug; otherwise they are stopped, and their results
 // discarded and said to be.
 func (v *verifier) sideBySide(ctx context.Context, cand string, runs int, rep Report) Report {
+	if v.reuseBase(runs, &rep) {
+		// Base reproduced before, under the same key: only the candidate runs.
+		v.runs(ctx, StageCandidate, cand, runs, Passed, &rep)
+		return finish(rep)
+	}
 	candCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var candRep Report
@@ -114,9 +135,12 @@ func (v *verifier) sideBySide(ctx context.Context, cand string, runs int, rep Re
 		defer close(done)
 		v.runs(candCtx, StageCandidate, cand, runs, Passed, &candRep)
 	}()
+	first := len(rep.Stages)
 	ok := v.runs(ctx, StageBase, v.h.Base, runs, Reproduced, &rep)
 	if !ok {
 		stop()
+	} else {
+		v.storeBase(&rep, runs, first)
 	}
 	<-done
 	if !ok {
@@ -210,6 +234,16 @@ func prepare(ctx context.Context, opts Options) (*verifier, Report, error) {
 	}
 	limits := opts.Limits
 	limits.WallTime = time.Duration(h.TimeoutSeconds) * time.Second
+	maxMem := opts.MaxMemoryBytes
+	if maxMem <= 0 {
+		maxMem = DefaultMaxMemoryBytes
+	}
+	if m := harnessMemory(h); m > 0 {
+		if m > maxMem {
+			return nil, Report{}, fmt.Errorf("verify: the harness asks for %s of memory; this server allows at most %s (--max-memory)", FormatBytes(m), FormatBytes(maxMem))
+		}
+		limits.MemoryBytes = m
+	}
 	rep := Report{
 		Base: h.Base, Candidate: cand, CandidateRev: opts.Candidate, HarnessDigest: hd,
 		RunnerDigest: opts.Runner.Digest(limits), Runs: runs, TestFiles: files,
@@ -318,13 +352,10 @@ func (v *verifier) warm(ctx context.Context) {
 		defer mu.Unlock()
 		wt.Close()
 	}()
-	if slices.Contains(cmd, "-args") {
-		return
-	}
-	// Last, so it wins over a -run of the harness's own.
-	spec, err := v.spec(slices.Concat(cmd, []string{"-run=^$"}), wt.Dir, cacheTrusted)
-	if err == nil {
-		v.opts.Runner.Run(ctx, spec)
+	// The base stage's prebuild, run here without the reproduction's
+	// tests: a failure, or a timeout, shows in the runs that follow.
+	if !slices.Contains(cmd, "-args") {
+		v.prebuild(ctx, wt.Dir, cacheTrusted)
 	}
 }
 
@@ -493,6 +524,14 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 			return false
 		}
 	}
+	if stage == StageBase && !v.untrustedBase {
+		// Compile first, under the build limit, so the runs' timeout is
+		// the tests' (a reproduction under review has warm instead).
+		if st, ok := v.prebuild(ctx, wt.Dir, cacheTrusted); !ok {
+			rep.Stages = append(rep.Stages, st)
+			return false
+		}
+	}
 	if stage == StageCandidate {
 		// The code that would be merged must build without its tests
 		// (build.go); the runs are not started when it does not.
@@ -554,13 +593,12 @@ func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Sta
 		return st
 	}
 	st.Stdout, st.Stderr = res.Stdout, res.Stderr
-	st.Runner = &RunSummary{
-		Backend: res.Backend, Isolated: res.Isolated, Limits: res.Limits, ExitCode: res.ExitCode, Signal: res.Signal,
-		TimedOut: res.TimedOut, Killed: res.Killed, DurationMS: res.Duration.Milliseconds(), Truncated: res.Truncated,
-		RunnerDigest: res.RunnerDigest, StdoutSHA256: SHA256(res.Stdout), StderrSHA256: SHA256(res.Stderr),
-	}
+	st.Runner = runSummary(res)
 	if reason := notExecuted(res, ctx.Err()); reason != "" {
 		st.Outcome, st.Detail = NotExecuted, reason
+		if stage == StageBase && interruptedBase(res, ctx.Err()) {
+			judgeInterrupted(v.h, res, reason, &st)
+		}
 		return st
 	}
 	results, err := Parse(v.h.Format, bytes.NewReader(res.Stdout))
@@ -661,6 +699,83 @@ func firstN(s []string, n int) []string {
 		return append(slices.Clone(s[:n]), fmt.Sprintf("and %d more", len(s)-n))
 	}
 	return s
+}
+
+// interruptedBase says whether a base run the sandbox ended early (a
+// timeout, a limit, a signal) still has output worth judging: not when it
+// was cancelled, and not when the output was cut (the results would be
+// incomplete in ways the stream does not show).
+func interruptedBase(res sandbox.Result, ctxErr error) bool {
+	return ctxErr == nil && !res.Truncated && (res.TimedOut || res.Killed != "" || res.Signal != "")
+}
+
+// judgeInterrupted judges the results an interrupted base run printed
+// before it ended: fail-to-pass tests that already failed with the
+// expected failure reproduced the bug, whatever stopped the run later.
+// Anything short of that stays not executed: the interruption may be why.
+func judgeInterrupted(h Harness, res sandbox.Result, reason string, st *Stage) {
+	results, err := Parse(h.Format, bytes.NewReader(res.Stdout))
+	if err != nil || len(results.Tests) == 0 {
+		return
+	}
+	markInterrupted(&results, reason)
+	outcome, detail, tests := JudgeBase(h, results)
+	if outcome != Reproduced {
+		st.Tests = tests
+		return
+	}
+	st.Outcome, st.Tests = outcome, tests
+	st.Detail = detail + "; the run was interrupted after they reported (" + reason + ")"
+}
+
+// markInterrupted records on results why the run ended early, for a
+// Results that has an Interrupted field (set through reflection so this
+// builds before and after the field exists).
+func markInterrupted(r *Results, reason string) {
+	if f := reflect.ValueOf(r).Elem().FieldByName("Interrupted"); f.IsValid() && f.CanSet() && f.Kind() == reflect.String {
+		f.SetString(reason)
+	}
+}
+
+// harnessMemory is the memory the harness asks for, 0 for none (through
+// Harness.MemoryBytes when the harness has it).
+func harnessMemory(h Harness) int64 {
+	if m, ok := any(h).(interface{ MemoryBytes() int64 }); ok {
+		return m.MemoryBytes()
+	}
+	return 0
+}
+
+// FormatBytes writes n in the largest binary unit that divides it: 8 GiB,
+// 512 MiB, 1000 B.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d %s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// ParseBytes reads a size such as "8GiB", "512MiB", "1.5GiB", "4G" or a
+// plain number of bytes; units are binary (G is GiB).
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(t)
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || f <= 0 || f*mult > 1<<50 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes with an optional unit (512MiB, 8GiB)", s)
+	}
+	return int64(f * mult), nil
 }
 
 // notExecuted says why a finished run cannot be judged, or "".

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/shoplite"
@@ -30,10 +31,17 @@ type fakeRunner struct {
 	// (a build that succeeds when nil) outside the script.
 	builds []sandbox.Spec
 	build  func(sandbox.Spec) (sandbox.Result, error)
+	// prebuilds are base's compilations before its runs (go test
+	// -exec=/bin/true), answered by prebuild (a build that succeeds when
+	// nil) outside the script.
+	prebuilds []sandbox.Spec
+	prebuild  func(sandbox.Spec) (sandbox.Result, error)
 }
 
-func (f *fakeRunner) Name() string                   { return "fake" }
-func (f *fakeRunner) Digest(l sandbox.Limits) string { return fmt.Sprintf("fake:%d", l.WallTime) }
+func (f *fakeRunner) Name() string { return "fake" }
+func (f *fakeRunner) Digest(l sandbox.Limits) string {
+	return fmt.Sprintf("fake:%d:%d", l.WallTime, l.MemoryBytes)
+}
 
 func (f *fakeRunner) Run(_ context.Context, s sandbox.Spec) (sandbox.Result, error) {
 	f.mu.Lock()
@@ -44,6 +52,13 @@ func (f *fakeRunner) Run(_ context.Context, s sandbox.Spec) (sandbox.Result, err
 			return f.build(s)
 		}
 		return sandbox.Result{Backend: "fake", Limits: s.Limits, Isolated: true, Stdout: builtCart}, nil
+	}
+	if slices.Contains(s.Command, "-exec=/bin/true") {
+		f.prebuilds = append(f.prebuilds, s)
+		if f.prebuild != nil {
+			return f.prebuild(s)
+		}
+		return sandbox.Result{Backend: "fake", Limits: s.Limits, Isolated: true}, nil
 	}
 	b, _ := os.ReadFile(filepath.Join(s.Src, "cart", "coupon_repro_test.go"))
 	f.seen = append(f.seen, string(b))
@@ -155,7 +170,7 @@ func TestVerifyRestoresTheHarnessOverTheCandidate(t *testing.T) {
 	if len(f.builds) != 1 {
 		t.Fatalf("builds = %d, want 1", len(f.builds))
 	}
-	if bs := f.builds[0]; strings.Join(bs.Command, " ") != "go list -e -export -json=ImportPath,Root,Dir,GoFiles,CgoFiles,Error,DepsErrors ./..." || len(bs.Writable) != 0 || bs.Env["GOPROXY"] != "off" || bs.Env["GOFLAGS"] != f.specs[1].Env["GOFLAGS"] || bs.Env["GOCACHE"] != f.specs[1].Env["GOCACHE"] || bs.Limits != f.specs[1].Limits {
+	if bs := f.builds[0]; strings.Join(bs.Command, " ") != "go list -e -export -json=ImportPath,Root,Dir,GoFiles,CgoFiles,Error,DepsErrors ./..." || len(bs.Writable) != 0 || bs.Env["GOPROXY"] != "off" || bs.Env["GOFLAGS"] != f.specs[1].Env["GOFLAGS"] || bs.Env["GOCACHE"] != f.specs[1].Env["GOCACHE"] || bs.Limits.WallTime != 10*time.Minute || bs.Limits.MemoryBytes != f.specs[1].Limits.MemoryBytes {
 		t.Fatalf("build spec = %+v", bs)
 	}
 	if fp, _ := verify.Fingerprint(rep.Identity()); fp != rep.Fingerprint || len(fp) != 64 {
@@ -188,7 +203,15 @@ func TestVerifyFailsClosed(t *testing.T) {
 		{"a runner crash: INCONCLUSIVE", 1,
 			script{ok(baseFails), result(sandbox.Result{}, errors.New("helper died"))}, verify.Inconclusive, "helper died", 2, nil},
 		{"a timeout: INCONCLUSIVE", 1,
-			script{result(sandbox.Result{TimedOut: true, Killed: sandbox.KilledWallTime, Stdout: baseFails}, nil)}, verify.Inconclusive, "timed out", 1, nil},
+			script{result(sandbox.Result{TimedOut: true, Killed: sandbox.KilledWallTime, Stdout: events("TestZeroCoupon=pass")}, nil)}, verify.Inconclusive, "timed out", 1, nil},
+		{"a base timed out after its fail-to-pass tests failed as expected still reproduced", 1,
+			script{result(sandbox.Result{TimedOut: true, Killed: sandbox.KilledWallTime, Stdout: baseFails}, nil), ok(candidatePass)}, verify.Verified, "", 2, nil},
+		{"a base killed for memory after its fail-to-pass tests failed still reproduced", 1,
+			script{result(sandbox.Result{Killed: sandbox.KilledMemory, ExitCode: 2, Stdout: baseFails}, nil), ok(candidatePass)}, verify.Verified, "", 2, nil},
+		{"a base whose output was truncated is not judged", 1,
+			script{result(sandbox.Result{Truncated: true, Stdout: baseFails}, nil)}, verify.Inconclusive, "truncated", 1, nil},
+		{"a candidate timed out after every test passed is not judged", 1,
+			script{ok(baseFails), result(sandbox.Result{TimedOut: true, Killed: sandbox.KilledWallTime, Stdout: candidatePass}, nil)}, verify.Inconclusive, "timed out", 2, nil},
 		{"a memory kill: INCONCLUSIVE", 1,
 			script{ok(baseFails), result(sandbox.Result{Killed: sandbox.KilledMemory, Stdout: candidatePass}, nil)}, verify.Inconclusive, "memory", 2, nil},
 		{"truncated output: INCONCLUSIVE", 1,
