@@ -248,7 +248,7 @@ func missingDependencyLine(line string) (string, bool) {
 	return "", false
 }
 
-// missingDependencyText is how a stage detail says it.
-func missingDependencyText(name string) string {
+// MissingDependencyText is how a stage detail says that name is missing.
+func MissingDependencyText(name string) string {
 	return "dependency " + name + " is not in the offline cache: fetch it first (go mod download / npm ci / pip install)"
 }

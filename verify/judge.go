@@ -111,7 +111,11 @@ func JudgeBase(h Harness, res Results) (outcome, detail string, tests []TestOutc
 	case len(problems) > 0:
 		return NotReproduced, "the check never detected the bug: " + strings.Join(problems, "; "), tests
 	case len(hidden) > 0:
-		return NotExecuted, "the base run " + interruption(res, hidden[0]) + " before " + listNames(hidden) + " ran", tests
+		c, why := ending(res, hidden[0])
+		if c != nil {
+			return NotExecuted, "the base run crashed before " + listNames(hidden) + " ran: " + c.FirstLines + " (test binary of " + c.Package + ")", tests
+		}
+		return NotExecuted, "the base run was interrupted (" + why + ") before " + listNames(hidden) + " ran", tests
 	case len(absent) > 0:
 		return NotExecuted, "the harness names tests the base does not have: " + listNames(absent) +
 			" (the harness is wrong, not the candidate: fix pass_to_pass)", tests
@@ -120,8 +124,11 @@ func JudgeBase(h Harness, res Results) (outcome, detail string, tests []TestOutc
 	if sameMatcher {
 		detail = fmt.Sprintf("fail-to-pass %d/%d failed with %s", len(h.FailToPass), len(h.FailToPass), h.ExpectedFor(h.FailToPass[0]))
 	}
-	if after := interruption(res, ""); after != "" {
-		detail += "; then " + strings.Replace(after, "the base run ", "", 1)
+	switch c, why := ending(res, ""); {
+	case c != nil:
+		detail += "; then the test binary of " + c.Package + " crashed: " + c.FirstLines
+	case why != "":
+		detail += "; then the run was interrupted: " + why
 	}
 	return Reproduced, detail, tests
 }
@@ -147,25 +154,16 @@ func cutShort(res Results, name string, m Match) bool {
 	return false
 }
 
-// interruption says how a run ended early ("crashed: ...", "was
-// interrupted: ..."), preferring a crash of the package that could hold
-// name; "" when it ran to its end.
-func interruption(res Results, name string) string {
-	var pick *Crash
+// ending says how a run ended early, preferring a crash of a package that
+// could hold name: the crashed package and its first lines, or why it was
+// interrupted. All empty when it ran to its end.
+func ending(res Results, name string) (crashed *Crash, interrupted string) {
 	for i, c := range res.Crashes {
-		if pick == nil || (name != "" && qualifierMatches(name, c.Package) && !qualifierMatches(name, pick.Package)) {
-			pick = &res.Crashes[i]
+		if crashed == nil || (name != "" && qualifierMatches(name, c.Package) && !qualifierMatches(name, crashed.Package)) {
+			crashed = &res.Crashes[i]
 		}
 	}
-	switch {
-	case pick != nil && name != "":
-		return "crashed: " + pick.FirstLines
-	case pick != nil:
-		return "the test binary of " + pick.Package + " crashed: " + pick.FirstLines
-	case res.Interrupted != "":
-		return "was interrupted (" + res.Interrupted + ")"
-	}
-	return ""
+	return crashed, res.Interrupted
 }
 
 // JudgeCandidate decides a candidate run: every fail-to-pass and
@@ -294,7 +292,7 @@ func failureSummary(res Results) string {
 	var parts []string
 	for _, f := range res.Failures {
 		if dep, ok := MissingDependency(f.Output); ok {
-			parts = append(parts, f.Package+": "+missingDependencyText(dep))
+			parts = append(parts, f.Package+": "+MissingDependencyText(dep))
 			continue
 		}
 		what := "failed before running tests"
