@@ -3,6 +3,9 @@ package verify_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,6 +213,271 @@ func checkResults(t *testing.T, res verify.Results) {
 		}
 		if tr.Outcome == verify.Fail && m.Outcome != verify.Fail {
 			t.Fatalf("Lookup(%q) = %s, but a matching test failed", tr.Name, m.Outcome)
+		}
+	}
+}
+
+// JUnit cases are named by their suite path, so a case name used in
+// several describe blocks can be targeted, while a bare case name, a
+// package-qualified one and pytest's single "pytest" suite still match.
+func TestJUnitSuitePaths(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rule, xml string
+		names     map[string]string // harness name -> outcome
+		full      []string          // the parsed names
+	}{
+		{"node's reporter: classname test, describe blocks as suites", `<testsuites>
+	<testsuite name="outer"><testsuite name="inner">
+		<testcase name="works" classname="test"/>
+		<testcase name="breaks" classname="test"><failure type="testCodeFailure" message="want 2 got 1">AssertionError</failure></testcase>
+	</testsuite><testcase name="works" classname="test"/></testsuite>
+	<testsuite name="other"><testcase name="works" classname="test"><failure message="boom"/></testcase></testsuite>
+	<testcase name="top" classname="test"/>
+	<testsuite name="parent"><testcase name="child" classname="test"/></testsuite>
+</testsuites>`, map[string]string{
+			"outer > inner > works": verify.Pass, "inner > works": verify.Pass, "outer > works": verify.Pass,
+			"other > works": verify.Fail,
+			// The bare name matches all three: any failure fails it.
+			"works": verify.Fail, "top": verify.Pass,
+			// A suite stands for its cases.
+			"outer > inner": verify.Fail, "outer": verify.Fail, "parent": verify.Pass,
+			"nner > works": verify.Missing, "outer > inner > works > x": verify.Missing, "test.top": verify.Pass,
+		}, []string{"top", "outer > works", "outer > inner > works", "outer > inner > breaks", "other > works", "parent > child"}},
+		{"pytest: one suite named pytest, classname the module and class", `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="1" skipped="0" tests="2">
+	<testcase classname="tests.test_cart.TestCoupon" name="test_applies_once" time="0.001"><failure message="assert 8100 == 9000">tests/test_cart.py:9: AssertionError</failure></testcase>
+	<testcase classname="tests.test_cart" name="test_zero" time="0.001"/>
+</testsuite></testsuites>`, map[string]string{
+			"test_applies_once": verify.Fail, "TestCoupon.test_applies_once": verify.Fail, "tests.test_cart.TestCoupon.test_applies_once": verify.Fail,
+			"test_cart.test_zero": verify.Pass, "pytest > test_zero": verify.Pass, "other.test_zero": verify.Missing,
+		}, []string{"pytest > test_applies_once", "pytest > test_zero"}},
+		{"Surefire: one suite per class", `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="com.example.CartTest" tests="2" failures="1">
+  <properties><property name="java.version" value="21"/></properties>
+  <testcase name="testTotal" classname="com.example.CartTest" time="0.01"/>
+  <testcase name="testCoupon" classname="com.example.CartTest" time="0.01"><failure message="expected:&lt;9000&gt; but was:&lt;8100&gt;" type="org.opentest4j.AssertionFailedError"/></testcase>
+  <system-out/>
+</testsuite>`, map[string]string{
+			"testTotal": verify.Pass, "CartTest.testTotal": verify.Pass, "com.example.CartTest.testCoupon": verify.Fail,
+			"com.example.CartTest": verify.Fail, "OtherTest.testTotal": verify.Missing,
+		}, []string{"com.example.CartTest > testTotal", "com.example.CartTest > testCoupon"}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			t.Parallel()
+			res, err := verify.ParseJUnitXML(strings.NewReader(tc.xml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var full []string
+			for _, r := range res.Tests {
+				full = append(full, r.Name)
+			}
+			if !slices.Equal(full, tc.full) {
+				t.Errorf("names = %q, want %q", full, tc.full)
+			}
+			for name, want := range tc.names {
+				if got := res.Lookup(name).Outcome; got != want {
+					t.Errorf("Lookup(%q) = %s, want %s", name, got, want)
+				}
+			}
+			checkResults(t, res)
+		})
+	}
+}
+
+// The same rules on the reports the real runners write.
+func TestJUnitSuitePathsOfRealRunners(t *testing.T) {
+	t.Parallel()
+	t.Run("node", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("node"); err != nil {
+			t.Skip("node not installed")
+		}
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "cart.test.js"), []byte(`const {describe, it, test} = require('node:test');
+const assert = require('node:assert');
+describe('coupon', () => {
+  describe('applies once', () => { it('works', () => { assert.strictEqual(8100, 9000, 'got 8100, want 9000'); }); });
+  it('works', () => {});
+});
+describe('totals', () => { it('works', () => {}); });
+test('parent', async (t) => { await t.test('child', () => {}); });
+`), 0o644)
+		cmd := exec.Command("node", "--test", "--test-reporter=junit", "cart.test.js")
+		cmd.Dir = dir
+		out, _ := cmd.Output() // a failing test exits 1
+		res, err := verify.ParseJUnitXML(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		for name, want := range map[string]string{
+			"coupon > applies once > works": verify.Fail, "applies once > works": verify.Fail, "coupon > works": verify.Pass,
+			"totals > works": verify.Pass, "works": verify.Fail, "coupon": verify.Fail, "totals": verify.Pass, "parent": verify.Pass,
+			"parent > child": verify.Pass, "test.parent > child": verify.Pass,
+		} {
+			if got := res.Lookup(name).Outcome; got != want {
+				t.Errorf("Lookup(%q) = %s, want %s", name, got, want)
+			}
+		}
+		if m := res.Lookup("coupon"); !strings.Contains(m.Output(), "got 8100, want 9000") {
+			t.Errorf("the suite's output lacks its failing case's: %q", m.Output())
+		}
+	})
+	t.Run("pytest", func(t *testing.T) {
+		t.Parallel()
+		py := "/usr/bin/python3"
+		if err := exec.Command(py, "-m", "pytest", "--version").Run(); err != nil {
+			t.Skip("pytest not installed")
+		}
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
+		os.WriteFile(filepath.Join(dir, "tests", "__init__.py"), nil, 0o644)
+		os.WriteFile(filepath.Join(dir, "tests", "test_cart.py"), []byte(`
+class TestCoupon:
+    def test_applies_once(self):
+        assert 8100 == 9000, "got 8100, want 9000"
+
+def test_zero():
+    pass
+`), 0o644)
+		report := filepath.Join(dir, "report.xml")
+		cmd := exec.Command(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml="+report, "tests")
+		cmd.Dir = dir
+		cmd.Run() // a failing test exits 1
+		f, err := os.Open(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		res, err := verify.ParseJUnitXML(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{
+			"test_applies_once": verify.Fail, "TestCoupon.test_applies_once": verify.Fail,
+			"tests.test_cart.TestCoupon.test_applies_once": verify.Fail, "test_zero": verify.Pass, "test_cart.test_zero": verify.Pass,
+		} {
+			if got := res.Lookup(name).Outcome; got != want {
+				t.Errorf("Lookup(%q) = %s, want %s", name, got, want)
+			}
+		}
+	})
+}
+
+// A test's subtests are its subtree: their output is the test's for the
+// expected failure, but a subtest never stands in for a Go test's own
+// result.
+func TestLookupSubtree(t *testing.T) {
+	t.Parallel()
+	res := loadGoTest(t)
+	m := res.Lookup("TestSub")
+	if m.Outcome != verify.Fail || len(m.Subtests) != 2 || m.Output() == m.TreeOutput() {
+		t.Fatalf("Lookup(TestSub) = %+v", m)
+	}
+	for _, s := range m.Subtests {
+		if !strings.Contains(m.TreeOutput(), s.Output) {
+			t.Errorf("TreeOutput lacks %s's output", s.Name)
+		}
+	}
+	// Forged subtest events without their parent do not make a test.
+	forged, err := verify.ParseGoTestJSON(strings.NewReader(`{"Action":"pass","Package":"p","Test":"TestX/a"}` + "\n" +
+		`{"Action":"pass","Package":"p","Test":"TestX > a"}` + "\n" + `{"Action":"pass","Package":"p"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := forged.Lookup("TestX").Outcome; got != verify.Missing {
+		t.Errorf("Lookup(TestX) with only its subtests = %s, want missing", got)
+	}
+}
+
+// A test binary that dies mid-run is a crash: the test running and the
+// panic or fatal error line with the first frame of the code under test.
+func TestParseGoTestJSONCrashes(t *testing.T) {
+	t.Parallel()
+	res := loadGoTest(t)
+	if len(res.Crashes) != 1 || res.Crashes[0].Package != "example.com/shop/crash" || res.Crashes[0].Test != "TestPanics" ||
+		!strings.HasPrefix(res.Crashes[0].FirstLines, "panic: boom") {
+		t.Fatalf("Crashes = %+v", res.Crashes)
+	}
+	for _, tc := range []struct {
+		rule, in string
+		want     verify.Crash // zero: no crash
+	}{
+		{"a test left without a result",
+			`{"Action":"run","Package":"p","Test":"TestX"}` + "\n" + `{"Action":"fail","Package":"p"}`,
+			verify.Crash{Package: "p", Test: "TestX", FirstLines: "TestX started but reported no result"}},
+		{"a fatal error in the package output",
+			`{"Action":"output","Package":"p","Output":"fatal error: all goroutines are asleep - deadlock!\n"}` + "\n" + `{"Action":"fail","Package":"p"}`,
+			verify.Crash{Package: "p", FirstLines: "fatal error: all goroutines are asleep - deadlock!"}},
+		{"logged text is indented, not a crash",
+			`{"Action":"output","Package":"p","Test":"TestX","Output":"    x_test.go:3: panic: not really\n"}` + "\n" + `{"Action":"fail","Package":"p","Test":"TestX"}` + "\n" + `{"Action":"fail","Package":"p"}`,
+			verify.Crash{}},
+		{"a package that passed did not crash",
+			`{"Action":"output","Package":"p","Test":"TestX","Output":"panic: printed\n"}` + "\n" + `{"Action":"pass","Package":"p","Test":"TestX"}` + "\n" + `{"Action":"pass","Package":"p"}`,
+			verify.Crash{}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			res, err := verify.ParseGoTestJSON(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == verify.Crash{} && len(res.Crashes) != 0:
+				t.Fatalf("Crashes = %+v, want none", res.Crashes)
+			case tc.want != verify.Crash{} && (len(res.Crashes) != 1 || res.Crashes[0] != tc.want):
+				t.Fatalf("Crashes = %+v, want %+v", res.Crashes, tc.want)
+			}
+		})
+	}
+}
+
+// The crashes of a real go test run: a stack overflow (the test never
+// reports a result) and a panic in a subtest (the parent fails, later
+// tests never run).
+func TestParseGoTestJSONCrashesOfRealRuns(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":         "module ex.com/m\n\ngo 1.22\n",
+		"deep/d_test.go": "package deep\n\nimport (\n\t\"runtime/debug\"\n\t\"testing\"\n)\n\nfunc f(n int) int { return f(n+1) + 1 }\n\nfunc TestFirst(t *testing.T) { t.Error(\"got 8100, want 9000\") }\n\n// A small stack overflows in milliseconds.\nfunc TestDeep(t *testing.T) { debug.SetMaxStack(1 << 20); f(0) }\n\nfunc TestAfter(t *testing.T) {}\n",
+		"sub/s_test.go":  "package sub\n\nimport \"testing\"\n\nfunc TestMap(t *testing.T) {\n\tt.Run(\"nil\", func(t *testing.T) { var m map[string]int; m[\"x\"] = 1 })\n}\n\nfunc TestAfter(t *testing.T) {}\n",
+		"fine/f_test.go": "package fine\n\nimport \"testing\"\n\nfunc TestFine(t *testing.T) {}\n",
+	}
+	for name, body := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "test", "-json", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	out, _ := cmd.Output()
+	res, err := verify.ParseGoTestJSON(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]verify.Crash{}
+	for _, c := range res.Crashes {
+		got[c.Package] = c
+	}
+	if c := got["ex.com/m/deep"]; c.Test != "TestDeep" || !strings.HasPrefix(c.FirstLines, "runtime: goroutine stack exceeds") {
+		t.Errorf("deep crash = %+v", c)
+	}
+	if c := got["ex.com/m/sub"]; c.Test != "TestMap" || !strings.HasPrefix(c.FirstLines, "panic: assignment to entry in nil map") ||
+		!strings.Contains(c.FirstLines, "ex.com/m/sub.TestMap.func1 at ") || !strings.Contains(c.FirstLines, "s_test.go:6") {
+		t.Errorf("sub crash = %+v", c)
+	}
+	if _, ok := got["ex.com/m/fine"]; ok || len(res.Crashes) != 2 {
+		t.Errorf("Crashes = %+v, want deep and sub only", res.Crashes)
+	}
+	for name, want := range map[string]string{"deep.TestFirst": verify.Fail, "deep.TestDeep": verify.Fail, "deep.TestAfter": verify.Missing,
+		"sub.TestMap": verify.Fail, "sub.TestAfter": verify.Missing, "TestFine": verify.Pass} {
+		if got := res.Lookup(name).Outcome; got != want {
+			t.Errorf("Lookup(%q) = %s, want %s", name, got, want)
 		}
 	}
 }
