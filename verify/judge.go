@@ -215,6 +215,9 @@ func JudgeCandidate(h Harness, res Results) (outcome, detail string, tests []Tes
 		return Failed, prefix(first) + strings.Join(failed, "; ") + " (" + tally + ")", tests
 	case len(notRun) > 0:
 		return NotExecuted, failureSummary(res) + "; could not run " + listNames(notRun), tests
+	case res.Interrupted != "":
+		// A run cut short is never a pass, whatever it reported first.
+		return NotExecuted, "the run was interrupted (" + res.Interrupted + ") after " + tally, tests
 	}
 	return Passed, tally, tests
 }

@@ -1,6 +1,7 @@
 package verify_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -198,5 +199,157 @@ func TestTableEndsWithTheVerdict(t *testing.T) {
 	r.Environment = verify.Environment{Sandbox: "none"}
 	if out := verify.Table(r); !strings.Contains(out, "without isolation") {
 		t.Fatalf("a run without a sandbox is not flagged:\n%s", out)
+	}
+}
+
+func gr(pkg, name, outcome, output string) verify.TestResult {
+	return verify.TestResult{Package: pkg, Name: name, Outcome: outcome, Output: output}
+}
+
+func TestJudgeBaseExpectedFailuresAndCrashes(t *testing.T) {
+	t.Parallel()
+	const cart = "example.com/shop/cart"
+	two := validHarness()
+	two.FailToPass = []string{"TestBool", "TestCouponAppliesOnce"}
+	two.ExpectedFailures = map[string]verify.Matcher{"TestBool": {Regexp: `want true, got (false|nil)`}}
+	p2p := func(h verify.Harness) []verify.TestResult {
+		var out []verify.TestResult
+		for _, n := range h.PassToPass {
+			out = append(out, gr(cart, n, verify.Pass, ""))
+		}
+		return out
+	}
+	bothFail := []verify.TestResult{
+		gr(cart, "TestBool", verify.Fail, "=== RUN   TestBool\n--- FAIL: TestBool (0.00s)\n"),
+		gr(cart, "TestBool/#18/Value/ToE", verify.Fail, "    bool_test.go:40: want true, got false\n"),
+		gr(cart, "TestCouponAppliesOnce", verify.Fail, "got 8100, want 9000"),
+	}
+	stackOverflow := verify.Crash{Package: cart, Test: "TestLater", FirstLines: "runtime: goroutine stack exceeds 1000000000-byte limit"}
+	panicked := verify.Crash{Package: cart, Test: "TestFirst", FirstLines: "panic: assignment to entry in nil map [cart.TestFirst at /src/cart/x_test.go:9]"}
+	many := validHarness()
+	many.PassToPass = []string{"TestA", "TestB", "TestC", "TestD", "TestE", "TestF", "TestG"}
+	for _, tc := range []struct {
+		rule   string
+		h      verify.Harness
+		res    verify.Results
+		want   string
+		detail string // the detail starts with it
+	}{
+		{"each test with its own expected failure, matched in its subtests",
+			two, verify.Results{Tests: slices.Concat(bothFail, p2p(two))},
+			verify.Reproduced, "fail-to-pass 2/2 failed as expected"},
+		{"a test's own expected failure is required, not the shared one",
+			two, verify.Results{Tests: slices.Concat([]verify.TestResult{gr(cart, "TestBool", verify.Fail, "got 8100")}, bothFail[2:], p2p(two))},
+			verify.NotReproduced, "the check never detected the bug: TestBool failed without regexp /want true, got (false|nil)/"},
+		{"a subtest of another test does not lend its output",
+			two, verify.Results{Tests: slices.Concat([]verify.TestResult{gr(cart, "TestBool", verify.Fail, ""), gr(cart, "TestBoolean/x", verify.Fail, "want true, got false")}, bothFail[2:], p2p(two))},
+			verify.NotReproduced, "the check never detected the bug: TestBool failed without"},
+		{"failures before a crash still count",
+			validHarness(), verify.Results{Tests: []verify.TestResult{gr(cart, "TestCouponAppliesOnce", verify.Fail, "got 8100"), gr(cart, "TestZeroCoupon", verify.Pass, "")},
+				Crashes: []verify.Crash{stackOverflow}},
+			verify.Reproduced, `fail-to-pass 1/1 failed with "8100"; then the test binary of example.com/shop/cart crashed: runtime: goroutine stack exceeds 1000000000-byte limit`},
+		{"a crash before the fail-to-pass test ran did not execute it",
+			validHarness(), verify.Results{Tests: []verify.TestResult{gr(cart, "TestFirst", verify.Fail, "panic: assignment to entry in nil map")}, Crashes: []verify.Crash{panicked}},
+			verify.NotExecuted, "the base run crashed before TestCouponAppliesOnce ran: panic: assignment to entry in nil map [cart.TestFirst at /src/cart/x_test.go:9]"},
+		{"the fail-to-pass test that crashed without its expected failure did not execute",
+			validHarness(), verify.Results{Tests: []verify.TestResult{{Package: cart, Name: "TestCouponAppliesOnce", Outcome: verify.Fail, Output: "runtime: goroutine stack exceeds", Unfinished: true}},
+				Crashes: []verify.Crash{{Package: cart, Test: "TestCouponAppliesOnce", FirstLines: "runtime: goroutine stack exceeds 1000000000-byte limit"}}},
+			verify.NotExecuted, "the base run crashed before TestCouponAppliesOnce ran"},
+		{"a crash in a package that cannot hold the test hides nothing",
+			func() verify.Harness {
+				h := validHarness()
+				h.FailToPass = []string{"cart.TestCouponAppliesOnce"}
+				h.PassToPass = nil
+				return h
+			}(),
+			verify.Results{Tests: []verify.TestResult{gr(cart, "TestZeroCoupon", verify.Pass, "")}, Crashes: []verify.Crash{{Package: "example.com/shop/other", FirstLines: "panic: x"}}},
+			verify.NotReproduced, "the check never detected the bug: cart.TestCouponAppliesOnce is missing"},
+		{"an interrupted run counts what failed before",
+			validHarness(), verify.Results{Tests: []verify.TestResult{gr(cart, "TestCouponAppliesOnce", verify.Fail, "got 8100")}, Interrupted: "killed by the sandbox: memory"},
+			verify.Reproduced, `fail-to-pass 1/1 failed with "8100"; then the run was interrupted: killed by the sandbox: memory`},
+		{"an interrupted run that cut the test short did not execute it",
+			validHarness(), verify.Results{Tests: []verify.TestResult{{Package: cart, Name: "TestCouponAppliesOnce", Outcome: verify.Fail, Unfinished: true}}, Interrupted: "timed out after 5m0s"},
+			verify.NotExecuted, "the base run was interrupted (timed out after 5m0s) before TestCouponAppliesOnce ran"},
+		{"an interrupted run before the test started did not execute it",
+			validHarness(), verify.Results{Tests: []verify.TestResult{gr(cart, "TestZeroCoupon", verify.Pass, "")}, Interrupted: "the command died of signal SIGKILL"},
+			verify.NotExecuted, "the base run was interrupted (the command died of signal SIGKILL) before TestCouponAppliesOnce ran"},
+		{"a pass-to-pass test base lacks is the harness's mistake",
+			validHarness(), results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100")),
+			verify.NotExecuted, "the harness names tests the base does not have: TestZeroCoupon, TestEmptyCart"},
+		{"a long list of them is shortened",
+			many, results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100")),
+			verify.NotExecuted, "the harness names tests the base does not have: TestA, TestB, TestC, TestD, TestE and 2 more"},
+		{"a crash may hide them, so it is not a mistake then",
+			validHarness(), verify.Results{Tests: []verify.TestResult{gr(cart, "TestCouponAppliesOnce", verify.Fail, "got 8100")}, Crashes: []verify.Crash{stackOverflow}},
+			verify.Reproduced, `fail-to-pass 1/1 failed with "8100"; then`},
+		{"a build failure shows its first compiler lines first",
+			validHarness(), verify.Results{Failures: []verify.PackageFailure{{Package: cart, Build: true,
+				Output: "# example.com/shop/cart\ncart/cart.go:3:2: undefined: Total\ncart/cart.go:4:2: undefined: Sum\ncart/cart.go:5:2: undefined: Avg\ncart/cart.go:6:2: undefined: Max\nFAIL\texample.com/shop/cart [build failed]\n"}}},
+			verify.NotExecuted, "example.com/shop/cart failed to build: cart/cart.go:3:2: undefined: Total | cart/cart.go:4:2: undefined: Sum | cart/cart.go:5:2: undefined: Avg; could not run TestCouponAppliesOnce"},
+		{"a package that panicked before its tests shows the panic",
+			validHarness(), verify.Results{Failures: []verify.PackageFailure{{Package: cart, Output: "panic: init failed\n\ngoroutine 1 [running]:\nexample.com/shop/cart.init.0()\n\t/src/cart/cart.go:9 +0x25\n"}}},
+			verify.NotExecuted, "example.com/shop/cart failed before running tests: panic: init failed [example.com/shop/cart.init.0 at /src/cart/cart.go:9]"},
+		{"a dependency missing from the offline cache is said plainly",
+			validHarness(), verify.Results{Failures: []verify.PackageFailure{{Package: cart, Build: true,
+				Output: "# example.com/shop/cart\ncart/cart.go:3:8: no required module provides package github.com/shopspring/decimal; to add it:\n"}}},
+			verify.NotExecuted, "example.com/shop/cart: dependency github.com/shopspring/decimal is not in the offline cache: fetch it first (go mod download / npm ci / pip install)"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			got, detail, tests := verify.JudgeBase(tc.h, tc.res)
+			if got != tc.want || !strings.HasPrefix(detail, tc.detail) {
+				t.Fatalf("JudgeBase = %s %q, want %s starting %q", got, detail, tc.want, tc.detail)
+			}
+			if len(tests) != len(tc.h.FailToPass)+len(tc.h.PassToPass) {
+				t.Fatalf("tests = %+v", tests)
+			}
+		})
+	}
+}
+
+func TestJudgeCandidateStaysStrict(t *testing.T) {
+	t.Parallel()
+	const cart = "example.com/shop/cart"
+	h := validHarness()
+	all := []verify.TestResult{gr(cart, "TestCouponAppliesOnce", verify.Pass, ""), gr(cart, "TestZeroCoupon", verify.Pass, ""), gr(cart, "TestEmptyCart", verify.Pass, "")}
+	suite := validHarness()
+	suite.FailToPass, suite.PassToPass = []string{"coupon"}, []string{"totals"}
+	node := func(outcomes ...string) verify.Results {
+		var res verify.Results
+		for i, n := range []string{"coupon > applies once > works", "coupon > works", "totals > works"} {
+			res.Tests = append(res.Tests, gr("test", n, outcomes[i], ""))
+		}
+		return res
+	}
+	for _, tc := range []struct {
+		rule   string
+		h      verify.Harness
+		res    verify.Results
+		want   string
+		detail string
+	}{
+		{"a crash that hid a test fails, its first lines first",
+			h, verify.Results{Tests: all[:2], Crashes: []verify.Crash{{Package: cart, Test: "TestZeroCoupon", FirstLines: "panic: boom"}}},
+			verify.Failed, "the test binary of example.com/shop/cart crashed: panic: boom; TestEmptyCart missing from the results"},
+		{"an interrupted run never passes",
+			h, verify.Results{Tests: all, Interrupted: "timed out after 5m0s"},
+			verify.NotExecuted, "the run was interrupted (timed out after 5m0s)"},
+		{"many missing tests are shortened",
+			func() verify.Harness {
+				h := validHarness()
+				h.PassToPass = []string{"TestA", "TestB", "TestC", "TestD", "TestE", "TestF", "TestG"}
+				return h
+			}(), verify.Results{Tests: all[:1]},
+			verify.Failed, "TestA, TestB, TestC, TestD, TestE and 2 more missing from the results"},
+		{"a suite name passes when every case in it passes", suite, node(verify.Pass, verify.Pass, verify.Pass), verify.Passed, "fail-to-pass 1/1 passed, pass-to-pass 1/1 passed"},
+		{"a suite name fails when one case fails", suite, node(verify.Pass, verify.Fail, verify.Pass), verify.Failed, "coupon failed"},
+		{"a suite name with a skipped case is a failure", suite, node(verify.Pass, verify.Pass, verify.Skip), verify.Failed, "totals was skipped"},
+		{"a suite name with no cases is missing", suite, verify.Results{Tests: node(verify.Pass, verify.Pass, verify.Pass).Tests[:2]}, verify.Failed, "totals missing"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			got, detail, _ := verify.JudgeCandidate(tc.h, tc.res)
+			if got != tc.want || !strings.HasPrefix(detail, tc.detail) {
+				t.Fatalf("JudgeCandidate = %s %q, want %s starting %q", got, detail, tc.want, tc.detail)
+			}
+		})
 	}
 }
