@@ -66,7 +66,11 @@ func refuse(format string, a ...any) error { return &fetchError{msg: fmt.Sprintf
 
 // depsRoot is where fetched dependencies are kept, beside the build cache.
 func (v *verifier) depsRoot() string {
-	return filepath.Join(filepath.Dir(v.cache), "deps")
+	root := filepath.Join(filepath.Dir(v.cache), "deps")
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs // a venv is mounted at its own path: it must be absolute
+	}
+	return root
 }
 
 // plan reads what the checkout dir needs. An error is a refusal, said in
@@ -198,12 +202,11 @@ func (v *verifier) ensure(ctx context.Context, it depItem) (string, error) {
 		removeAll(entry)
 		return "", err
 	}
-	what = fmt.Sprintf("%s, fetched in %.1f s", what, time.Since(start).Seconds())
 	if err := os.WriteFile(marker, []byte(what), 0o400); err != nil {
 		removeAll(entry)
 		return "", fmt.Errorf("dependency cache: %w", err)
 	}
-	return it.kind + ": " + what + " (key " + it.key[:12] + ")", nil
+	return fmt.Sprintf("%s: %s, fetched in %.1f s (key %s)", it.kind, what, time.Since(start).Seconds(), it.key[:12]), nil
 }
 
 // removeAll removes a cache entry, first making its directories writable
@@ -229,6 +232,17 @@ func digest(parts ...[]byte) string {
 		h.Write(p)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// size says n bytes for a person.
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // capped keeps the first max bytes written to it.

@@ -200,19 +200,19 @@ func fetchGo(ctx context.Context, goBin, entry, dir string, gomod, gosum []byte,
 	}
 	hint := fmt.Sprintf("GOFLAGS=-modcacherw GOPROXY=%s go mod download in %s", proxies, dir)
 	out, err := tool(ctx, work, env, hint, goBin, "mod", "download", "-json")
-	mods, size, modErr := readDownloads(out)
+	mods, zipBytes, modErr := readDownloads(out)
 	if modErr != "" {
 		return "", refuse("go mod download: %s (run: %s)", modErr, hint)
 	}
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d modules, %.1f MiB", mods, float64(size)/(1<<20)), nil
+	return fmt.Sprintf("%d modules, %s", mods, size(zipBytes)), nil
 }
 
 // readDownloads reads go mod download -json: the modules it has, the
 // bytes of their zips, and the first module's error.
-func readDownloads(out []byte) (mods int, size int64, firstErr string) {
+func readDownloads(out []byte) (mods int, total int64, firstErr string) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var m struct{ Path, Version, Error, Zip string }
@@ -230,7 +230,7 @@ func readDownloads(out []byte) (mods int, size int64, firstErr string) {
 		}
 		mods++
 		if fi, err := os.Stat(m.Zip); err == nil {
-			size += fi.Size()
+			total += fi.Size()
 		}
 	}
 }

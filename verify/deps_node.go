@@ -236,8 +236,8 @@ func fetchNode(ctx context.Context, entry, dir, lockName string, pj, lock []byte
 	if err := os.Rename(nm, filepath.Join(entry, "node_modules")); err != nil {
 		return "", err
 	}
-	n, size := treeSize(filepath.Join(entry, "node_modules"))
-	return fmt.Sprintf("npm ci, %d files, %.1f MiB", n, float64(size)/(1<<20)), nil
+	n, total := treeSize(filepath.Join(entry, "node_modules"))
+	return fmt.Sprintf("npm ci, %d files, %s", n, size(total)), nil
 }
 
 func treeSize(dir string) (files int, size int64) {

@@ -115,6 +115,6 @@ func fetchPython(ctx context.Context, entry, dir string, reqs []string, links st
 	if _, err := tool(ctx, work, env, hint, filepath.Join(venv, "bin", "python3"), args...); err != nil {
 		return "", err
 	}
-	n, size := treeSize(venv)
-	return fmt.Sprintf("pip install of %d requirement(s), %d files, %.1f MiB", len(reqs), n, float64(size)/(1<<20)), nil
+	n, total := treeSize(venv)
+	return fmt.Sprintf("pip install of %d requirement(s), venv of %d files, %s", len(reqs), n, size(total)), nil
 }
