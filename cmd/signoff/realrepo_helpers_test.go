@@ -220,6 +220,9 @@ type realCase struct {
 	// wantF2P and wantP2P name the tests the repository implies, by their
 	// own names (a derived name may carry a package or suite path before).
 	wantF2P, wantP2P []string
+	// deps says whether the checkouts have dependencies to fetch: the
+	// genuine candidate's verification then has a deps stage that did.
+	deps bool
 	// bugValue is what the bug computes: the expected failure of every
 	// fail-to-pass test must say it, so it is the bug's signature and not
 	// any failure.
@@ -362,6 +365,21 @@ func (c realCase) check(t *testing.T) {
 		t.Logf("verify %s: %s %s", row.name, v.Verdict, time.Since(start).Round(time.Millisecond))
 		if v.Verdict != row.verdict || res.code != row.code {
 			t.Errorf("verify %s: %s (exit %d), want %s (exit %d): %s\n%s", row.name, v.Verdict, res.code, row.verdict, row.code, v.Reason, res.stdout)
+		}
+		if row.code == 0 {
+			var deps []string
+			for _, s := range v.Stages {
+				if s.Name == "deps" {
+					deps = append(deps, s.Outcome+": "+s.Detail)
+					if s.Outcome != "ok" {
+						t.Errorf("deps stage: %s: %s", s.Outcome, s.Detail)
+					}
+				}
+			}
+			t.Logf("deps stages: %q", deps)
+			if c.deps != (len(deps) > 0) {
+				t.Errorf("deps stages %q; want one per checkout: %v", deps, c.deps)
+			}
 		}
 	}
 

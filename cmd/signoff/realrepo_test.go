@@ -2,9 +2,15 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
+
+// nonce is a comment that makes a dependency's bytes, and so the key of
+// its deps cache entry, new on every run.
+func nonce() string { return fmt.Sprintf("// run %d\n", time.Now().UnixNano()) }
 
 // The acceptance of "real repositories": small repositories of several
 // languages, each built here with the real git, go, npm and python, with a
@@ -81,7 +87,10 @@ func TestSumCountsFirst(t *testing.T) {
 )
 
 func calcCase(t *testing.T, vendored bool) realCase {
-	proxy := goModuleProxy(t, "example.test/dep", "v1.0.0", map[string]string{"go.mod": depGoMod, "dep.go": depGo})
+	// A fresh module each run (its go.sum hash, so the deps cache's key,
+	// is new), so the deps stage really fetches it from the local proxy
+	// rather than finding it in the user's cache from an earlier run.
+	proxy := goModuleProxy(t, "example.test/dep", "v1.0.0", map[string]string{"go.mod": depGoMod, "dep.go": depGo + nonce()})
 	g := newGitRepo(t, "calc")
 	// go mod tidy writes go.sum (and go mod vendor vendor/) from the
 	// local proxy, as a developer's machine would from theirs.
@@ -117,6 +126,7 @@ func calcCase(t *testing.T, vendored bool) realCase {
 		// The deps stage fetches example.test/dep from the host's proxy
 		// (this local directory) into its cache, outside the offline run.
 		c.env = []string{"GOPROXY=file://" + proxy, "GOSUMDB=off", "GONOSUMDB=example.test"}
+		c.deps = true
 	}
 	return c
 }
@@ -200,7 +210,7 @@ func TestRealRepoNode(t *testing.T) {
 	g.env = []string{"npm_config_cache=" + t.TempDir(), "npm_config_offline=true", "npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false"}
 	tgz := npmTarball(t, map[string]string{
 		"package.json": `{"name": "dep", "version": "1.0.0", "main": "index.js"}` + "\n",
-		"index.js":     "'use strict';\nexports.roundCents = (x) => Math.round(x);\n",
+		"index.js":     "'use strict';\nexports.roundCents = (x) => Math.round(x);\n" + nonce(), // a new lock key each run
 	})
 	newTest := func(want string) string { return cartJSTest + strings.ReplaceAll(cartJSNewTest, "WANT", want) }
 	base := g.commit("", "", "cart: total and count", map[string]string{
@@ -217,6 +227,7 @@ func TestRealRepoNode(t *testing.T) {
 		wantF2P:   []string{"cart > total > counts every item"},
 		wantP2P:   []string{"cart > total > is zero when empty", "cart > count > is zero when empty", "cart > count > adds quantities"},
 		bugValue:  "700",
+		deps:      true,
 	}
 	if genuine == cartJSBug {
 		t.Fatal("the genuine candidate's edit did not apply")
@@ -388,13 +399,29 @@ func TestRealRepoGoBaseCrashes(t *testing.T) {
 		t.Fatal("the fixes' edits did not apply")
 	}
 	file, h := c.harnessInit(t)
-	// TestDepthNegative never reports on base (the binary died inside
-	// it), so it cannot be shown to fail there: only the tests that
-	// failed before the crash are fail-to-pass.
-	checkNames(t, "fail_to_pass", h.FailToPass, []string{"TestTotal"})
+	// The tests that failed before the crash are fail-to-pass, each with
+	// its own failure. TestDepthNegative was running when the binary died:
+	// it may be fail-to-pass too, but only with the crash as its expected
+	// failure (on base, the overflow is what the bug does to it).
+	var total string
+	for _, n := range h.FailToPass {
+		switch {
+		case sameTest(n, "TestTotal"):
+			total = n
+		case sameTest(n, "TestDepthNegative"):
+			if text, re := expectedFor(t, h, n); re != nil || !strings.Contains(text, "stack exceeds") {
+				t.Errorf("expected failure of %s = %q %v, want the stack overflow it died of", n, text, re)
+			}
+		default:
+			t.Errorf("fail_to_pass holds %s, which passes on base", n)
+		}
+	}
+	if total == "" {
+		t.Fatalf("fail_to_pass = %q: TestTotal, which failed on base before the crash, is not in it", h.FailToPass)
+	}
 	checkNames(t, "pass_to_pass", h.PassToPass, []string{"TestDepthThree", "TestTotalNil"})
-	if text, re := expectedFor(t, h, h.FailToPass[0]); re == nil && !strings.Contains(text, "Total = 0, want 6") {
-		t.Errorf("expected failure of TestTotal = %q, want the bug's signature %q", text, "Total = 0, want 6")
+	if text, re := expectedFor(t, h, total); re != nil || !strings.Contains(text, "Total = 0, want 6") {
+		t.Errorf("expected failure of %s = %q %v, want the bug's signature %q", total, text, re, "Total = 0, want 6")
 	}
 	for _, cand := range []string{c.fix, c.genuine} {
 		v, res := c.verify(t, file, cand)
@@ -402,6 +429,9 @@ func TestRealRepoGoBaseCrashes(t *testing.T) {
 			t.Errorf("verify %s on a crashing base: %s (exit %d), want VERIFIED: %s\n%s", cand, v.Verdict, res.code, v.Reason, res.stdout)
 		}
 		for _, s := range v.Stages {
+			if s.Name == "base" {
+				t.Logf("base: %s: %s", s.Outcome, s.Detail)
+			}
 			if s.Name == "base" && (s.Outcome != "reproduced" || !strings.Contains(s.Detail, "crash")) {
 				t.Errorf("base stage: %s %q, want reproduced, saying the binary crashed after", s.Outcome, s.Detail)
 			}
