@@ -179,7 +179,7 @@ func (v *verifier) stillReproduces(s Stage) bool {
 		return false
 	}
 	if r.TimedOut || r.Killed != "" || r.Signal != "" {
-		markInterrupted(&results, "interrupted")
+		results.Interrupted = "interrupted"
 	}
 	outcome, _, _ := JudgeBase(v.h, results)
 	return outcome == Reproduced

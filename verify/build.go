@@ -380,25 +380,13 @@ func firstCompilerLine(stderr, stdout []byte) string {
 // the candidate's build check has the same limit. The runs that follow
 // find everything compiled, so their timeout is the tests'.
 
-// defaultBuildTimeout is the build limit when neither the options nor the
-// harness set one.
-const defaultBuildTimeout = 10 * time.Minute
-
 // buildTimeout is the wall time of a build: Options.BuildTimeout, else
-// the harness's own (Harness.BuildTimeout, when it has one), else
-// defaultBuildTimeout.
+// the harness's (build_timeout_seconds, DefaultBuildTimeout when unset).
 func (v *verifier) buildTimeout() time.Duration {
 	if v.opts.BuildTimeout > 0 {
 		return v.opts.BuildTimeout
 	}
-	// Asserted, not called, so this builds before and after the harness
-	// gains the method.
-	if bt, ok := any(v.h).(interface{ BuildTimeout() time.Duration }); ok {
-		if d := bt.BuildTimeout(); d > 0 {
-			return d
-		}
-	}
-	return defaultBuildTimeout
+	return v.h.BuildTimeout()
 }
 
 // buildSpec is the sandbox spec of a build: a run's, with the build limit

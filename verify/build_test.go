@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff/evidence"
+	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/verify"
 )
@@ -147,4 +148,72 @@ func TestCandidateMustBuildWithoutItsTests(t *testing.T) {
 	}
 	tw.Flush()
 	t.Logf("candidates that build only with their tests (sandbox %s):\n%s", runner.Name(), summary.String())
+}
+
+// TestBuildLimit compiles base with its tests on a cold cache (the real
+// sandbox and go) under a build limit of one second: the build, not the
+// tests, runs out of time, and the base run says so with its limit; the
+// candidate's runs are not started.
+func TestBuildLimit(t *testing.T) {
+	runner := realRunner(t)
+	s := sample(t)
+	start := time.Now()
+	rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: shoplite.BranchGenuine,
+		Runner: runner, CacheDir: filepath.Join(t.TempDir(), "cold"), BuildTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%.1fs:\n%s", time.Since(start).Seconds(), verify.Table(rep))
+	b := stage(rep, verify.StageBase, 1)
+	if rep.Verdict != verify.Inconclusive || b.Outcome != verify.NotExecuted || !strings.HasPrefix(b.Detail, "timed out while building (limit 1s): go test") ||
+		b.Runner == nil || !b.Runner.TimedOut || b.Runner.Limits.WallTime != time.Second {
+		t.Fatalf("base = %+v, want not executed: timed out while building (limit 1s)", b)
+	}
+	if c := stage(rep, verify.StageCandidate, 1); c.Outcome != "" {
+		t.Fatalf("the candidate ran: %+v", c)
+	}
+}
+
+// TestBuildLimitScripted checks, with scripted runs, that base's build
+// and the candidate's build check get the harness's build limit as their
+// wall time (the runs keep the test timeout), and that either running out
+// of it is said as a build's timeout, never as the tests'.
+func TestBuildLimitScripted(t *testing.T) {
+	t.Parallel()
+	s := sample(t)
+	timedOut := func(sp sandbox.Spec) (sandbox.Result, error) {
+		return sandbox.Result{Backend: "fake", Limits: sp.Limits, TimedOut: true, Killed: sandbox.KilledWallTime, Isolated: true,
+			Stdout: []byte(`{"ImportPath":"shoplite/cart [shoplite/cart.test]","Action":"build-output","Output":"# shoplite/cart\n"}` + "\n")}, nil
+	}
+	h := couponHarness(t, s, func(h *verify.Harness) { h.BuildTimeoutSeconds = 30 })
+	for _, tc := range []struct {
+		name            string
+		prebuild, build func(sandbox.Spec) (sandbox.Result, error)
+		script          []func(sandbox.Spec) (sandbox.Result, error)
+		detail          string
+	}{
+		{"base's build", timedOut, nil, nil, `base run 1: timed out while building (limit 30s): go test -json ./... -run=^$ -exec=/bin/true; it had printed: "# shoplite/cart"`},
+		{"the candidate's build check", nil, timedOut, []func(sandbox.Spec) (sandbox.Result, error){ok(baseFails)}, "timed out while building (limit 30s): go list -e -export"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRunner{script: tc.script, prebuild: tc.prebuild, build: tc.build}
+			rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: h, Candidate: shoplite.BranchGenuine, Runner: f, CacheDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != verify.Inconclusive || !strings.Contains(rep.Reason, tc.detail) || f.calls != len(tc.script) {
+				t.Fatalf("%s (%q) after %d runs, want INCONCLUSIVE with %q\n%s", rep.Verdict, rep.Reason, f.calls, tc.detail, verify.Table(rep))
+			}
+			for _, sp := range append(f.prebuilds, f.builds...) {
+				if sp.Limits.WallTime != 30*time.Second {
+					t.Errorf("build %v: wall time %s, want the build limit 30s", sp.Command, sp.Limits.WallTime)
+				}
+			}
+			for _, sp := range f.specs {
+				if sp.Limits.WallTime != time.Duration(h.TimeoutSeconds)*time.Second {
+					t.Errorf("run: wall time %s, want the test timeout", sp.Limits.WallTime)
+				}
+			}
+		})
+	}
 }

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -238,7 +238,7 @@ func prepare(ctx context.Context, opts Options) (*verifier, Report, error) {
 	if maxMem <= 0 {
 		maxMem = DefaultMaxMemoryBytes
 	}
-	if m := harnessMemory(h); m > 0 {
+	if m := h.MemoryBytes(); m > 0 {
 		if m > maxMem {
 			return nil, Report{}, fmt.Errorf("verify: the harness asks for %s of memory; this server allows at most %s (--max-memory)", FormatBytes(m), FormatBytes(maxMem))
 		}
@@ -603,11 +603,11 @@ func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Sta
 	}
 	results, err := Parse(v.h.Format, bytes.NewReader(res.Stdout))
 	if err != nil {
-		st.Outcome, st.Detail = NotExecuted, fmt.Sprintf("no structured results (exit %d): %v%s", res.ExitCode, err, stderrTail(res.Stderr))
+		st.Outcome, st.Detail = NotExecuted, fmt.Sprintf("no structured results (exit %d): %v%s", res.ExitCode, err, outputSummary(res.Stdout, res.Stderr))
 		return st
 	}
 	if len(results.Tests) == 0 && len(results.Failures) == 0 {
-		st.Outcome, st.Detail = NotExecuted, fmt.Sprintf("no test results (exit %d)%s", res.ExitCode, stderrTail(res.Stderr))
+		st.Outcome, st.Detail = NotExecuted, fmt.Sprintf("no test results (exit %d)%s", res.ExitCode, outputSummary(res.Stdout, res.Stderr))
 		if stage == StageCandidate && res.ExitCode == 0 {
 			// The same frozen tests gave results on base in the same
 			// sandbox: a candidate whose run ends "successfully" with
@@ -718,32 +718,16 @@ func judgeInterrupted(h Harness, res sandbox.Result, reason string, st *Stage) {
 	if err != nil || len(results.Tests) == 0 {
 		return
 	}
-	markInterrupted(&results, reason)
+	results.Interrupted = reason
 	outcome, detail, tests := JudgeBase(h, results)
 	if outcome != Reproduced {
 		st.Tests = tests
 		return
 	}
-	st.Outcome, st.Tests = outcome, tests
-	st.Detail = detail + "; the run was interrupted after they reported (" + reason + ")"
-}
-
-// markInterrupted records on results why the run ended early, for a
-// Results that has an Interrupted field (set through reflection so this
-// builds before and after the field exists).
-func markInterrupted(r *Results, reason string) {
-	if f := reflect.ValueOf(r).Elem().FieldByName("Interrupted"); f.IsValid() && f.CanSet() && f.Kind() == reflect.String {
-		f.SetString(reason)
+	st.Outcome, st.Tests, st.Detail = outcome, tests, detail
+	if !strings.Contains(detail, reason) {
+		st.Detail += "; the run was interrupted after they reported (" + reason + ")"
 	}
-}
-
-// harnessMemory is the memory the harness asks for, 0 for none (through
-// Harness.MemoryBytes when the harness has it).
-func harnessMemory(h Harness) int64 {
-	if m, ok := any(h).(interface{ MemoryBytes() int64 }); ok {
-		return m.MemoryBytes()
-	}
-	return 0
 }
 
 // FormatBytes writes n in the largest binary unit that divides it: 8 GiB,
@@ -793,6 +777,35 @@ func notExecuted(res sandbox.Result, ctxErr error) string {
 		return "the command died of signal " + res.Signal
 	}
 	return ""
+}
+
+// outputSummary says what a run that gave no results printed: a missing
+// dependency plainly when that is what it says (the runs are offline),
+// else its first lines (a build failure's come first), else stderr's tail.
+// It explains; it decides nothing.
+func outputSummary(stdout, stderr []byte) string {
+	text := outputText(stdout) + "\n" + string(stderr)
+	if dep, ok := MissingDependency(text); ok {
+		return ": " + MissingDependencyText(dep)
+	}
+	if head := firstLines(stdout, stderr, 3); head != "" {
+		return ": " + head
+	}
+	return stderrTail(stderr)
+}
+
+// outputText is stdout with go test -json's events replaced by the text
+// they carry.
+func outputText(stdout []byte) string {
+	var b strings.Builder
+	for _, l := range strings.Split(string(stdout), "\n") {
+		var ev struct{ Action, Output string }
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Action != "" {
+			l = strings.TrimSuffix(ev.Output, "\n")
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
 }
 
 func stderrTail(b []byte) string {

@@ -301,6 +301,10 @@ func TestVerifySetupErrors(t *testing.T) {
 		{"base not in the repository", func(o *verify.Options) { o.Harness.Base = strings.Repeat("a", 40) }, "base"},
 		{"test file missing at tests_from", func(o *verify.Options) { o.Harness.TestFiles = []string{"cart/none_test.go"} }, "cart/none_test.go"},
 		{"bad glob", func(o *verify.Options) { o.Allowlist = []string{"cart/["} }, "glob"},
+		{"more memory than the server allows", func(o *verify.Options) { o.Harness.MemoryMB = 12 << 10 },
+			"the harness asks for 12 GiB of memory; this server allows at most 8 GiB (--max-memory)"},
+		{"more memory than this server's maximum", func(o *verify.Options) { o.Harness.MemoryMB, o.MaxMemoryBytes = 1024, 512<<20 },
+			"the harness asks for 1 GiB of memory; this server allows at most 512 MiB (--max-memory)"},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			o := verify.Options{RepoDir: s.Dir, Harness: couponHarness(t, s), Candidate: shoplite.BranchGenuine, Runner: f, CacheDir: t.TempDir()}
@@ -321,5 +325,104 @@ func TestVerifySetupErrors(t *testing.T) {
 	want, _ := verify.DigestHarness(h, map[string][]byte{"cart/coupon_repro_test.go": files["cart/coupon_repro_test.go"]})
 	if err != nil || d != want {
 		t.Fatalf("HarnessDigest = %s, %v; want %s", d, err, want)
+	}
+}
+
+// TestHarnessMemory gives every run and build the memory the harness asks
+// for, within the server's maximum, and the options' limit otherwise.
+func TestHarnessMemory(t *testing.T) {
+	t.Parallel()
+	s := sample(t)
+	for _, tc := range []struct {
+		name     string
+		memoryMB int
+		limits   int64
+		want     int64
+	}{
+		{"the harness's", 3 << 10, 1 << 30, 3 << 30},
+		{"the options' when the harness asks nothing", 0, 1 << 30, 1 << 30},
+	} {
+		f := &fakeRunner{script: []func(sandbox.Spec) (sandbox.Result, error){ok(baseFails), ok(candidatePass)}}
+		h := couponHarness(t, s, func(h *verify.Harness) { h.MemoryMB = tc.memoryMB })
+		rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: h, Candidate: shoplite.BranchGenuine, Runner: f,
+			CacheDir: t.TempDir(), Limits: sandbox.Limits{MemoryBytes: tc.limits}})
+		if err != nil || rep.Verdict != verify.Verified {
+			t.Fatalf("%s: %s, %v", tc.name, rep.Verdict, err)
+		}
+		for _, sp := range slices.Concat(f.specs, f.builds, f.prebuilds) {
+			if sp.Limits.MemoryBytes != tc.want {
+				t.Errorf("%s: %v ran with %d bytes, want %d", tc.name, sp.Command, sp.Limits.MemoryBytes, tc.want)
+			}
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{{"8GiB", 8 << 30}, {"512MiB", 512 << 20}, {"1.5GiB", 3 << 29}, {"4G", 4 << 30}, {"2048", 2048}, {" 64 MiB ", 64 << 20},
+		{"", 0}, {"GiB", 0}, {"-1GiB", 0}, {"8XB", 0}, {"1.2.3G", 0}, {"0", 0}} {
+		got, err := verify.ParseBytes(tc.in)
+		if got != tc.want || (err == nil) != (tc.want > 0) {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	if got := verify.FormatBytes(12 << 30); got != "12 GiB" {
+		t.Errorf("FormatBytes = %q", got)
+	}
+}
+
+// TestInterruptedBaseStillReproduces runs, with the real sandbox and go
+// test, bases whose fail-to-pass test fails as expected before a later
+// test brings the test binary down (a stack overflow, memory beyond the
+// harness's limit): what the stream said before the crash still
+// reproduces the bug, and the detail says how the run ended.
+func TestInterruptedBaseStillReproduces(t *testing.T) {
+	runner := realRunner(t)
+	s := sample(t)
+	repro, _ := shoplite.Files(shoplite.BranchReproCoupon)
+	genuine, _ := shoplite.Files(shoplite.BranchGenuine)
+	for i, tc := range []struct {
+		name     string
+		test     string
+		memoryMB int
+		timeout  int
+		words    []string // one of them in the base run's detail
+	}{
+		{"a hang past the harness's timeout, the sandbox stopping the run", "package cart\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestZZHang(t *testing.T) { time.Sleep(time.Hour) }\n",
+			0, 4, []string{"timed out after 4s"}},
+		{"a stack overflow", "package cart\n\nimport (\n\t\"runtime/debug\"\n\t\"testing\"\n)\n\nfunc TestZZOverflow(t *testing.T) {\n\tdebug.SetMaxStack(1 << 20)\n\tvar f func(int) int\n\tf = func(n int) int { return f(n+1) + 1 }\n\tf(0)\n}\n",
+			0, 0, []string{"crash", "overflow"}},
+		{"memory beyond the harness's limit", "package cart\n\nimport \"testing\"\n\nvar kept [][]byte\n\nfunc TestZZMemory(t *testing.T) {\n\tfor {\n\t\tb := make([]byte, 64<<20)\n\t\tfor i := range b {\n\t\t\tb[i] = 1\n\t\t}\n\t\tkept = append(kept, b)\n\t}\n}\n",
+			512, 0, []string{"crash", "killed", "memory"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tests := commitChanges(t, s.Dir, fmt.Sprintf("interrupted/tests-%d", i), s.Base, map[string]string{
+				"cart/coupon_repro_test.go": string(repro["cart/coupon_repro_test.go"]), "cart/zz_crash_test.go": tc.test})
+			cand := commitChanges(t, s.Dir, fmt.Sprintf("interrupted/cand-%d", i), tests, map[string]string{"cart/cart.go": string(genuine["cart/cart.go"])})
+			h := couponHarness(t, s, func(h *verify.Harness) {
+				h.TestsFrom, h.MemoryMB = tests, tc.memoryMB
+				h.Command = []string{"go", "test", "-json", "./cart"}
+				h.PassToPass = nil
+				if tc.timeout > 0 {
+					h.TimeoutSeconds = tc.timeout
+				}
+			})
+			rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: s.Dir, Harness: h, Candidate: cand, Runner: runner, CacheDir: buildCache(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", verify.Table(rep))
+			b := stage(rep, verify.StageBase, 1)
+			said := slices.ContainsFunc(tc.words, func(w string) bool { return strings.Contains(b.Detail, w) })
+			if b.Outcome != verify.Reproduced || !said {
+				t.Fatalf("base = %s %q, want reproduced, saying one of %v", b.Outcome, b.Detail, tc.words)
+			}
+			if rep.Verdict == verify.Verified {
+				t.Fatalf("a candidate whose run crashes was VERIFIED")
+			}
+		})
 	}
 }

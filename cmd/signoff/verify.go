@@ -67,10 +67,11 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	var (
 		repo, harnessFile, cand, backend, image, out, keyFile, cache string
 		runs                                                         int
-		asJSON                                                       bool
+		asJSON, noBaseCache                                          bool
+		maxMemory                                                    = verify.FormatBytes(verify.DefaultMaxMemoryBytes)
 		allow, protect                                               listFlag
 	)
-	fs := newFlags("verify", "signoff verify --repo DIR --harness FILE --candidate REV [--runs N] [--sandbox bwrap|namespaces|docker|podman|none] [--allow GLOB ...] [--json] [--out BUNDLE] [--key FILE]\n\n"+
+	fs := newFlags("verify", "signoff verify --repo DIR --harness FILE --candidate REV [--runs N] [--sandbox bwrap|namespaces|docker|podman|none] [--allow GLOB ...] [--json] [--out BUNDLE] [--key FILE] [--max-memory SIZE] [--no-base-cache]\n\n"+
 		"Runs the harness's tests on base (they must fail with the expected signature) and, with the\n"+
 		"harness test files restored, on the candidate (every fail-to-pass and pass-to-pass test must\n"+
 		"pass on every run), in a sandbox. Prints one row per stage and the verdict last.\n"+
@@ -86,6 +87,8 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&out, "out", "", "write an evidence bundle to this directory (must not exist or be empty)")
 	fs.StringVar(&keyFile, "key", "", "Ed25519 private key to sign the bundle with (default: a fresh key, reported as self-signed)")
+	fs.BoolVar(&noBaseCache, "no-base-cache", false, "run base again for this candidate instead of reusing a stored base run of the same base, harness, runner and environment (kept beside the build cache)")
+	fs.StringVar(&maxMemory, "max-memory", maxMemory, "the most memory a harness may ask for with memory_mb (e.g. 8GiB, 512MiB); a harness asking more is refused")
 	fs.StringVar(&cache, "cache", "", "trusted Go build cache (default: signoff/go-build in the user cache directory): base runs write it, a candidate's runs read it through a layer thrown away with them")
 	if err := parse(fs, e, args); err != nil {
 		return usageStatus(err)
@@ -95,6 +98,12 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	}
 	if keyFile != "" && out == "" {
 		fmt.Fprintln(e.stderr, "--key signs the evidence bundle: give --out too")
+		fs.Usage()
+		return &exitStatus{exitSetup}
+	}
+	maxMem, err := verify.ParseBytes(maxMemory)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "--max-memory: %v\n", err)
 		fs.Usage()
 		return &exitStatus{exitSetup}
 	}
@@ -127,6 +136,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	rep, err := verify.Verify(ctx, verify.Options{
 		RepoDir: repo, Harness: h, Candidate: cand, Runs: runs, Runner: runner,
 		Allowlist: allow, HarnessPaths: protect, CacheDir: cache, Parallel: true,
+		BaseCache: !noBaseCache, MaxMemoryBytes: maxMem,
 	})
 	if err != nil {
 		return setupError(e, "verify", err)

@@ -201,3 +201,56 @@ func TestEvidenceBundleThroughTheCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyCommandMemoryAndBaseCache checks --max-memory (a harness
+// asking more memory than the server allows is a setup error, exit 3; a
+// higher maximum lets it run) and the base cache: on by default, a second
+// verification reuses base's run, --no-base-cache runs base again.
+func TestVerifyCommandMemoryAndBaseCache(t *testing.T) {
+	t.Parallel()
+	repo, harness, cache := verifyFixture(t)
+	var h map[string]any
+	raw, _ := os.ReadFile(harness)
+	json.Unmarshal(raw, &h)
+	h["memory_mb"] = 12 << 10
+	big := filepath.Join(t.TempDir(), "big.json")
+	b, _ := json.Marshal(h)
+	os.WriteFile(big, b, 0o644)
+	args := func(harness string, extra ...string) []string {
+		return append([]string{"verify", "--repo", repo, "--harness", harness, "--candidate", "fix/genuine", "--cache", cache}, extra...)
+	}
+	if out, code := signoffCmd(t, args(big)...); code != 3 || !strings.Contains(out, "the harness asks for 12 GiB of memory; this server allows at most 8 GiB (--max-memory)") {
+		t.Errorf("a harness asking 12 GiB: exit %d, want 3 with the limits\n%s", code, out)
+	}
+	if out, code := signoffCmd(t, args(big, "--max-memory", "lots")...); code != 3 || !strings.Contains(out, "--max-memory") {
+		t.Errorf("--max-memory lots: exit %d, want 3\n%s", code, out)
+	}
+	if out, code := signoffCmd(t, args(big, "--max-memory", "16GiB")...); code != 0 || lastLine(out) != "verdict: VERIFIED" {
+		t.Errorf("a harness asking 12 GiB with --max-memory 16GiB: exit %d, want 0\n%s", code, out)
+	}
+
+	reused := func(extra ...string) string {
+		t.Helper()
+		out, code := signoffCmd(t, args(harness, append([]string{"--json"}, extra...)...)...)
+		var rep struct {
+			Stages []struct{ Name, Reused string }
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+			t.Fatalf("verify --json %v: exit %d, %v\n%s", extra, code, err, out)
+		}
+		for _, s := range rep.Stages {
+			if s.Name == "base" {
+				return s.Reused
+			}
+		}
+		t.Fatalf("no base stage:\n%s", out)
+		return ""
+	}
+	reused() // stores base's run, if an earlier run had not
+	if r := reused(); r == "" {
+		t.Errorf("the second verification ran base again: the base cache is on by default")
+	}
+	if r := reused("--no-base-cache"); r != "" {
+		t.Errorf("--no-base-cache reused base's run of %s", r)
+	}
+}
