@@ -27,6 +27,15 @@ func FuzzParseHarness(f *testing.F) {
 		strings.Replace(valid, `"pass_to_pass":["TestZeroCoupon"`, `"pass_to_pass":["TestCouponAppliesOnce"`, 1),
 		strings.Replace(valid, `"timeout_seconds":300`, `"timeout_seconds":1e400`, 1),
 		valid + "{}",
+		// Per-test expected failures, limits and keys in another case.
+		strings.Replace(valid, `"runs":1`, `"runs":1,"expected_failures":{"TestCouponAppliesOnce":{"regexp":"got [0-9]+"}},"memory_mb":512,"build_timeout_seconds":600`, 1),
+		strings.Replace(valid, `"expected_failure":"8100"`, `"expected_failure":"","expected_failures":{"TestCouponAppliesOnce":"8100"}`, 1),
+		strings.Replace(valid, `"runs":1`, `"runs":1,"expected_failures":{"TestZeroCoupon":"x"}`, 1),
+		strings.Replace(valid, `"runs":1`, `"runs":1,"expected_failures":{"TestCouponAppliesOnce":{"Regexp":"x"}}`, 1),
+		strings.Replace(valid, `"runs":1`, `"runs":1,"expected_failures":{"TestCouponAppliesOnce":{"regexp":".*"}}`, 1),
+		strings.Replace(valid, `"runs":1`, `"runs":1,"memory_mb":63,"build_timeout_seconds":-1`, 1),
+		strings.Replace(valid, `"fail_to_pass"`, `"FAIL_TO_PASS"`, 1),
+		strings.Replace(valid, `"runs":1`, `"runs":1,"unprotect":[{"Glob":"**/testdata/**","reason":"r"}]`, 1),
 		"", "null", "[]", "{}", `{"base":null}`, `"\ud800"`, "\xff",
 	} {
 		f.Add([]byte(s))
@@ -41,6 +50,13 @@ func FuzzParseHarness(f *testing.F) {
 		}
 		if err := h.Validate(); err != nil {
 			t.Fatalf("ParseHarness accepted a harness that does not validate: %v", err)
+		}
+		// Every fail-to-pass test has an expectation that empty output
+		// does not meet.
+		for _, n := range h.FailToPass {
+			if m := h.ExpectedFor(n); m == (verify.Matcher{}) || m.Match("") {
+				t.Fatalf("accepted %s without a usable expected failure: %+v", n, m)
+			}
 		}
 		b, err := json.Marshal(h)
 		if err != nil {

@@ -566,10 +566,15 @@ func underName(q, pkg, test string) bool {
 	if strings.Contains(test, junitSep) {
 		sep = junitSep
 	}
-	for i := 0; i < len(test); i++ {
-		if strings.HasPrefix(test[i:], sep) && nameMatches(q, pkg, test[:i]) {
+	for i := strings.Index(test, sep); i >= 0; {
+		if nameMatches(q, pkg, test[:i]) {
 			return true
 		}
+		j := strings.Index(test[i+len(sep):], sep)
+		if j < 0 {
+			break
+		}
+		i += len(sep) + j
 	}
 	return false
 }
