@@ -79,10 +79,13 @@ func Observe(ctx context.Context, o ObserveOptions) (Observation, error) {
 // and a verifier that trusts no run with the shared cache.
 func prepareObserve(ctx context.Context, o ObserveOptions) (*verifier, string, error) {
 	h := o.Harness
-	// Everything but the lists is checked by Validate itself: a stand-in
-	// test and failure fill the fields the runs are to derive.
+	// Everything but the lists is checked by Validate itself: while the
+	// lists are empty, a stand-in test and failure fill the fields the
+	// runs are to derive.
 	probe := h
-	probe.FailToPass, probe.PassToPass, probe.ExpectedFailure = []string{"TestHarnessInitProbe"}, nil, "probe"
+	if len(probe.FailToPass) == 0 {
+		probe.FailToPass, probe.PassToPass, probe.ExpectedFailure = []string{"TestHarnessInitProbe"}, nil, "probe"
+	}
 	if err := probe.Validate(); err != nil {
 		return nil, "", fmt.Errorf("observe: harness: %w", err)
 	}

@@ -22,9 +22,13 @@ import (
 // findings) and approves or rejects it over the review digest shown,
 // before any fix is tried (the SYNKAI rule). Both are API clients.
 func runHarness(ctx context.Context, e *env, args []string) error {
-	verb, rest, err := subcommand(e, "harness", args, "show", "review")
+	verb, rest, err := subcommand(e, "harness", args, "init", "show", "review")
 	if err != nil {
 		return err
+	}
+	if verb == "init" {
+		// Local: it derives a harness from a fix and needs no server.
+		return runHarnessInit(ctx, e, rest)
 	}
 	if verb == "show" {
 		return runHarnessShow(ctx, e, rest)
