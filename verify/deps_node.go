@@ -131,12 +131,16 @@ func nodeDeps(dir string) (*depItem, error) {
 // nested any number of times.
 var lockPackagePath = regexp.MustCompile(`^node_modules/(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9._~-][a-z0-9._~-]*(/node_modules/(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9._~-][a-z0-9._~-]*)*$`)
 
+// semver is a version number as the registry gives them.
+var semver = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
 // checkLock refuses a lock file naming a source other than registry and
 // tarballs inside the repository, and returns those tarballs' paths.
 func checkLock(lockName string, lock []byte, registry string) ([]string, error) {
 	var l struct {
 		LockfileVersion int `json:"lockfileVersion"`
 		Packages        map[string]struct {
+			Version  string `json:"version"`
 			Resolved string `json:"resolved"`
 			Link     bool   `json:"link"`
 		} `json:"packages"`
@@ -154,6 +158,12 @@ func checkLock(lockName string, lock []byte, registry string) ([]string, error) 
 		}
 		if !lockPackagePath.MatchString(strings.ToLower(name)) || strings.Contains(name, "/../") || strings.HasSuffix(name, "/..") {
 			return nil, refuse("%s: entry %q is not an install path under node_modules", lockName, name)
+		}
+		// npm makes a spec of name@version for an entry it has no
+		// resolved URL for: a version that is a URL or a git spec would
+		// be fetched from wherever it says.
+		if p.Version != "" && !semver.MatchString(p.Version) {
+			return nil, refuse("%s: %q has version %q, not a version number", lockName, name, p.Version)
 		}
 		if p.Link {
 			return nil, refuse("%s: %q is a link to %q (workspaces and file: folders are not fetched)", lockName, name, p.Resolved)

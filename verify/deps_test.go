@@ -470,6 +470,9 @@ func TestDepsCheckLock(t *testing.T) {
 		{"absolute tarball", npmLock("a", "file:/etc/a.tgz", "x"), "not a tarball inside"},
 		{"folder", npmLock("a", "file:vendor/a", "x"), "not a tarball inside"},
 		{"install path outside", strings.Replace(npmLock("a", reg+"a.tgz", "x"), "node_modules/a", "node_modules/../../a", 1), "not an install path"},
+		{"git spec as the version, no resolved", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "git+ssh://git@evil.example/a.git"}}}`, "not a version number"},
+		{"url as the version", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "https://evil.example/a.tgz"}}}`, "not a version number"},
+		{"bundled, version only", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "1.2.3-beta.1", "inBundle": true}}}`, ""},
 		{"link", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"resolved": "packages/a", "link": true}}}`, "link"},
 		{"lockfile version 1", `{"lockfileVersion": 1, "dependencies": {}}`, "lockfileVersion 1"},
 	} {
