@@ -299,6 +299,7 @@ type verifyJSON struct {
 		Name    string `json:"name"`
 		Outcome string `json:"outcome"`
 		Detail  string `json:"detail"`
+		Reused  string `json:"reused"`
 	} `json:"stages"`
 }
 
@@ -327,6 +328,7 @@ func (c realCase) harnessInit(t *testing.T) (string, derivedHarness) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("harness:\n%s\nsummary:\n%s", raw, res.stderr)
 	if _, err := verify.ParseHarness(raw); err != nil {
 		t.Fatalf("the harness init wrote is refused: %v\n%s", err, raw)
 	}
@@ -352,7 +354,7 @@ func (c realCase) check(t *testing.T) {
 			t.Errorf("expected failure of %s = %q %v: it does not say what the bug computes (%q)", name, text, re, c.bugValue)
 		}
 	}
-	for _, row := range []struct {
+	for i, row := range []struct {
 		name, cand, verdict string
 		code                int
 	}{
@@ -365,6 +367,13 @@ func (c realCase) check(t *testing.T) {
 		t.Logf("verify %s: %s %s", row.name, v.Verdict, time.Since(start).Round(time.Millisecond))
 		if v.Verdict != row.verdict || res.code != row.code {
 			t.Errorf("verify %s: %s (exit %d), want %s (exit %d): %s\n%s", row.name, v.Verdict, res.code, row.verdict, row.code, v.Reason, res.stdout)
+		}
+		// Base ran for the first candidate (or an earlier test run of
+		// the same commits did); the others reuse its runs.
+		for _, s := range v.Stages {
+			if s.Name == "base" && i > 0 && s.Reused == "" {
+				t.Errorf("verify %s: base stage ran again, want the first candidate's base runs reused: %s", row.name, s.Detail)
+			}
 		}
 		if row.code == 0 {
 			var deps []string
