@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -224,11 +225,19 @@ func runHarnessInit(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	raw, err := json.MarshalIndent(h, "", "  ")
-	if err != nil {
+	if h.PassToPass == nil {
+		h.PassToPass = []string{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Expected failures quote output such as "a > b" and "x && y": a
+	// person reads this file before approving it.
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(h); err != nil {
 		return fail(err)
 	}
-	raw = append(raw, '\n')
+	raw := buf.Bytes()
 	if _, err := verify.ParseHarness(raw); err != nil {
 		return fail(fmt.Errorf("the derived harness does not parse: %w", err))
 	}

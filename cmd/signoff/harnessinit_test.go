@@ -224,3 +224,46 @@ func TestHarnessInitUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestHarnessInitPytest: a Python repository gets a pytest command whose
+// standard output is the JUnit report alone (pytest's own text goes to
+// stderr), and the fix is VERIFIED with the derived harness.
+func TestHarnessInitPytest(t *testing.T) {
+	t.Parallel()
+	if err := exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run(); err != nil {
+		t.Skipf("no pytest for /usr/bin/python3: %v", err)
+	}
+	repo, ids := initRepo(t,
+		map[string]string{"shop.py": "def total(p, q):\n    return p * (q - 1) if q > 1 else p * q\n", "test_zero.py": "from shop import total\n\n\ndef test_zero():\n    assert total(0, 3) == 0\n"},
+		map[string]string{"shop.py": "def total(p, q):\n    return p * q\n",
+			"test_total.py": "from shop import total\n\n\ndef test_two():\n    assert total(3, 2) == 6, \"total of two items\"\n\n\ndef test_one():\n    assert total(3, 1) == 3\n"},
+	)
+	h, _ := harnessInitVerify(t, repo, ids[1])
+	if h.Format != verify.FormatJUnitXML || len(h.Command) != 3 || h.Command[0] != "sh" || !strings.Contains(h.Command[2], "'test_total.py'") {
+		t.Errorf("command %q format %s", h.Command, h.Format)
+	}
+	if len(h.FailToPass) != 1 || !strings.HasSuffix(h.FailToPass[0], "test_two") || len(h.PassToPass) != 1 || !strings.HasSuffix(h.PassToPass[0], "test_one") {
+		t.Errorf("fail_to_pass %q pass_to_pass %q", h.FailToPass, h.PassToPass)
+	}
+	if got := h.ExpectedFailures[h.FailToPass[0]].Substring; !strings.Contains(got, "total of two items") {
+		t.Errorf("expected failure %q", got)
+	}
+}
+
+// TestHarnessInitNode: a package.json repository gets node's test runner
+// with its JUnit reporter on the changed test files.
+func TestHarnessInitNode(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	repo, ids := initRepo(t,
+		map[string]string{"package.json": "{\"name\": \"shop\", \"private\": true}\n", "shop.js": "exports.total = (p, q) => q > 1 ? p * (q - 1) : p * q;\n"},
+		map[string]string{"shop.js": "exports.total = (p, q) => p * q;\n",
+			"shop.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { total } = require('./shop.js');\n\ntest('two items', () => {\n  assert.strictEqual(total(3, 2), 6);\n});\n"},
+	)
+	h, _ := harnessInitVerify(t, repo, ids[1])
+	if !slices.Equal(h.Command, []string{"node", "--test", "--test-reporter=junit", "shop.test.js"}) || h.Format != verify.FormatJUnitXML || len(h.FailToPass) != 1 {
+		t.Errorf("harness %+v", h)
+	}
+}
