@@ -198,7 +198,7 @@ func fetchGo(ctx context.Context, goBin, entry, dir string, gomod, gosum []byte,
 	if err != nil {
 		return "", err
 	}
-	hint := fmt.Sprintf("GOFLAGS=-modcacherw GOPROXY=%s go mod download in %s", proxies, dir)
+	hint := fmt.Sprintf("GOFLAGS=-modcacherw GOPROXY=%s go mod download, in the repository", proxies)
 	out, err := tool(ctx, work, env, hint, goBin, "mod", "download", "-json")
 	mods, zipBytes, modErr := readDownloads(out)
 	if modErr != "" {

@@ -232,7 +232,7 @@ func fetchNode(ctx context.Context, entry, dir, lockName string, pj, lock []byte
 		"npm_config_cache=" + cache, "npm_config_ignore_scripts=true", "npm_config_audit=false",
 		"npm_config_fund=false", "npm_config_update_notifier=false", "npm_config_offline=false",
 	}, hostEnv(proxyEnv...)...)
-	hint := "npm ci --ignore-scripts in " + dir
+	hint := "npm ci --ignore-scripts, in the repository"
 	if _, err := tool(ctx, work, env, hint, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline",
 		"--userconfig", userconfig, "--registry", registry, "--cache", cache); err != nil {
 		return "", err

@@ -102,7 +102,7 @@ func fetchPython(ctx context.Context, entry, dir string, reqs []string, links st
 	}
 	env := append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONDONTWRITEBYTECODE=1"},
 		hostEnv(append([]string{"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONFIG_FILE", "PIP_CERT", "PIP_TRUSTED_HOST"}, proxyEnv...)...)...)
-	hint := "python3 -m venv --system-site-packages " + venv + " && " + venv + "/bin/python3 -m pip install --only-binary=:all: -r requirements.txt in " + dir
+	hint := "python3 -m venv --system-site-packages " + venv + " && " + venv + "/bin/python3 -m pip install --only-binary=:all: -r requirements.txt, in the repository"
 	// --without-pip: the system's pip (visible through the system
 	// site-packages) installs into the venv, which saves copying one.
 	if _, err := tool(ctx, work, env, hint, sandboxPython, "-m", "venv", "--system-site-packages", "--without-pip", venv); err != nil {
