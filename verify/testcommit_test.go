@@ -139,3 +139,24 @@ func TestCommitTestPatch(t *testing.T) {
 		t.Errorf("working tree or index changed (clean %v, %v)", clean, err)
 	}
 }
+
+// TestCommitTestsFromRefusesLinks: a test path that is a symbolic link
+// could point the frozen test tree at any file; it is refused.
+func TestCommitTestsFromRefusesLinks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r, ids := gitRepo(t, map[string]string{"go.mod": "module m\n", "cart/cart.go": "package cart\n"})
+	if err := os.Symlink("../cart/cart.go", filepath.Join(r.Dir, "cart", "link_test.go")); err != nil {
+		t.Skip(err)
+	}
+	if err := r.AddAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fix, err := r.Commit(ctx, "link", gitx.Signature{Name: "t", Email: "t@example.invalid", When: time.Unix(1_800_000_000, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.CommitTestsFrom(ctx, r, ids[0], fix, verify.Harness{}.ProtectedGlobs(), time.Unix(1_800_000_000, 0)); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a symlinked test file: %v, want refused", err)
+	}
+}
