@@ -696,3 +696,51 @@ func TestDepsEnsure(t *testing.T) {
 		t.Errorf("deps root: %v %v, want mode 0700", fi, err)
 	}
 }
+
+// goDeps: a replacement by a folder inside the repository is in the key
+// (its go.mod decides the graph); one reached through a symlink out of
+// it is refused; a module requiring nothing has no deps stage.
+func TestDepsGoPlan(t *testing.T) {
+	t.Parallel()
+	goBinary(t)
+	ctx := context.Background()
+	write := func(dir string, files map[string]string) {
+		for p, c := range files {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	gomod := "module example.com/app\n\ngo 1.22\n\nrequire example.com/sub v0.0.0\n\nreplace example.com/sub => ./sub\n"
+	key := func(sub string) string {
+		dir := t.TempDir()
+		write(dir, map[string]string{"go.mod": gomod, "sub/go.mod": sub})
+		it, vendored, err := goDeps(ctx, dir)
+		if err != nil || it == nil || vendored {
+			t.Fatalf("goDeps: %v %v %v", it, vendored, err)
+		}
+		return it.key
+	}
+	if key("module example.com/sub\n") == key("module example.com/sub\n\nrequire example.com/other v1.0.0\n") {
+		t.Error("the replacement's go.mod is not in the key")
+	}
+	dir := t.TempDir()
+	outside := t.TempDir()
+	write(outside, map[string]string{"go.mod": "module example.com/sub\n"})
+	write(dir, map[string]string{"go.mod": gomod})
+	if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := goDeps(ctx, dir); err == nil || !strings.Contains(err.Error(), "outside the repository") {
+		t.Errorf("replacement through a symlink out of the repository: %v", err)
+	}
+	write(dir, map[string]string{"go.mod": "module example.com/app\n\ngo 1.22\n"})
+	if it, vendored, err := goDeps(ctx, dir); it != nil || vendored || err != nil {
+		t.Errorf("no requirements: %v %v %v, want no deps stage", it, vendored, err)
+	}
+	write(dir, map[string]string{"go.mod": gomod, "vendor/modules.txt": "# example.com/sub v0.0.0 => ./sub\n"})
+	if it, vendored, err := goDeps(ctx, dir); it != nil || !vendored || err != nil {
+		t.Errorf("vendored: %v %v %v, want vendored and nothing to fetch", it, vendored, err)
+	}
+}
