@@ -168,7 +168,7 @@ func (v *verifier) entry(it depItem) string {
 // again.
 const completeMarker = ".signoff-complete"
 
-// ensure fills it's cache entry unless it is complete, under a lock so
+// ensure fills the cache entry of it unless it is complete, under a lock so
 // two fetches of the same key do not race, and says what it did.
 func (v *verifier) ensure(ctx context.Context, it depItem) (string, error) {
 	root := v.depsRoot()
