@@ -192,6 +192,9 @@ func runHarnessInit(ctx context.Context, e *env, args []string) error {
 		return fail(err)
 	}
 	if len(d.FailToPass) == 0 {
+		for _, n := range d.PassToPass {
+			fmt.Fprintf(e.stderr, "  passes    %s on every base and reference run\n", n)
+		}
 		printOutcomes(e.stderr, d)
 		return fail(fmt.Errorf("no test fails on every base run and passes on every reference run: there is nothing to verify (what each test did is above)"))
 	}

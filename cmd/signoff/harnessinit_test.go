@@ -267,3 +267,24 @@ func TestHarnessInitNode(t *testing.T) {
 		t.Errorf("harness %+v", h)
 	}
 }
+
+// TestHarnessInitRefusesUnreadRuns: runs that time out say nothing about
+// any test, so nothing is derived from them (and a test that passes on
+// both sides alone is nothing to verify).
+func TestHarnessInitRefusesUnreadRuns(t *testing.T) {
+	t.Parallel()
+	repo, ids := initRepo(t,
+		map[string]string{"go.mod": initGoMod, "cart/cart.go": initBuggy, "cart/zero_test.go": initZero},
+		map[string]string{"cart/cart.go": initFixed,
+			"cart/slow_test.go": "package cart\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestSlow(t *testing.T) { time.Sleep(time.Minute) }\n"},
+		map[string]string{"cart/slow_test.go": "package cart\n\nimport \"testing\"\n\nfunc TestSame(t *testing.T) {\n\tif Total(1, 1) != 1 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n"},
+	)
+	_, stderr, code := initCmd(t, "harness", "init", "--repo", repo, "--fix", ids[1], "--runs", "1", "--timeout", "3", "--cache", testCache())
+	if code != 3 || !strings.Contains(stderr, "not every run could be read") || !strings.Contains(stderr, "timed out") {
+		t.Errorf("timed-out runs: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = initCmd(t, "harness", "init", "--repo", repo, "--fix", ids[2], "--runs", "1", "--cache", testCache())
+	if code != 3 || !strings.Contains(stderr, "passes    example.com/shop/cart.TestSame on every base and reference run") || !strings.Contains(stderr, "nothing to verify") {
+		t.Errorf("no fail-to-pass test: exit %d\n%s", code, stderr)
+	}
+}
