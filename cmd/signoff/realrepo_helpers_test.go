@@ -343,8 +343,8 @@ func (c realCase) harnessInit(t *testing.T) (string, derivedHarness) {
 // the repository implies; the genuine candidate is VERIFIED, the
 // test-editing and the pass-to-pass-breaking ones REJECTED; a misspelled
 // pass-to-pass name is a harness mistake (INCONCLUSIVE), never a
-// candidate's fault.
-func (c realCase) check(t *testing.T) {
+// candidate's fault. It returns the harness file.
+func (c realCase) check(t *testing.T) string {
 	file, h := c.harnessInit(t)
 	checkNames(t, "fail_to_pass", h.FailToPass, c.wantF2P)
 	checkNames(t, "pass_to_pass", h.PassToPass, c.wantP2P)
@@ -413,4 +413,5 @@ func (c realCase) check(t *testing.T) {
 	if v.Verdict != "INCONCLUSIVE" || res.code != 2 || !strings.Contains(res.stdout, "the harness names tests the base does not have") {
 		t.Errorf("verify with a misspelled pass-to-pass name: %s (exit %d), want INCONCLUSIVE naming the tests base lacks: %s\n%s", v.Verdict, res.code, v.Reason, res.stdout)
 	}
+	return file
 }

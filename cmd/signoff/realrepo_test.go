@@ -134,13 +134,40 @@ func calcCase(t *testing.T, vendored bool) realCase {
 func TestRealRepoGoModuleDependency(t *testing.T) {
 	t.Parallel()
 	realRepoPrereqs(t, "go")
-	calcCase(t, false).check(t)
+	c := calcCase(t, false)
+	file := c.check(t)
+
+	// On a host whose proxy lacks the module and a dependency cache that
+	// does not hold it, nothing can be verified: INCONCLUSIVE, saying the
+	// fetch failed and for which module, never a build failure of the
+	// candidate's.
+	c.env = []string{"GOPROXY=file://" + t.TempDir(), "GOSUMDB=off", "GONOSUMDB=example.test", "XDG_CACHE_HOME=" + t.TempDir()}
+	v, res := c.verify(t, file, c.genuine)
+	var deps string
+	for _, s := range v.Stages {
+		if s.Name == "deps" {
+			deps = s.Outcome + ": " + s.Detail
+		}
+	}
+	if v.Verdict != "INCONCLUSIVE" || res.code != 2 || !strings.HasPrefix(deps, "not-executed: dependencies could not be fetched") || !strings.Contains(deps, "example.test/dep") {
+		t.Errorf("verify with the module nowhere to fetch: %s (exit %d), deps stage %q: %s\n%s", v.Verdict, res.code, deps, v.Reason, res.stdout)
+	}
 }
 
 func TestRealRepoGoVendored(t *testing.T) {
 	t.Parallel()
 	realRepoPrereqs(t, "go")
-	calcCase(t, true).check(t)
+	c := calcCase(t, true)
+	file := c.check(t)
+
+	// A genuine fix that also edits the vendored dependency changes what
+	// the tests build against: refused before anything runs.
+	vendored := strings.Replace(depGo, "return min(max(x, lo), hi)", "return min(max(x, lo), hi) + 0", 1)
+	cand := c.repo.commit("cand/edits-vendor", c.genuine, "calc: and a vendored change", map[string]string{"vendor/example.test/dep/dep.go": vendored})
+	v, res := c.verify(t, file, cand)
+	if v.Verdict != "REJECTED" || res.code != 1 || !strings.Contains(res.stdout, "vendor/") {
+		t.Errorf("verify of a candidate editing vendor/: %s (exit %d), want REJECTED naming vendor/: %s\n%s", v.Verdict, res.code, v.Reason, res.stdout)
+	}
 }
 
 // JavaScript: node's own test runner in describe blocks, a dependency in
