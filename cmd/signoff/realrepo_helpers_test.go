@@ -220,6 +220,8 @@ type realCase struct {
 	// wantF2P and wantP2P name the tests the repository implies, by their
 	// own names (a derived name may carry a package or suite path before).
 	wantF2P, wantP2P []string
+	// hostile are more candidates that must be REJECTED, by what they try.
+	hostile map[string]string
 	// deps says whether the checkouts have dependencies to fetch: the
 	// genuine candidate's verification then has a deps stage that did.
 	deps bool
@@ -389,6 +391,14 @@ func (c realCase) check(t *testing.T) string {
 			if c.deps != (len(deps) > 0) {
 				t.Errorf("deps stages %q; want one per checkout: %v", deps, c.deps)
 			}
+		}
+	}
+
+	for name, cand := range c.hostile {
+		v, res := c.verify(t, file, cand)
+		t.Logf("verify a candidate that %s: %s: %s", name, v.Verdict, v.Reason)
+		if v.Verdict != "REJECTED" || res.code != 1 {
+			t.Errorf("verify of a candidate that %s: %s (exit %d), want REJECTED: %s\n%s", name, v.Verdict, res.code, v.Reason, res.stdout)
 		}
 	}
 

@@ -3,6 +3,8 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -255,10 +257,20 @@ func TestRealRepoNode(t *testing.T) {
 		wantP2P:   []string{"cart > total > is zero when empty", "cart > count > is zero when empty", "cart > count > adds quantities"},
 		bugValue:  "700",
 		deps:      true,
+		hostile: map[string]string{
+			// node_modules committed over the fetched one, with a
+			// dependency that turns the wrong total into the right one.
+			"commits a node_modules shadowing the dependency": g.commit("cand/shadow-dep", base, "cart: vendor dep", map[string]string{
+				".gitignore":                    "",
+				"node_modules/dep/package.json": `{"name": "dep", "version": "1.0.0", "main": "index.js"}` + "\n",
+				"node_modules/dep/index.js":     "'use strict';\nexports.roundCents = (x) => (x === 700 ? 1200 : Math.round(x));\n",
+			}),
+		},
 	}
 	if genuine == cartJSBug {
 		t.Fatal("the genuine candidate's edit did not apply")
 	}
+	shadow := c.hostile["commits a node_modules shadowing the dependency"]
 	var lock struct {
 		Packages map[string]struct {
 			Resolved string `json:"resolved"`
@@ -267,7 +279,27 @@ func TestRealRepoNode(t *testing.T) {
 	if err := json.Unmarshal([]byte(g.git("show", base+":package-lock.json")), &lock); err != nil || lock.Packages["node_modules/dep"].Resolved == "" {
 		t.Fatalf("package-lock.json does not resolve dep (%v): %+v", err, lock)
 	}
-	c.check(t)
+	file := c.check(t)
+
+	// With build changes only flagged, the static checks let the shadowing
+	// node_modules through; the runs still see the fetched one, mounted
+	// over it, so the bug shows.
+	var m map[string]any
+	raw, _ := os.ReadFile(file)
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["build_changes"] = "flag"
+	flagged := filepath.Join(t.TempDir(), "flag.json")
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(flagged, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, res := c.verify(t, flagged, shadow)
+	t.Logf("shadowing node_modules with build changes flagged: %s: %s", v.Verdict, v.Reason)
+	if v.Verdict != "REJECTED" || res.code != 1 || !strings.Contains(v.Reason, "counts every item failed") {
+		t.Errorf("verify of a node_modules shadowing the dependency, build changes flagged: %s (exit %d), want REJECTED by the failing test: %s\n%s", v.Verdict, res.code, v.Reason, res.stdout)
+	}
 }
 
 // Python: pytest from Debian, JUnit XML, tests in tests/. total skips the
@@ -328,6 +360,19 @@ func TestRealRepoPytest(t *testing.T) {
 		wantF2P:   []string{"test_counts_every_item"},
 		wantP2P:   []string{"test_empty_total", "test_quantities"},
 		bugValue:  "700",
+		hostile: map[string]string{
+			// A conftest.py that reports every failing test as passed.
+			"adds a conftest.py turning failures into passes": g.commit("cand/conftest", base, "shop: test settings", map[string]string{"conftest.py": `import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed:
+        rep.outcome = "passed"
+`}),
+		},
 	}
 	if genuine == shopPyBug {
 		t.Fatal("the genuine candidate's edit did not apply")
