@@ -288,3 +288,35 @@ func TestHarnessInitRefusesUnreadRuns(t *testing.T) {
 		t.Errorf("no fail-to-pass test: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestHarnessInitTestPatch: tests given as a patch onto base, with the
+// reference apart; a patch that touches anything but test files is
+// refused before anything runs.
+func TestHarnessInitTestPatch(t *testing.T) {
+	t.Parallel()
+	repo, ids := initRepo(t,
+		map[string]string{"go.mod": initGoMod, "cart/cart.go": initBuggy, "cart/zero_test.go": initZero},
+		map[string]string{"cart/cart.go": initFixed, "cart/total_test.go": initTableTest},
+	)
+	diff := func(paths ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", repo, "diff", ids[0], ids[1], "--"}, paths...)...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "tests.patch")
+		os.WriteFile(file, out, 0o644)
+		return file
+	}
+	_, stderr, code := initCmd(t, "harness", "init", "--repo", repo, "--base", ids[0], "--test-patch", diff(), "--reference", ids[1])
+	if code != 3 || !strings.Contains(stderr, "non-test files cart/cart.go") {
+		t.Errorf("a patch with the fix in it: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code := initCmd(t, "harness", "init", "--repo", repo, "--base", ids[0], "--test-patch", diff("cart/total_test.go"), "--reference", ids[1], "--runs", "1", "--cache", testCache())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	h, err := verify.ParseHarness([]byte(stdout))
+	if err != nil || h.Base != ids[0] || !slices.Equal(h.FailToPass, []string{"example.com/shop/cart.TestTotal"}) {
+		t.Errorf("harness %+v (%v)", h, err)
+	}
+}
