@@ -216,6 +216,13 @@ func TestVerifyFailsClosed(t *testing.T) {
 			script{ok(baseFails), result(sandbox.Result{Killed: sandbox.KilledMemory, Stdout: candidatePass}, nil)}, verify.Inconclusive, "memory", 2, nil},
 		{"truncated output: INCONCLUSIVE", 1,
 			script{ok(baseFails), result(sandbox.Result{Truncated: true, Stdout: candidatePass}, nil)}, verify.Inconclusive, "truncated", 2, nil},
+		{"a module missing from the offline cache: INCONCLUSIVE, said plainly", 1,
+			script{result(sandbox.Result{ExitCode: 1, Stdout: []byte("FAIL\tshoplite/cart [setup failed]\n"), Stderr: []byte("go: example.com/dep@v1.2.0: module lookup disabled by GOPROXY=off\n")}, nil)},
+			verify.Inconclusive, "no test results (exit 1): dependency example.com/dep is not in the offline cache", 1, nil},
+		{"a build failure's first lines: INCONCLUSIVE", 1,
+			script{ok(baseFails), result(sandbox.Result{ExitCode: 1, Stdout: []byte(`{"ImportPath":"shoplite/cart","Action":"build-output","Output":"# shoplite/cart\n"}` + "\n" +
+				`{"ImportPath":"shoplite/cart","Action":"build-output","Output":"cart/cart.go:3:1: syntax error\n"}` + "\n")}, nil)},
+			verify.Inconclusive, `no test results (exit 1): "# shoplite/cart", "cart/cart.go:3:1: syntax error"`, 2, nil},
 		{"no structured output: INCONCLUSIVE", 1,
 			script{ok(baseFails), result(sandbox.Result{ExitCode: 2, Stdout: []byte("PASS\nok shoplite/cart\n"), Stderr: []byte("go: cannot find main module")}, nil)}, verify.Inconclusive, "no test results", 2, nil},
 		{"a harness that does not build on the candidate: INCONCLUSIVE", 1,
