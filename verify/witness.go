@@ -150,6 +150,10 @@ type witness struct {
 
 var (
 	testFuncName = regexp.MustCompile(`^Test($|[^a-z])`)
+	// Fuzz targets run their seed corpus as subtests under plain go test
+	// and report like tests: a harness names them (harness init derives
+	// them as pass-to-pass), so they carry the witness too.
+	fuzzFuncName = regexp.MustCompile(`^Fuzz($|[^a-z])`)
 	witnessLine  = regexp.MustCompile(`signoff-witness (pass|fail|skip) ([0-9a-f]{64})`)
 	witnessKey   = regexp.MustCompile(`^signoff-witness-key ([0-9a-f]{64})\n?$`)
 )
@@ -423,11 +427,20 @@ func instrument(src []byte, pkg, tag string) ([]byte, int, string, bool) {
 	n := 0
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Recv != nil || fn.Body == nil || fn.Type.TypeParams != nil || !testFuncName.MatchString(fn.Name.Name) {
+		if !ok || fn.Recv != nil || fn.Body == nil || fn.Type.TypeParams != nil {
+			continue
+		}
+		want := ""
+		switch {
+		case testFuncName.MatchString(fn.Name.Name):
+			want = "T"
+		case fuzzFuncName.MatchString(fn.Name.Name):
+			want = "F"
+		default:
 			continue
 		}
 		params := fn.Type.Params.List
-		if len(params) != 1 || len(params[0].Names) > 1 || !isTestingT(params[0].Type, testing) || (fn.Type.Results != nil && len(fn.Type.Results.List) > 0) {
+		if len(params) != 1 || len(params[0].Names) > 1 || !isTesting(params[0].Type, testing, want) || (fn.Type.Results != nil && len(fn.Type.Results.List) > 0) {
 			continue
 		}
 		name := witnessIdent(tag, "T")
@@ -452,8 +465,9 @@ func instrument(src []byte, pkg, tag string) ([]byte, int, string, bool) {
 	return out, n, f.Name.Name, true
 }
 
-// isTestingT says whether e is *testing.T (or *T under a dot import).
-func isTestingT(e ast.Expr, testing string) bool {
+// isTesting says whether e is *testing.<typ> (or *<typ> under a dot
+// import): T for a test, F for a fuzz target.
+func isTesting(e ast.Expr, testing, typ string) bool {
 	star, ok := e.(*ast.StarExpr)
 	if !ok {
 		return false
@@ -461,9 +475,9 @@ func isTestingT(e ast.Expr, testing string) bool {
 	switch x := star.X.(type) {
 	case *ast.SelectorExpr:
 		id, ok := x.X.(*ast.Ident)
-		return ok && testing != "" && testing != "." && id.Name == testing && x.Sel.Name == "T"
+		return ok && testing != "" && testing != "." && id.Name == testing && x.Sel.Name == typ
 	case *ast.Ident:
-		return testing == "." && x.Name == "T"
+		return testing == "." && x.Name == typ
 	}
 	return false
 }
@@ -498,10 +512,10 @@ import (
 // key over it.
 var ` + id("Key") + ` = [...]byte{` + lit.String() + `}
 
-// Done is deferred first by every frozen Test function. A test that is
-// panicking has not failed yet in the testing package's eyes: recover
-// tells, and the panic goes on.
-func ` + id("Done") + `(t *` + id("Testing") + `.T, pkg string) {
+// Done is deferred first by every frozen Test function and fuzz target.
+// A test that is panicking has not failed yet in the testing package's
+// eyes: recover tells, and the panic goes on.
+func ` + id("Done") + `(t ` + id("Testing") + `.TB, pkg string) {
 	t.Helper()
 	outcome := "pass"
 	r := recover()

@@ -49,6 +49,9 @@ func TestInstrument(t *testing.T) {
 			"type s struct{}\nfunc (s) TestM(t *testing.T) {}\nfunc TestG[T any](t *testing.T) {}\nfunc TestMain(m *testing.M) {}\n", 0, "cart", nil, []string{"defer"}},
 		{"external test package and a comment on the package line", "package cart_test // the API\n\nimport (\n\t\"testing\"\n)\n\nfunc Test(t *testing.T) {}\nfunc Test_x(t *testing.T) {}\n", 2, "cart_test",
 			[]string{"package cart_test // the API\n"}, nil},
+		{"fuzz targets carry it too; a fuzz-named test of *testing.T or a test of *testing.F does not", "package cart\n\nimport \"testing\"\n\n" +
+			"func FuzzA(f *testing.F) {}\nfunc Fuzzy(f *testing.F) {}\nfunc FuzzT(t *testing.T) {}\nfunc TestF(f *testing.F) {}\n", 1, "cart",
+			[]string{"func FuzzA(f *testing.F) { defer signoffWitnessDone_abc123(f, \"m/cart\");"}, []string{"FuzzT(t *testing.T) { defer", "TestF(f *testing.F) { defer"}},
 		{"no testing import", "package cart\n\nfunc TestA(t *T) {}\n\ntype T struct{}\n", 0, "cart", nil, []string{"defer"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
