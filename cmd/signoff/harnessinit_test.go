@@ -320,3 +320,45 @@ func TestHarnessInitTestPatch(t *testing.T) {
 		t.Errorf("harness %+v (%v)", h, err)
 	}
 }
+
+// TestHarnessInitShopLite derives ShopLite's coupon harness from its base,
+// its reproduction branch and its genuine fix, and finds the lists a
+// person wrote by hand: the same fail-to-pass test and the same nine
+// pass-to-pass tests (qualified by package). The fix that breaks a
+// pass-to-pass test is REJECTED with it.
+func TestHarnessInitShopLite(t *testing.T) {
+	t.Parallel()
+	repo, harness, cache := verifyFixture(t)
+	manual, _, err := verify.LoadHarness(harness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "derived.json")
+	_, stderr, code := initCmd(t, "harness", "init", "--repo", repo, "--base", manual.Base, "--tests", "repro/coupon", "--reference", "fix/genuine", "--all-packages", "--out", file, "--cache", cache)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	h, _, err := verify.LoadHarness(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := func(names []string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, n[strings.LastIndex(n, ".")+1:])
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(bare(h.FailToPass), bare(manual.FailToPass)) || !slices.Equal(bare(h.PassToPass), bare(manual.PassToPass)) {
+		t.Errorf("derived fail_to_pass %q pass_to_pass %q, written by hand %q %q", h.FailToPass, h.PassToPass, manual.FailToPass, manual.PassToPass)
+	}
+	if got := h.ExpectedFailures[h.FailToPass[0]].Substring; !strings.Contains(got, manual.ExpectedFailure) {
+		t.Errorf("expected failure %q does not hold the hand-written %q", got, manual.ExpectedFailure)
+	}
+	for cand, want := range map[string]string{"fix/genuine": "verdict: VERIFIED", "fix/false-breaks-p2p": "verdict: REJECTED"} {
+		if out, _ := signoffCmd(t, "verify", "--repo", repo, "--harness", file, "--candidate", cand, "--cache", cache, "--runs", "1"); lastLine(out) != want {
+			t.Errorf("verify %s with the derived harness:\n%s", cand, out)
+		}
+	}
+}
