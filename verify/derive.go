@@ -271,10 +271,15 @@ var (
 // framing says whether l is the runner's own framing rather than what the
 // test said.
 func framing(l string) bool {
-	for _, p := range []string{"=== ", "--- ", "FAIL", "PASS", "ok ", "ok\t", "goroutine ", "created by ", "panic: ", "[recovered]", "exit status ", "coverage:"} {
+	for _, p := range []string{"=== ", "--- ", "FAIL", "PASS", "ok ", "ok\t", "goroutine ", "created by ", "exit status ", "coverage:"} {
 		if strings.HasPrefix(l, p) {
 			return true
 		}
+	}
+	// A panic's message is a fine signature, but its first line carries
+	// the runtime's "[recovered]" note; the repeated line below is clean.
+	if strings.HasPrefix(l, "panic: ") && strings.Contains(l, "[recovered") {
+		return true
 	}
 	return positionOnly.MatchString(l) || frameCall.MatchString(l)
 }
