@@ -57,6 +57,8 @@ func buildChanges(files []File) []Finding {
 			out = append(out, finding(RuleJSPackage, BuildChange, f.Path, 0, fileVerb(f)+": it configures how the JavaScript tests build or run"))
 		case slices.Contains(jsLockfiles, name):
 			out = append(out, finding(RuleJSPackage, BuildChange, f.Path, 0, fileVerb(f)+": the installed JavaScript dependencies change"))
+		case isPyLock(p):
+			out = append(out, finding(RulePyConfig, BuildChange, f.Path, 0, fileVerb(f)+": the installed Python dependencies change"))
 		case isPyConfig(name):
 			out = append(out, pyConfigChanges(f, name)...)
 		}
@@ -406,6 +408,14 @@ func jsonKeyLine(src []byte, key string) int {
 var pyConfigs = []string{
 	"pytest.ini", "pytest.toml", "tox.ini", "setup.cfg", "pyproject.toml", "setup.py", "noxfile.py",
 	"conftest.py", "sitecustomize.py", "usercustomize.py",
+}
+
+// pyLockRe names the files that say which Python packages are installed
+// (the verifier's deps stage installs a root requirements.txt).
+var pyLockRe = regexp.MustCompile(`^(requirements[^/]*\.(txt|in)|constraints[^/]*\.txt|Pipfile|Pipfile\.lock|poetry\.lock|uv\.lock|pdm\.lock)$`)
+
+func isPyLock(p string) bool {
+	return pyLockRe.MatchString(path.Base(p)) || (path.Ext(p) == ".txt" && hasDir(p, "requirements"))
 }
 
 func isPyConfig(name string) bool {

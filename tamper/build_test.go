@@ -126,6 +126,10 @@ ignore ./cart
 			[]buildFinding{{tamper.RulePyConfig, tamper.BuildChange, 0, "only in comments or layout"}}},
 		{"pth file", []tamper.File{added("site-packages/zz.pth", "import os\n")},
 			[]buildFinding{{tamper.RulePyConfig, tamper.BuildChange, 0, "interpreter start-up"}}},
+		{"requirements.txt", []tamper.File{modified("requirements.txt", "six==1.16.0\n", "six==1.16.0\nevil==1.0\n")},
+			[]buildFinding{{tamper.RulePyConfig, tamper.BuildChange, 0, "the installed Python dependencies change"}}},
+		{"requirements folder and poetry.lock", []tamper.File{added("requirements/dev.txt", "evil==1.0\n"), modified("poetry.lock", "a\n", "b\n")},
+			[]buildFinding{{tamper.RulePyConfig, tamper.BuildChange, 0, "the installed Python dependencies change"}, {tamper.RulePyConfig, tamper.BuildChange, 0, "the installed Python dependencies change"}}},
 		{"Makefile and workflows are not build changes", []tamper.File{modified("Makefile", "a\n", "b\n"), modified(".github/workflows/ci.yml", "a\n", "b\n"), modified("rules.mk", "a\n", "b\n")}, nil},
 	}
 	for _, tt := range tests {
