@@ -276,11 +276,6 @@ func framing(l string) bool {
 			return true
 		}
 	}
-	// A panic's message is a fine signature, but its first line carries
-	// the runtime's "[recovered]" note; the repeated line below is clean.
-	if strings.HasPrefix(l, "panic: ") && strings.Contains(l, "[recovered") {
-		return true
-	}
 	return positionOnly.MatchString(l) || frameCall.MatchString(l)
 }
 
@@ -294,6 +289,11 @@ func failureLines(base, ref []string) []string {
 	for _, raw := range strings.Split(base[0], "\n") {
 		l := strings.TrimSpace(raw)
 		l = strings.TrimSpace(filePrefix.ReplaceAllString(l, ""))
+		// A panic's message is a fine signature without the runtime's
+		// note after it ("[recovered]", "[recovered, repanicked]").
+		if before, _, ok := strings.Cut(l, " [recovered"); ok && strings.HasPrefix(l, "panic: ") {
+			l = before
+		}
 		if len(l) > maxExpectedFailure {
 			l = truncateUTF8(l, maxExpectedFailure)
 		}

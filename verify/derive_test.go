@@ -137,9 +137,10 @@ func TestFailureLines(t *testing.T) {
 	}{
 		{"file prefix stripped", []string{"    x_test.go:9: wrong total\n"}, []string{""}, []string{"wrong total"}},
 		{"panic frames and goroutine headers skipped", []string{"panic: boom [recovered]\ngoroutine 7 [running]:\nmain.f()\n\t/src/x.go:12 +0x1d\nindex out of range\n"}, []string{""},
-			[]string{"index out of range"}},
-		{"a panic's message without the runtime's note", []string{"panic: runtime error: index out of range [5] with length 3 [recovered]\n\tpanic: runtime error: index out of range [5] with length 3\ngoroutine 7 [running]:\n"}, []string{""},
-			[]string{"panic: runtime error: index out of range [5] with length 3"}},
+			[]string{"panic: boom", "index out of range"}},
+		{"a panic's message without the runtime's note", []string{"panic: runtime error: index out of range [3] with length 3 [recovered, repanicked]\n\ngoroutine 18 [running]:\n" +
+			"testing.tRunner.func1.2({0x574440, 0x287e50d5c000})\n\t/usr/local/go/src/testing/testing.go:1974 +0x232\nexample.com/p/lst.Last(...)\n\t/tmp/panicrepo/lst/lst.go:3\n"}, []string{""},
+			[]string{"panic: runtime error: index out of range [3] with length 3"}},
 		{"timestamps, temp paths and durations are volatile", []string{"2026-01-02 10:11:12 start\nopen /tmp/x: no such file\nwaited 3s\nstable line\n"}, []string{""}, []string{"stable line"}},
 		{"capped at 200 bytes on a rune boundary", []string{long + "\n"}, []string{""}, []string{long[:200]}},
 		{"nothing stable", []string{"seed 1\n", "seed 2\n"}, []string{"", ""}, nil},
