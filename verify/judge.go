@@ -57,8 +57,9 @@ type TestOutcome struct {
 	Name    string `json:"name"`
 	Kind    string `json:"kind"`
 	Outcome string `json:"outcome"`
-	// ExpectedSeen says whether expected_failure appeared in the output
-	// (base runs, fail-to-pass tests only).
+	// ExpectedSeen says whether the test's expected failure (ExpectedFor)
+	// matched the output of the test and its subtests (base runs,
+	// fail-to-pass tests only).
 	ExpectedSeen *bool  `json:"expected_seen,omitempty"`
 	Output       string `json:"output,omitempty"`
 }
@@ -109,7 +110,7 @@ func JudgeBase(h Harness, res Results) (outcome, detail string, tests []TestOutc
 	case len(notRun) > 0:
 		return NotExecuted, failureSummary(res) + "; could not run " + listNames(notRun), tests
 	case len(problems) > 0:
-		return NotReproduced, "the check never detected the bug: " + strings.Join(problems, "; "), tests
+		return NotReproduced, prefix(crashSummary(res)) + "the check never detected the bug: " + strings.Join(problems, "; "), tests
 	case len(hidden) > 0:
 		c, why := ending(res, hidden[0])
 		if c != nil {
@@ -206,10 +207,7 @@ func JudgeCandidate(h Harness, res Results) (outcome, detail string, tests []Tes
 	if len(missing) > 0 {
 		failed = append(failed, listNames(missing)+" missing from the results")
 	}
-	var first string
-	if len(res.Crashes) > 0 || res.Failures != nil {
-		first = crashSummary(res)
-	}
+	first := crashSummary(res)
 	switch {
 	case len(failed) > 0:
 		return Failed, prefix(first) + strings.Join(failed, "; ") + " (" + tally + ")", tests

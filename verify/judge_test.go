@@ -263,7 +263,7 @@ func TestJudgeBaseExpectedFailuresAndCrashes(t *testing.T) {
 				return h
 			}(),
 			verify.Results{Tests: []verify.TestResult{gr(cart, "TestZeroCoupon", verify.Pass, "")}, Crashes: []verify.Crash{{Package: "example.com/shop/other", FirstLines: "panic: x"}}},
-			verify.NotReproduced, "the check never detected the bug: cart.TestCouponAppliesOnce is missing"},
+			verify.NotReproduced, "the test binary of example.com/shop/other crashed: panic: x; the check never detected the bug: cart.TestCouponAppliesOnce is missing"},
 		{"an interrupted run counts what failed before",
 			validHarness(), verify.Results{Tests: []verify.TestResult{gr(cart, "TestCouponAppliesOnce", verify.Fail, "got 8100")}, Interrupted: "killed by the sandbox: memory"},
 			verify.Reproduced, `fail-to-pass 1/1 failed with "8100"; then the run was interrupted: killed by the sandbox: memory`},
@@ -276,6 +276,15 @@ func TestJudgeBaseExpectedFailuresAndCrashes(t *testing.T) {
 		{"a pass-to-pass test base lacks is the harness's mistake",
 			validHarness(), results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100")),
 			verify.NotExecuted, "the harness names tests the base does not have: TestZeroCoupon, TestEmptyCart"},
+		{"a package that crashed is named before the tests it hid",
+			func() verify.Harness {
+				h := validHarness()
+				h.FailToPass = []string{"cart.TestCouponAppliesOnce"}
+				h.PassToPass = nil
+				return h
+			}(),
+			verify.Results{Tests: []verify.TestResult{gr(cart, "TestZeroCoupon", verify.Pass, "")}, Failures: []verify.PackageFailure{{Package: "example.com/shop/other", Build: true, Output: "other/x.go:1:1: syntax error\n"}}},
+			verify.NotReproduced, "example.com/shop/other failed to build: other/x.go:1:1: syntax error; the check never detected the bug: cart.TestCouponAppliesOnce is missing"},
 		{"a long list of them is shortened",
 			many, results(tr("TestCouponAppliesOnce", verify.Fail, "got 8100")),
 			verify.NotExecuted, "the harness names tests the base does not have: TestA, TestB, TestC, TestD, TestE and 2 more"},
