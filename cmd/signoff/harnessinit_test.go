@@ -362,3 +362,19 @@ func TestHarnessInitShopLite(t *testing.T) {
 		}
 	}
 }
+
+// TestHarnessInitPanickingBase: the bug panics on base; the panic's
+// message (without the runtime's note) is the expected failure, and the
+// fix is VERIFIED with it.
+func TestHarnessInitPanickingBase(t *testing.T) {
+	t.Parallel()
+	repo, ids := initRepo(t,
+		map[string]string{"go.mod": initGoMod, "lst/lst.go": "package lst\n\nfunc Last(s []int) int { return s[len(s)] }\n"},
+		map[string]string{"lst/lst.go": "package lst\n\nfunc Last(s []int) int { return s[len(s)-1] }\n",
+			"lst/lst_test.go": "package lst\n\nimport \"testing\"\n\nfunc TestLast(t *testing.T) {\n\tif Last([]int{1, 2, 3}) != 3 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n"},
+	)
+	h, _ := harnessInitVerify(t, repo, ids[1], "--runs", "1")
+	if got := h.ExpectedFailures["example.com/shop/lst.TestLast"].Substring; got != "panic: runtime error: index out of range [3] with length 3" {
+		t.Errorf("expected failure %q", got)
+	}
+}
