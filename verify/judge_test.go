@@ -352,6 +352,20 @@ func TestJudgeCandidateStaysStrict(t *testing.T) {
 		{"a suite name passes when every case in it passes", suite, node(verify.Pass, verify.Pass, verify.Pass), verify.Passed, "fail-to-pass 1/1 passed, pass-to-pass 1/1 passed"},
 		{"a suite name fails when one case fails", suite, node(verify.Pass, verify.Fail, verify.Pass), verify.Failed, "coupon failed"},
 		{"a suite name with a skipped case is a failure", suite, node(verify.Pass, verify.Pass, verify.Skip), verify.Failed, "totals was skipped"},
+		// Code under test can register a top-level node test named like
+		// the suite; it must not stand in for the suite's failing case.
+		{"a case named like the suite does not hide the suite's failure", suite,
+			verify.Results{Tests: append(node(verify.Fail, verify.Pass, verify.Pass).Tests, gr("test", "coupon", verify.Pass, ""))},
+			verify.Failed, "coupon failed"},
+		{"nor its skipped case", suite,
+			verify.Results{Tests: append(node(verify.Pass, verify.Pass, verify.Skip).Tests, gr("test", "totals", verify.Pass, ""))},
+			verify.Failed, "totals was skipped"},
+		{"a Go subtest skipped inside a passing test is fine", h,
+			verify.Results{Tests: append(slices.Clone(all), gr(cart, "TestZeroCoupon/later", verify.Skip, ""))},
+			verify.Passed, "fail-to-pass 1/1 passed, pass-to-pass 2/2 passed"},
+		{"a forged pass of a Go test whose subtest failed is a failure", h,
+			verify.Results{Tests: append(slices.Clone(all), gr(cart, "TestZeroCoupon/case", verify.Fail, "got 1"))},
+			verify.Failed, "TestZeroCoupon failed"},
 		{"a suite name with no cases is missing", suite, verify.Results{Tests: node(verify.Pass, verify.Pass, verify.Pass).Tests[:2]}, verify.Failed, "totals missing"},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
