@@ -181,7 +181,10 @@ func (d *Desk) cacheFor(projectID string) string {
 	if d.CacheDir == "" {
 		return ""
 	}
-	return filepath.Join(d.CacheDir, projectID)
+	// Each project's build cache sits in a folder of its own, beside
+	// which the verifier keeps its base-run and dependency caches: no
+	// project reads another's.
+	return filepath.Join(d.CacheDir, projectID, "go-build")
 }
 
 // card returns the current approval card of a case and its digest. The

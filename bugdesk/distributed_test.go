@@ -185,7 +185,7 @@ func (sc *shopCase) warm(t *testing.T) {
 	h := sc.harness
 	h.TimeoutSeconds = 300
 	rep, err := verify.Verify(context.Background(), verify.Options{RepoDir: sc.repo, Harness: h, Candidate: sc.cand.Commit,
-		Runner: sc.runner, CacheDir: filepath.Join(sc.cache, sc.project)})
+		Runner: sc.runner, CacheDir: filepath.Join(sc.cache, sc.project, "go-build")})
 	if err != nil || rep.Verdict != verify.Verified {
 		t.Fatalf("warming up: %v (%s: %s)", err, rep.Verdict, rep.Reason)
 	}

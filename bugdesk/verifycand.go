@@ -56,7 +56,7 @@ func (d *Desk) VerifyCandidate(ctx context.Context, ws, caseID, candID string) e
 		return err
 	}
 	rep, err := verify.Verify(ctx, verify.Options{RepoDir: p.Repo.Dir, Harness: hs, Candidate: cand.Commit, Runner: d.Sandbox,
-		Allowlist: p.Settings.FixPaths, HarnessPaths: p.Settings.HarnessPaths, CacheDir: d.cacheFor(p.ID), Parallel: true})
+		Allowlist: p.Settings.FixPaths, HarnessPaths: p.Settings.HarnessPaths, CacheDir: d.cacheFor(p.ID), Parallel: true, BaseCache: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err // shutting down: the job runs again

@@ -93,7 +93,7 @@ func WriteBundle(dir string, r verify.Report, harness []byte, key ed25519.Privat
 			EvidenceType: EvidenceLive, Stage: s.Name, Run: s.Run, Commit: commit,
 			HarnessDigest: r.HarnessDigest, RunnerDigest: r.RunnerDigest, Fingerprint: r.Fingerprint,
 			Outcome: s.Outcome, Detail: s.Detail, DurationMS: s.DurationMS, Runner: s.Runner, Tests: s.Tests,
-			Stdout: stdout.Name, Stderr: stderr.Name, Witness: s.Witness,
+			Stdout: stdout.Name, Stderr: stderr.Name, Witness: s.Witness, Reused: s.Reused,
 		}
 		subjects := append(slices.Clone(common), stdout, stderr)
 		verdictSubjects = append(verdictSubjects, w.statement(statementsDir+"/"+name+".dsse.json", PredicateRun, subjects, pred, key))
@@ -565,6 +565,7 @@ func checkVerdict(f *Findings, root *os.Root, stmts map[string]*parsed, digests 
 		check("evidence type", rp.EvidenceType == EvidenceLive)
 		check("runner summary", rp.Runner != nil && s.Runner != nil && *rp.Runner == *s.Runner)
 		check("witness", reflect.DeepEqual(rp.Witness, s.Witness))
+		check("reused", rp.Reused == s.Reused)
 		subjects := map[string]string{}
 		for _, sub := range p.statement.Subject {
 			subjects[sub.Name] = sub.Digest.SHA256

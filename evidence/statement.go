@@ -59,6 +59,10 @@ type RunPredicate struct {
 	Stderr        string               `json:"stderr"`
 	// Witness is the witness check of a candidate run.
 	Witness *verify.WitnessCheck `json:"witness,omitempty"`
+	// Reused is when a base run reused from the verifier's base-run
+	// cache really ran (RFC 3339); empty for a run made for this
+	// verification.
+	Reused string `json:"reused,omitempty"`
 }
 
 // VerdictPredicate records the whole verification: the report, whose

@@ -110,9 +110,14 @@ func TestSYNKAITable(t *testing.T) {
 				h.TimeoutSeconds = 8
 			},
 			check: func(t *testing.T, r verify.Report) {
-				b := stage(r, verify.StageBase, 1)
-				if b.Outcome != verify.NotExecuted || b.Runner == nil || !b.Runner.TimedOut {
+				// The fail-to-pass test failed before the hang, so base
+				// still reproduced; the candidate's run timed out.
+				b, c := stage(r, verify.StageBase, 1), stage(r, verify.StageCandidate, 1)
+				if b.Outcome != verify.Reproduced || !strings.Contains(b.Detail, "timed out after 8s") || b.Runner == nil || !b.Runner.TimedOut {
 					t.Errorf("base stage = %s %q, runner %+v", b.Outcome, b.Detail, b.Runner)
+				}
+				if c.Outcome != verify.NotExecuted || c.Runner == nil || !c.Runner.TimedOut {
+					t.Errorf("candidate stage = %s %q, runner %+v", c.Outcome, c.Detail, c.Runner)
 				}
 			}},
 		{name: "harness that does not build", candidate: shoplite.BranchGenuine, want: verify.Inconclusive,
