@@ -50,7 +50,7 @@ var commands = map[string]command{
 	"verify":    {"verify a candidate fix against a frozen harness in a sandbox", runVerify},
 	"evidence":  {"check an evidence bundle offline (verify)", runEvidence},
 	"sample":    {"write a sample project as a git repository (shoplite)", runSample},
-	"harness":   {"show a case's reproduction (its test source in full) or approve or reject it as a member of staff (show|review)", runHarness},
+	"harness":   {"derive a harness from a fix commit (init), or show a case's reproduction (its test source in full) or approve or reject it as a member of staff (show|review)", runHarness},
 	"approve":   {"show a case's approval card and sign your approval or rejection of it", runApprove},
 	"merge":     {"merge an approved case's candidate", runMerge},
 	"reverify":  {"rebase an approved candidate onto the current main and verify it again", runReverify},
