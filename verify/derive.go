@@ -25,8 +25,10 @@ type Derivation struct {
 	PassToPass []string
 	// ExpectedFailures proposes, for each fail-to-pass test, a line of
 	// its base output over its whole subtree that every base run printed
-	// and no reference run did. A test with no such line is absent.
-	ExpectedFailures map[string]string
+	// and no reference run did (or, where the line that says what went
+	// wrong is a bare label such as "got:" with the value on the next
+	// line, a pattern for the two lines). A test with none is absent.
+	ExpectedFailures map[string]Matcher
 	// CommonFailure is one line that serves for every fail-to-pass test,
 	// or "" when their failures share none.
 	CommonFailure string
@@ -79,7 +81,7 @@ func Derive(format string, base, ref []Results) (Derivation, error) {
 		return strings.Compare(a.pkg+"\x00"+a.name, b.pkg+"\x00"+b.name)
 	})
 	names := qualify(format, keys)
-	d := Derivation{ExpectedFailures: map[string]string{}}
+	d := Derivation{ExpectedFailures: map[string]Matcher{}}
 	var f2pKeys []testKey
 	for _, k := range keys {
 		n := names[k]
@@ -90,6 +92,9 @@ func Derive(format string, base, ref []Results) (Derivation, error) {
 		}
 		b, r := bo[0], ro[0]
 		switch {
+		case format == FormatGoTestJSON && goExample.MatchString(k.name):
+			d.LeftOut = append(d.LeftOut, LeftOutTest{Name: n, Base: b, Reference: r,
+				Why: "a Go example is checked by comparing what it prints; the witness that vouches for every passing test of a candidate cannot mark one, so its pass would count as counterfeit"})
 		case b == Fail && r == Pass:
 			d.FailToPass = append(d.FailToPass, n)
 			f2pKeys = append(f2pKeys, k)
@@ -104,8 +109,14 @@ func Derive(format string, base, ref []Results) (Derivation, error) {
 		bOut, rOut := subtreeOutputs(base, k), subtreeOutputs(ref, k)
 		cands := failureLines(bOut, rOut)
 		all = append(all, cands)
-		if len(cands) > 0 {
-			d.ExpectedFailures[d.FailToPass[i]] = cands[0]
+		pairs := labelPairs(bOut, rOut)
+		switch {
+		case len(cands) > 0 && markers.MatchString(cands[0]):
+			d.ExpectedFailures[d.FailToPass[i]] = Matcher{Substring: cands[0]}
+		case len(pairs) > 0:
+			d.ExpectedFailures[d.FailToPass[i]] = pairs[0]
+		case len(cands) > 0:
+			d.ExpectedFailures[d.FailToPass[i]] = Matcher{Substring: cands[0]}
 		}
 	}
 	d.CommonFailure = common(all)
@@ -253,7 +264,7 @@ var (
 	// without it so moving the assertion does not break the harness.
 	filePrefix = regexp.MustCompile(`^[\w.\-/]+\.\w+:\d+: `)
 	// A line that is only a source position (a stack frame's file line).
-	positionOnly = regexp.MustCompile(`^\S+\.\w+:\d+(:\d+)?( \+0x[0-9a-fA-F]+)?$`)
+	positionOnly = regexp.MustCompile(`^\S+\.\w+:\d+(:\d+)?:?( \+0x[0-9a-fA-F]+)?$`)
 	// A stack frame's function line: main.(*T).f(...).
 	frameCall = regexp.MustCompile(`^[\w./\-]+(\.\(\*?[\w\[\]]+\))?\.[\w\-\[\]]+\([^()]*\)$`)
 	// Content that differs from run to run.
@@ -266,7 +277,42 @@ var (
 		regexp.MustCompile(`(?i)goroutine \d+`),
 	}
 	markers = regexp.MustCompile(`(?i)got|want|expect|actual|!==|mismatch`)
+	// A bare label whose value is on the next line, as assertion
+	// libraries print them ("got:" / "  \"\"").
+	label = regexp.MustCompile(`^\pL[\pL _-]{0,30}:$`)
+	// Go example functions: go test reports them like tests.
+	goExample = regexp.MustCompile(`^Example($|[^a-z])`)
 )
+
+// labelPairs are patterns for a bare label with a got/want marker and
+// the line after it ("got:\n  \"\"" as `got:\s*\n\s*""`), best first,
+// each matching every base output and no reference output, the value
+// line being neither framing nor volatile.
+func labelPairs(base, ref []string) []Matcher {
+	var out []Matcher
+	seen := map[string]bool{}
+	lines := strings.Split(base[0], "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		l := strings.TrimSpace(filePrefix.ReplaceAllString(strings.TrimSpace(lines[i]), ""))
+		if !label.MatchString(l) || !markers.MatchString(l) {
+			continue
+		}
+		v := strings.TrimSpace(lines[i+1])
+		if v == "" || len(v) > maxExpectedFailure || framing(v) || slices.ContainsFunc(volatile, func(re *regexp.Regexp) bool { return re.MatchString(v) }) {
+			continue
+		}
+		m := Matcher{Regexp: regexp.QuoteMeta(l) + `[ \t]*\n\s*` + regexp.QuoteMeta(v)}
+		if seen[m.Regexp] {
+			continue
+		}
+		seen[m.Regexp] = true
+		if slices.ContainsFunc(base, func(o string) bool { return !m.Match(o) }) || slices.ContainsFunc(ref, m.Match) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
 
 // framing says whether l is the runner's own framing rather than what the
 // test said.
@@ -297,7 +343,7 @@ func failureLines(base, ref []string) []string {
 		if len(l) > maxExpectedFailure {
 			l = truncateUTF8(l, maxExpectedFailure)
 		}
-		if len(l) < 3 || seen[l] || framing(l) || !strings.ContainsFunc(l, func(r rune) bool { return r > ' ' && r != '-' && r != '=' }) {
+		if len(l) < 3 || seen[l] || framing(l) || label.MatchString(l) || !strings.ContainsFunc(l, func(r rune) bool { return r > ' ' && r != '-' && r != '=' }) {
 			continue
 		}
 		seen[l] = true

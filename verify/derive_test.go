@@ -75,6 +75,24 @@ func TestDeriveLists(t *testing.T) {
 					p + ".TestNew": "missing on base"}},
 		},
 		{
+			name:   "a bare got: label is not proposed; its value on the next line is, as a pattern for both",
+			format: FormatGoTestJSON,
+			base: []Results{{Tests: []TestResult{
+				fail("TestTrim", "=== RUN   TestTrim\n--- FAIL: TestTrim (0.00s)\n"),
+				fail("TestTrim/.5", "    trim_test.go:81: \n        error:\n          values are not equal\n        got:\n          \"\"\n        want:\n          \"0\"\n"),
+			}}},
+			ref: []Results{{Tests: []TestResult{pass("TestTrim"), pass("TestTrim/.5")}}},
+			want: want{f2p: []string{p + ".TestTrim"}, ef: map[string]string{p + ".TestTrim": `/got:[ \t]*\n\s*""/`}, common: "values are not equal"},
+		},
+		{
+			name:   "Go examples are left out: the witness cannot mark them",
+			format: FormatGoTestJSON,
+			base:   []Results{{Tests: []TestResult{fail("TestA", "got 1 want 2\n"), pass("Example"), pass("ExampleToInt"), pass("Examples_x")}}},
+			ref:    []Results{{Tests: []TestResult{pass("TestA"), pass("Example"), pass("ExampleToInt"), pass("Examples_x")}}},
+			want: want{f2p: []string{p + ".TestA"}, p2p: []string{p + ".Examples_x"}, ef: map[string]string{p + ".TestA": "got 1 want 2"}, common: "got 1 want 2",
+				leftOut: map[string]string{p + ".Example": "Go example", p + ".ExampleToInt": "Go example"}},
+		},
+		{
 			name:   "a new test whose package does not build on base cannot be fail-to-pass",
 			format: FormatGoTestJSON,
 			base:   []Results{{Tests: []TestResult{tr(q, "TestOld", Pass, "")}, Failures: []PackageFailure{{Package: p, Build: true, Output: "# example.com/m/cart\ncart/x_test.go:3:9: undefined: Discount\n"}}}},
@@ -102,10 +120,16 @@ func TestDeriveLists(t *testing.T) {
 			if !slices.Equal(d.FailToPass, c.want.f2p) || !slices.Equal(d.PassToPass, c.want.p2p) {
 				t.Errorf("fail_to_pass %q pass_to_pass %q, want %q %q", d.FailToPass, d.PassToPass, c.want.f2p, c.want.p2p)
 			}
-			if c.want.ef == nil {
-				c.want.ef = map[string]string{}
+			wantEF := map[string]Matcher{}
+			for n, e := range c.want.ef {
+				// A pattern is written /like this/ in the table.
+				if re, ok := strings.CutPrefix(e, "/"); ok {
+					wantEF[n] = Matcher{Regexp: strings.TrimSuffix(re, "/")}
+				} else {
+					wantEF[n] = Matcher{Substring: e}
+				}
 			}
-			if !maps.Equal(d.ExpectedFailures, c.want.ef) || d.CommonFailure != c.want.common {
+			if !maps.Equal(d.ExpectedFailures, wantEF) || d.CommonFailure != c.want.common {
 				t.Errorf("expected failures %q common %q, want %q %q", d.ExpectedFailures, d.CommonFailure, c.want.ef, c.want.common)
 			}
 			var flaky []string

@@ -167,6 +167,8 @@ func defaultCacheDir() (string, error) {
 // checkout dir: the toolchain's (goTool.spec) with the dependencies this
 // checkout was given (deps.go).
 func (v *verifier) spec(command []string, dir, mode string) (sandbox.Spec, error) {
+	v.specMu.Lock()
+	defer v.specMu.Unlock()
 	s, err := v.goTool.spec(command, dir, v.cache, mode, v.limits)
 	if err != nil {
 		return s, err

@@ -51,7 +51,8 @@ type Options struct {
 	// harness's timeout.
 	Limits sandbox.Limits
 	// Parallel runs the candidate's runs beside base's instead of after
-	// them: about a quarter faster on two cores, at the price of starting
+	// them, and a stage's runs at once (at most one per CPU in flight):
+	// about a quarter faster on two cores, at the price of starting
 	// the candidate's runs even when base will turn out not to reproduce
 	// the bug (they are then stopped and discarded). The verdict is the
 	// same either way.
@@ -255,7 +256,8 @@ func prepare(ctx context.Context, opts Options) (*verifier, Report, error) {
 	if rep.Fingerprint, err = Fingerprint(rep.Identity()); err != nil {
 		return nil, Report{}, fmt.Errorf("verify: fingerprint: %w", err)
 	}
-	v := &verifier{opts: opts, h: h, repo: repo, files: files, limits: limits, goTool: gt, cache: cache}
+	v := &verifier{opts: opts, h: h, repo: repo, files: files, limits: limits, goTool: gt, cache: cache,
+		slots: make(chan struct{}, max(1, runtime.NumCPU()))}
 	rep.Cache = v.candidateMode()
 	return v, rep, nil
 }
@@ -303,6 +305,11 @@ type verifier struct {
 	// testOnly are the test-only package directories of tests_from,
 	// frozen with the tests.
 	testOnly []string
+	// slots bounds the runs in flight at once with Parallel (one per
+	// CPU); specMu serialises building their specs, which prepares the
+	// checkout for its dependencies (deps.go).
+	slots  chan struct{}
+	specMu sync.Mutex
 }
 
 // protected are the globs restored from tests_from before every run: the
@@ -543,6 +550,9 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 			}
 		}
 	}
+	if v.opts.Parallel && n > 1 {
+		return v.concurrentRuns(ctx, stage, n, want, wt.Dir, rep)
+	}
 	for i := 1; i <= n; i++ {
 		st := v.run(ctx, stage, i, wt.Dir)
 		rep.Stages = append(rep.Stages, st)
@@ -551,6 +561,38 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 		}
 	}
 	return true
+}
+
+// concurrentRuns runs a stage's n runs at once in its one worktree (each
+// run has its own sandbox, tmpfs and witness; the checkout is read-only
+// to all of them), at most v.slots at a time across the verification.
+// The runs are independent, so the verdict is the one running them in
+// turn would give; every run is reported, not only those up to the first
+// that disagreed. A run waiting for a slot starts nothing.
+func (v *verifier) concurrentRuns(ctx context.Context, stage string, n int, want string, dir string, rep *Report) bool {
+	sts := make([]Stage, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case v.slots <- struct{}{}:
+				defer func() { <-v.slots }()
+			case <-ctx.Done():
+				sts[i] = Stage{Name: stage, Run: i + 1, Outcome: NotExecuted, Detail: "cancelled: " + ctx.Err().Error()}
+				return
+			}
+			sts[i] = v.run(ctx, stage, i+1, dir)
+		}()
+	}
+	wg.Wait()
+	ok := true
+	for _, st := range sts {
+		rep.Stages = append(rep.Stages, st)
+		ok = ok && st.Outcome == want
+	}
+	return ok
 }
 
 func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Stage {

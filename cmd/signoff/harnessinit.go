@@ -202,12 +202,12 @@ func runHarnessInit(ctx context.Context, e *env, args []string) error {
 	h.ExpectedFailures = map[string]verify.Matcher{}
 	var missing []string
 	for _, n := range d.FailToPass {
-		line, ok := d.ExpectedFailures[n]
+		m, ok := d.ExpectedFailures[n]
 		if !ok {
 			missing = append(missing, n)
 			continue
 		}
-		h.ExpectedFailures[n] = verify.Matcher{Substring: line}
+		h.ExpectedFailures[n] = m
 	}
 	if len(missing) > 0 {
 		return fail(fmt.Errorf("no line of %s's base output is printed on every base run, is not framing or volatile, and is absent from the reference's output: write its expected failure by hand (or use --command to run it differently)", strings.Join(missing, ", ")))
@@ -441,7 +441,7 @@ func summarize(w io.Writer, h verify.Harness, tc verify.TestsCommit, reference s
 	}
 	fmt.Fprintf(w, "fail_to_pass %d:\n", len(h.FailToPass))
 	for _, n := range h.FailToPass {
-		fmt.Fprintf(w, "  %s  expects %q\n", n, h.ExpectedFailures[n].Substring)
+		fmt.Fprintf(w, "  %s  expects %s\n", n, h.ExpectedFailures[n])
 	}
 	fmt.Fprintf(w, "pass_to_pass %d\n", len(h.PassToPass))
 	if len(d.Flaky)+len(d.LeftOut) > 0 {
