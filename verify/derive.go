@@ -280,6 +280,9 @@ var (
 	// A bare label whose value is on the next line, as assertion
 	// libraries print them ("got:" / "  \"\"").
 	label = regexp.MustCompile(`^\pL[\pL _-]{0,30}:$`)
+	// A line of source an assertion library quotes (c.Assert(x, qt.Equals,
+	// testCase.expected)): its words are code, not what went wrong.
+	sourceLike = regexp.MustCompile(`^[\pL_][\w.]*\(.*\)[;,]?$`)
 	// Go example functions: go test reports them like tests.
 	goExample = regexp.MustCompile(`^Example($|[^a-z])`)
 )
@@ -354,7 +357,7 @@ func failureLines(base, ref []string) []string {
 			slices.ContainsFunc(ref, func(o string) bool { return strings.Contains(o, l) }) {
 			continue
 		}
-		if markers.MatchString(l) {
+		if markers.MatchString(l) && !sourceLike.MatchString(l) {
 			marked = append(marked, l)
 		} else {
 			plain = append(plain, l)

@@ -79,7 +79,7 @@ func TestDeriveLists(t *testing.T) {
 			format: FormatGoTestJSON,
 			base: []Results{{Tests: []TestResult{
 				fail("TestTrim", "=== RUN   TestTrim\n--- FAIL: TestTrim (0.00s)\n"),
-				fail("TestTrim/.5", "    trim_test.go:81: \n        error:\n          values are not equal\n        got:\n          \"\"\n        want:\n          \"0\"\n"),
+				fail("TestTrim/.5", "    trim_test.go:81: \n        error:\n          values are not equal\n        got:\n          \"\"\n        want:\n          \"0\"\n        stack:\n          c.Assert(trimDecimal(testCase.input), qt.Equals, testCase.expected)\n"),
 			}}},
 			ref:  []Results{{Tests: []TestResult{pass("TestTrim"), pass("TestTrim/.5")}}},
 			want: want{f2p: []string{p + ".TestTrim"}, ef: map[string]string{p + ".TestTrim": `/got:[ \t]*\n\s*""/`}, common: "values are not equal"},
