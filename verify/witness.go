@@ -260,36 +260,6 @@ func newWitness(dir, src, host, exe string, placeholder []byte, shield bool, com
 	return w, "", nil
 }
 
-// witnessPlaceholderFor is the placeholder of runs over the shared cache
-// dir: a secret of 32 random bytes kept beside it (not in it: runs see
-// the cache), made on first use. Shielded test binaries can read neither
-// it nor anything compiled from it, so it can stay the same from run to
-// run, and the instrumented tests compile once. A run that is not
-// shielded gets a placeholder of its own instead.
-func witnessPlaceholderFor(cache string) ([]byte, error) {
-	file := filepath.Clean(cache) + ".witness"
-	b, err := os.ReadFile(file)
-	if err == nil && len(b) == 32 {
-		return b, nil
-	}
-	fresh := make([]byte, 32)
-	if _, err := rand.Read(fresh); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if b, rerr := os.ReadFile(file); rerr == nil && len(b) == 32 {
-			return b, nil // another verification made it first
-		}
-		return nil, fmt.Errorf("witness placeholder %s: %w", file, err)
-	}
-	if _, err := f.Write(fresh); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return fresh, f.Close()
-}
-
 // witnessCommand says why the witness cannot instrument command, or "".
 func witnessCommand(command []string) string {
 	if len(command) < 2 || path.Base(command[0]) != "go" || command[1] != "test" {
