@@ -106,7 +106,7 @@ func Derive(format string, base, ref []Results) (Derivation, error) {
 	}
 	var all [][]string
 	for i, k := range f2pKeys {
-		bOut, rOut := subtreeOutputs(base, k), subtreeOutputs(ref, k)
+		bOut, rOut := subtreeOutputs(format, base, k), subtreeOutputs(format, ref, k)
 		cands := failureLines(bOut, rOut)
 		all = append(all, cands)
 		pairs := labelPairs(bOut, rOut)
@@ -201,12 +201,17 @@ func uniform(s []string) bool {
 
 // subtreeOutputs is, for each run, the output of k and of every subtest
 // under it, which is what a per-test expected failure is matched against.
-func subtreeOutputs(runs []Results, k testKey) []string {
+func subtreeOutputs(format string, runs []Results, k testKey) []string {
+	// Go subtests are below "/"; a JUnit name's only level is " > ".
+	sep := "/"
+	if format == FormatJUnitXML {
+		sep = junitSep
+	}
 	out := make([]string, len(runs))
 	for i, r := range runs {
 		var b strings.Builder
 		for _, t := range r.Tests {
-			if t.Package == k.pkg && (t.Name == k.name || strings.HasPrefix(t.Name, k.name+"/")) {
+			if t.Package == k.pkg && (t.Name == k.name || strings.HasPrefix(t.Name, k.name+sep)) {
 				b.WriteString(t.Output)
 				b.WriteString("\n")
 			}

@@ -215,6 +215,9 @@ func (h Harness) Validate() error {
 				return fmt.Errorf("%s: %q is already in %s", list.field, n, prev)
 			}
 			names[n] = list.field
+			if h.Format == FormatGoTestJSON && isGoExample(n) {
+				return fmt.Errorf("%s: %q is a Go example: it is checked by what it prints, and the witness that must vouch for every passing harness test cannot mark one, so every candidate's pass of it would count as counterfeit; leave it out", list.field, n)
+			}
 		}
 	}
 	if err := h.validateExpected(); err != nil {
@@ -339,4 +342,21 @@ func DigestHarness(h Harness, files map[string][]byte) (string, error) {
 func SHA256(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// isGoExample says whether a go-test-json harness name (bare, qualified
+// by its package, or a subtest path) names an example function.
+func isGoExample(name string) bool {
+	// The test's own name follows some "." of a qualified name (package
+	// paths hold dots and slashes), up to the first "/" of its subtests.
+	for i := -1; i < len(name); i++ {
+		if i >= 0 && name[i] != '.' {
+			continue
+		}
+		top, _, _ := strings.Cut(name[i+1:], "/")
+		if goExample.MatchString(top) && !strings.ContainsAny(top, ". ") {
+			return true
+		}
+	}
+	return false
 }

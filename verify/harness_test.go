@@ -238,6 +238,12 @@ func TestParseHarnessExpectedFailures(t *testing.T) {
 		{"build timeout at the ceiling", two(func(h *verify.Harness) { h.BuildTimeoutSeconds = verify.MaxTimeoutSeconds }), ""},
 		{"build timeout above the ceiling", two(func(h *verify.Harness) { h.BuildTimeoutSeconds = verify.MaxTimeoutSeconds + 1 }), "build_timeout_seconds"},
 		{"negative build timeout", two(func(h *verify.Harness) { h.BuildTimeoutSeconds = -5 }), "build_timeout_seconds"},
+		{"a Go example in pass_to_pass", two(func(h *verify.Harness) { h.PassToPass = []string{"example.com/m.ExampleMax"} }), "is a Go example"},
+		{"a bare Go example in pass_to_pass", two(func(h *verify.Harness) { h.PassToPass = []string{"Example"} }), "is a Go example"},
+		{"a test named Examples is not one", two(func(h *verify.Harness) { h.PassToPass = []string{"Examples_x", "m.TestExample"} }), ""},
+		{"a JUnit case called Example is fine", two(func(h *verify.Harness) {
+			h.Format, h.PassToPass = verify.FormatJUnitXML, []string{"ExampleMax"}
+		}), ""},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			// Through JSON, so the matcher's own decoding is checked too.

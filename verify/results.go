@@ -72,6 +72,9 @@ type Results struct {
 	// 5m"), set by the caller from the sandbox's account; tests it cut
 	// short have no result.
 	Interrupted string `json:"interrupted,omitempty"`
+	// JUnit says the results came from a JUnit report, whose only level
+	// separator is " > " (a "/" is part of a name: "GET /users").
+	JUnit bool `json:"-"`
 }
 
 // Crash is a test binary that died mid-run.
@@ -390,7 +393,7 @@ func ParseJUnitXML(r io.Reader) (Results, error) {
 	if start.Name.Local == "testsuite" {
 		root = junitSuite{Suites: []junitSuite{root}}
 	}
-	var res Results
+	res := Results{JUnit: true}
 	// A case is named by the suites enclosing it and its own name, joined
 	// by " > " as vitest names them: node's reporter writes classname
 	// "test" for every case and nests describe blocks as suites, so the
@@ -497,7 +500,7 @@ func (r Results) Lookup(name string) Match {
 		switch {
 		case nameMatches(name, t.Package, t.Name):
 			m.Tests = append(m.Tests, t)
-		case underName(name, t.Package, t.Name):
+		case underName(name, t.Package, t.Name, r.JUnit):
 			m.Subtests = append(m.Subtests, t)
 		}
 	}
@@ -571,11 +574,13 @@ func nameMatches(q, pkg, test string) bool {
 // underName says whether test is below the harness name q: a Go subtest
 // (q/...) or a JUnit case inside the suite q names (q > ...), where q is
 // matched as in nameMatches.
-func underName(q, pkg, test string) bool {
+func underName(q, pkg, test string, junit bool) bool {
 	// Go names never hold " > " (t.Run turns spaces into underscores); a
-	// JUnit name's "/" is part of a suite or case name, not a level.
+	// JUnit name's "/" is part of a suite or case name, not a level: a
+	// node case "GET /users/:id" is not below "GET /users" (red-team
+	// finding, issue 23).
 	sep := "/"
-	if strings.Contains(test, junitSep) {
+	if junit || strings.Contains(test, junitSep) {
 		sep = junitSep
 	}
 	for i := strings.Index(test, sep); i >= 0; {

@@ -481,3 +481,28 @@ func TestParseGoTestJSONCrashesOfRealRuns(t *testing.T) {
 		}
 	}
 }
+
+// A JUnit name's "/" is part of the name: node's "GET /users/:id" is not
+// a subtest of "GET /users", so its failure is not "GET /users"'s
+// (red-team finding, issue 23).
+func TestJUnitSlashIsNotALevel(t *testing.T) {
+	t.Parallel()
+	const report = `<testsuites>
+<testcase name="GET /users" classname="test"/>
+<testcase name="GET /users/:id" classname="test"><failure message="todo">'none' !== 'show'</failure></testcase>
+</testsuites>`
+	res, err := verify.ParseJUnitXML(strings.NewReader(report))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Lookup("GET /users"); m.Outcome != verify.Pass || len(m.Subtests) != 0 {
+		t.Errorf("GET /users = %s with %d subtests, want a pass with none", m.Outcome, len(m.Subtests))
+	}
+	if m := res.Lookup("GET /users/:id"); m.Outcome != verify.Fail {
+		t.Errorf("GET /users/:id = %s, want fail", m.Outcome)
+	}
+	goRes := verify.Results{Tests: []verify.TestResult{{Package: "p", Name: "TestA", Outcome: verify.Pass}, {Package: "p", Name: "TestA/x", Outcome: verify.Fail}}}
+	if m := goRes.Lookup("TestA"); len(m.Subtests) != 1 {
+		t.Errorf("a Go subtest is below its parent: %d subtests", len(m.Subtests))
+	}
+}
