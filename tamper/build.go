@@ -62,6 +62,11 @@ func buildChanges(files []File) []Finding {
 		case isPyConfig(name):
 			out = append(out, pyConfigChanges(f, name)...)
 		}
+		if isPackedPackage(p) && f.CandExists && !hasDir(p, "testdata") {
+			// A file: dependency or a pip requirement can install it; its
+			// contents are an archive's, which no check reads.
+			out = append(out, finding(RulePackedPackage, BuildChange, f.Path, 0, fileVerb(f)+": a packed package: what it installs cannot be read from the diff"))
+		}
 		if strings.HasSuffix(p, ".go") && !hasDir(p, "testdata") {
 			if f.CandExists {
 				out = append(out, constraintChanges(f)...)
@@ -516,4 +521,9 @@ func iniSections(src []byte) (map[string]string, map[string]int) {
 		content[s] = b.String()
 	}
 	return content, lines
+}
+
+// isPackedPackage: an archive a package manager installs from a path.
+func isPackedPackage(p string) bool {
+	return strings.HasSuffix(p, ".tgz") || strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".whl")
 }

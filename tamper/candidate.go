@@ -27,9 +27,13 @@ func Candidate(files []File) []Finding {
 			!hasDir(p, "testdata") && !hasDir(p, "vendor") && !hasDir(p, "node_modules"):
 			out = append(out, finding(RuleAssembly, Refuse, f.Path, 0, fileVerb(f)+": assembly and object files build into the package, and the checks cannot read them"))
 		case isJSLibrary(p):
-			out = append(out, lexical(f, jsCandidate)...)
+			if changed(f) {
+				out = append(out, lexical(f, jsLibraryFile(f.Cand))...)
+			}
 		case isJS(p):
-			out = append(out, lexical(f, jsTestFile)...)
+			if changed(f) {
+				out = append(out, lexical(f, jsTestFileOf(f.Cand))...)
+			}
 		case isPyLibrary(p):
 			out = append(out, lexical(f, pyCandidate)...)
 		case isPy(p):

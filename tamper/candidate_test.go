@@ -246,7 +246,7 @@ func init() { label = fmt.Sprint(42) }`), tamper.RuleInitSideEffects, tamper.Ref
 	{"sys.exit", pyChange("    sys.exit(0)"), tamper.RuleExitInLibrary, tamper.Refuse},
 	{"os._exit", pyChange("    os._exit(0)"), tamper.RuleExitInLibrary, tamper.Refuse},
 	{"from sys import exit", pyChange("    from sys import exit as leave"), tamper.RuleExitInLibrary, tamper.Refuse},
-	{"__import__ os", pyChange("    __import__('os')._exit(0)"), tamper.RuleExitInLibrary, tamper.Refuse},
+	// __import__('os')._exit(0) is two findings: TestCandidateTestMachinery.
 	{"pytest.exit in a new test file", []tamper.File{added("tests/test_zz.py", "import pytest\n\npytest.exit('done', returncode=0)\n")}, tamper.RuleExitInLibrary, tamper.Refuse},
 	{"sys.stdout.write", pyChange("    sys.stdout.write('PASSED\\n')"), tamper.RuleStdoutWrite, tamper.Refuse},
 	{"import pytest", pyChange("    import pytest"), tamper.RuleTestingInLibrary, tamper.Refuse},
@@ -288,6 +288,53 @@ func init() { label = fmt.Sprint(42) }`), tamper.RuleInitSideEffects, tamper.Ref
 	{"traceback.extract_stack", pyChange("    stack = traceback.extract_stack()"), tamper.RuleTestingInLibrary, tamper.Refuse},
 	{"Python /proc", pyChange("    cmd = open('/proc/self/cmdline').read()"), tamper.RuleTestingInLibrary, tamper.Refuse},
 	{"os.environ read", pyChange("    home = os.environ.get('HOME')"), tamper.RuleEnvProbe, tamper.Flag},
+
+	// Red team 23: the tests' assertion library and runner reached from
+	// the code under test (no witness for JUnit harnesses), and code the
+	// diff does not show.
+	{"assert functions overwritten (red-team PoC)", jsAppend("lib/cart.js", assertPatchJS), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"require('assert') member written", jsChange("  require('assert').strictEqual = () => {};"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"destructured strict written", jsChange("  const { strict: s } = require('node:assert');\n  s.equal = () => {};"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"alias of assert.strict written", jsAppend("src/cart.js", "const a = require('assert');\nconst s = a.strict;\ns['deepStrictEqual'] = () => {};\n"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"imported assert/strict written", []tamper.File{added("src/patch.mjs", "import assert from 'node:assert/strict';\nassert.deepStrictEqual ||= () => {};\nassert.ok = () => {};\n")}, tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"namespace import of chai deleted", []tamper.File{added("src/patch.ts", "import * as chai from 'chai';\ndelete chai.expect;\n")}, tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"Object.assign onto assert", jsChange("  Object.assign(require('assert'), { ok() {} });"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"Reflect.set on expect", jsAppend("src/cart.js", "const { expect } = require('expect');\nReflect.set(expect, 'extend', () => {});\n"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"defineProperty beside an assert import", jsAppend("src/cart.js", "const assert = require('assert');\nconst target = [assert][0];\nObject.defineProperty(target, 'ok', { value() {} });\n"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"node:test member written", jsAppend("src/cart.js", "const t = require('node:test');\nt.it = t.skip;\n"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"assert written in a test file the candidate adds", []tamper.File{added("test/zz.test.js", "const assert = require('node:assert');\nassert.equal = () => {};\n")}, tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"Module._load hooked", jsAppend("src/cart.js", "const Module = require('module');\nconst load = Module._load;\nModule._load = (r, ...a) => load(r, ...a);\n"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"require.cache written", jsChange("  require.cache[require.resolve('assert')] = { exports: {} };"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"createRequire from node:module", []tamper.File{added("src/load.mjs", "import { createRequire } from 'node:module';\nexport const req = createRequire(import.meta.url);\n")}, tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"eval", jsChange("  const f = eval('(x) => x');"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"indirect eval", jsChange("  const f = globalThis['eval'];"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"new Function", jsChange("  const f = new Function('x', 'return x');"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"node:vm", jsChange("  const vm = require('node:vm');"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"vm imported", []tamper.File{added("src/run.mjs", "import { runInThisContext } from 'vm';\n")}, tamper.RuleDynamicCode, tamper.Refuse},
+	{"require of a computed path", jsChange("  const plugin = require(path.join(__dirname, name));"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"require of a concatenation", jsChange("  const plugin = require('./plugins/' + name);"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"import of a template", jsChange("  const m = await import(`./${name}.js`);"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"import of a variable", jsChange("  const m = await import(spec);"), tamper.RuleDynamicCode, tamper.Refuse},
+
+	{"_pytest reached through an aliased importlib (red-team PoC)", []tamper.File{modified("shop/cart.py", pyBase+"\nimport importlib as _il\n", pyBase+"\nimport importlib as _il\n\n_reports = _il.import_module(\"_pytest.reports\")\n")}, tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"pytest in a string", pyChange("    reports = load('_pytest.' + 'reports')"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"from _pytest", pyChange("    from _pytest.reports import TestReport"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"pluggy", pyChange("    import pluggy"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"unittest.mock", pyChange("    from unittest import mock"), tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"pytest hook name", []tamper.File{added("shop/plugin.py", "def pytest_runtest_makereport(item, call):\n    pass\n")}, tamper.RuleTestingInLibrary, tamper.Refuse},
+	{"importlib", pyChange("    mod = importlib.import_module(name)"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"from importlib", pyChange("    from importlib import import_module as load"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"__import__", pyChange("    mod = __import__(name)"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"exec", pyChange("    exec(code, {})"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"eval", pyChange("    total = eval(expr)"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"compile", pyChange("    code = compile(src, 'x', 'exec')"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"builtins", pyChange("    import builtins"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"__builtins__", pyChange("    b = __builtins__"), tamper.RuleDynamicCode, tamper.Refuse},
+	{"sys.modules", pyChange("    sys.modules['shop.cart'] = fake"), tamper.RuleDynamicCode, tamper.Refuse},
+
+	{"packed npm package", []tamper.File{added("vendor-pkgs/money-1.2.0.tgz", "\x1f\x8b\x08")}, tamper.RulePackedPackage, tamper.BuildChange},
+	{"packed Python sdist changed", []tamper.File{modified("dist/money-1.2.0.tar.gz", "\x1f\x8b\x08a", "\x1f\x8b\x08b")}, tamper.RulePackedPackage, tamper.BuildChange},
+	{"wheel", []tamper.File{added("wheels/money-1.2.0-py3-none-any.whl", "PK\x03\x04")}, tamper.RulePackedPackage, tamper.BuildChange},
 }
 
 const jsBase = `const fs = require('fs');
@@ -300,6 +347,18 @@ function total(items) {
 
 module.exports = { total };
 `
+
+// assertPatchJS is red team 23's candidate (verify's node PoC): three
+// lines that make every assertion of node:assert a no-op.
+const assertPatchJS = `const check = require('assert');
+for (const k of Object.keys(check)) if (typeof check[k] === 'function') check[k] = function () {};
+for (const k of Object.keys(check.strict)) if (typeof check.strict[k] === 'function') check.strict[k] = function () {};
+`
+
+// jsAppend appends lines to jsBase, at path.
+func jsAppend(path, lines string) []tamper.File {
+	return []tamper.File{modified(path, jsBase, jsBase+lines)}
+}
 
 // jsChange inserts a line at the top of total in src/cart.js.
 func jsChange(line string) []tamper.File {
@@ -492,6 +551,10 @@ func TestTotalEmpty(t *testing.T) {
 	{"Python guard", []tamper.File{modified("shop/cart.py", pyBase, strings.Replace(pyBase, "    s = 0\n", "    if items is None:\n        raise ValueError('items is required')\n    s = 0\n", 1))}},
 	{"Python test added", []tamper.File{added("tests/test_cart.py", "import pytest\nfrom shop.cart import total\n\n\ndef test_empty():\n    assert total([]) == 0\n")}},
 	{"JavaScript test added", []tamper.File{added("src/__tests__/cart.test.js", "const { total } = require('../cart');\n\ntest('empty', () => {\n  expect(total([])).toBe(0);\n});\n")}},
+	{"JavaScript assert invariant and option merging", jsAppend("src/cart.js", "const assert = require('node:assert');\nconst defaults = Object.assign({}, { currency: 'EUR' });\nfunction checked(items) {\n  assert.ok(Array.isArray(items), 'items must be an array');\n  assert.strictEqual(typeof defaults.currency, 'string');\n  return total(items);\n}\nif (require.main === module) console.log(checked([]));\nconst other = require('./money');\n")},
+	{"JavaScript literal dynamic import", jsChange("  const { round } = await import('./money.js');")},
+	{"Python regular expression and methods", []tamper.File{modified("shop/cart.py", pyBase, pyBase+"\nimport re\n\nCODE = re.compile(r'^[A-Z]{4}$')\n\n\nclass Rule:\n    def eval(self, items):\n        return self.model.eval(items)\n\n    def evaluate(self, items):\n        return total(items)\n")}},
+	{"packed package in testdata", []tamper.File{added("test/testdata/money-1.2.0.tgz", "\x1f\x8b\x08")}},
 	{"package.json version bump", []tamper.File{modified("package.json", `{"name":"shop","version":"1.0.0","scripts":{"test":"jest"}}`, `{"name":"shop","version":"1.0.1","scripts":{"test":"jest"}}`)}},
 	{"platform file without constraint", []tamper.File{added("cart/path_windows.go", "package cart\n\nconst sep = `\\`\n")}},
 	{"generator that never builds", []tamper.File{modified("cart/gen.go",

@@ -20,6 +20,7 @@ const (
 	RuleConsoleOutput    = "console-output"
 	RuleRawSyscall       = "raw-syscall"
 	RuleVerdictText      = "verdict-text"
+	RuleDynamicCode      = "dynamic-code"
 
 	// Changes to which tests run or how they build.
 	RuleGoMod           = "go-mod"
@@ -31,6 +32,7 @@ const (
 	RuleJSPackage       = "js-package"
 	RulePyConfig        = "py-config"
 	RuleGitAttributes   = "git-attributes"
+	RulePackedPackage   = "packed-package"
 
 	// A reproduction test that checks the code's bytes or surroundings
 	// instead of its behaviour (reads-sources and env-probe apply too).
@@ -58,7 +60,8 @@ var rules = []Rule{
 	{RuleUnsafeNew, Refuse, "A Go file imports unsafe that did not import it on base."},
 	{RuleCgo, Refuse, "A Go file imports \"C\" that did not on base: code the checks cannot read."},
 	{RuleAssembly, Refuse, "A .s or .syso file changes, or a Go function without a body is added: code in assembly or object files that the checks cannot read."},
-	{RuleTestingInLibrary, Refuse, "Non-test code detects or reaches into the test framework (testing import, testing.Testing, TestMain, os.Args, os.Executable, the flag package's command line, flag.ExitOnError, go test flags, stack traces, callers' names and pprof's goroutine profile, debug.ReadBuildInfo, executable parsers in debug/*, /proc and its self/exe, cmdline and maps, a process id with /proc, node:test, jest's globals, process.argv, process.binding, v8, inspector, pytest, sys.argv, inspect.stack, sys._getframe)."},
+	{RuleTestingInLibrary, Refuse, "Non-test code detects or reaches into the test framework (testing import, testing.Testing, TestMain, os.Args, os.Executable, the flag package's command line, flag.ExitOnError, go test flags, stack traces, callers' names and pprof's goroutine profile, debug.ReadBuildInfo, executable parsers in debug/*, /proc and its self/exe, cmdline and maps, a process id with /proc, node:test, jest's globals, process.argv, process.binding, v8, inspector, pytest, sys.argv, inspect.stack, sys._getframe); in JavaScript also writing a member of an assertion module (node:assert, assert/strict, chai, expect, node:test) or, in a file that loads one, Object.defineProperty, Object.setPrototypeOf and Reflect, and hooking the module system (node:module, Module._load, require.cache); in Python any mention of pytest, _pytest, pluggy or unittest, string literals included."},
+	{RuleDynamicCode, Refuse, "Non-test code runs or loads what the diff does not show: eval, new Function, node:vm, a require or import of anything but one string literal; importlib, __import__, builtins, exec, eval, compile, sys.modules in Python."},
 	{RuleTestMain, Refuse, "A test file gains a TestMain, which decides whether the tests run at all."},
 	{RuleReadsSources, Refuse, "Code reads the tests' or its own sources (\"_test.go\" or \"*.go\" patterns, testdata, runtime.Caller with file reads, go/parser.ParseDir, //go:embed of .go files); a directory listing without such a pattern, a bare Go file name, runtime.Caller alone, and any finding in a reproduction test (which includes reading any file but a constant under testdata/) are only flagged."},
 	{RuleInitSideEffects, Refuse, "A new or changed init calls into os, syscall, fmt, io, log, runtime, reflect, unsafe, net or os/exec, starts a goroutine, or reaches a refused use directly or through the package's functions and methods (as does a new package-level initializer); any other new or changed init is only flagged."},
@@ -75,6 +78,7 @@ var rules = []Rule{
 	{RuleFileRemoved, Flag, "A candidate deletes a Go file."},
 	{RuleJSPackage, BuildChange, "package.json changes scripts, test-runner settings, module settings or dependencies; a JavaScript test, build or TypeScript config, .npmrc, lockfile or node_modules changes."},
 	{RulePyConfig, BuildChange, "A Python test or packaging config changes (pytest.ini, tox.ini, setup.cfg, pyproject.toml, setup.py, noxfile.py, conftest.py, sitecustomize.py, usercustomize.py, *.pth); the detail names the sections that changed, pytest's first."},
+	{RulePackedPackage, BuildChange, "A packed package (.tgz, .tar.gz, .whl) outside testdata is added or changed: what it installs cannot be read from the diff."},
 	{RuleGitAttributes, BuildChange, "A .gitattributes file is added, changed or removed anywhere: its filters, encodings and line endings decide what the frozen tests and their data are when they are checked out."},
 	{RuleHashesFiles, Flag, "A reproduction test hashes (crypto/*, hash/*, hashlib, createHash): it checks bytes, not behaviour."},
 	{RuleClock, Flag, "A reproduction test reads the clock (time.Now, time.Since, Date.now, time.time): its result depends on when it runs."},
