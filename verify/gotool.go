@@ -165,12 +165,16 @@ func defaultCacheDir() (string, error) {
 
 // spec is the sandbox spec of one command of this verification in the
 // checkout dir: the toolchain's (goTool.spec) with the dependencies this
-// checkout was given (deps.go).
+// checkout was given (deps.go) and node's assertion modules frozen before
+// any test loads (nodefreeze.go).
 func (v *verifier) spec(command []string, dir, mode string) (sandbox.Spec, error) {
 	v.specMu.Lock()
 	defer v.specMu.Unlock()
 	s, err := v.goTool.spec(command, dir, v.cache, mode, v.limits)
 	if err != nil {
+		return s, err
+	}
+	if err := v.applyNodeFreeze(&s); err != nil {
 		return s, err
 	}
 	return s, v.applyDeps(dir, &s)
