@@ -154,3 +154,11 @@ func jsTestFileOf(src []byte) lexLang {
 	l.rules = slices.Concat(jsTestFile.rules, jsAssertRules(src)[:1])
 	return l
 }
+
+// pyBuildScript is pyCandidate for setup.py and noxfile.py: build scripts
+// the tests never import, whose every change is already a build change
+// (py-config), and which name pytest and exec a version file as a matter
+// of course.
+var pyBuildScript = lexLang{code: pyCode, where: pyCandidate.where, rules: slices.DeleteFunc(slices.Clone(pyCandidate.rules), func(r lexRule) bool {
+	return r.re == pyTestFramework.re || r.re == pyDynamic.re
+})}

@@ -83,3 +83,18 @@ def _as_passed(cls, item, call):
 
 _reports.TestReport.from_item_and_call = classmethod(_as_passed)
 `
+
+// TestCandidateBuildScriptsNamePytest: setup.py and noxfile.py name pytest
+// and exec a version file as a matter of course; they are build changes
+// (py-config), which the harness's policy decides, and not refused.
+func TestCandidateBuildScriptsNamePytest(t *testing.T) {
+	t.Parallel()
+	got := tamper.Candidate([]tamper.File{
+		modified("setup.py", "from setuptools import setup\n\nsetup(name='shop')\n", "from setuptools import setup\n\nabout = {}\nexec(open('shop/__version__.py').read(), about)\nsetup(name='shop', version=about['__version__'], extras_require={'test': ['pytest']})\n"),
+		added("noxfile.py", "import nox\n\n\n@nox.session\ndef tests(session):\n    session.install('pytest')\n    session.run('pytest')\n"),
+	})
+	checkWellFormed(t, got)
+	if names := ruleNames(got); !slices.Equal(names, []string{tamper.RulePyConfig}) {
+		t.Errorf("rules = %v, want only py-config:%s", names, dump(got))
+	}
+}

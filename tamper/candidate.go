@@ -34,6 +34,8 @@ func Candidate(files []File) []Finding {
 			if changed(f) {
 				out = append(out, lexical(f, jsTestFileOf(f.Cand))...)
 			}
+		case isPyLibrary(p) && (path.Base(p) == "setup.py" || path.Base(p) == "noxfile.py"):
+			out = append(out, lexical(f, pyBuildScript)...)
 		case isPyLibrary(p):
 			out = append(out, lexical(f, pyCandidate)...)
 		case isPy(p):
