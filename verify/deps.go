@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -12,7 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/signoff-dev/signoff/sandbox"
@@ -22,13 +28,17 @@ import (
 // so a checkout's dependencies are fetched before them, on the host, by
 // the ecosystem's own tool, allowed to reach only the registry or proxy
 // the host is configured with. What it fetched goes into a cache keyed by
-// the digest of the lock files (deps_go.go, deps_node.go,
-// deps_python.go), which the runs see read-only. The checkout's code is
-// never given to the fetch: only its manifest and lock files (and the
-// go.mod of in-repository replacements, the tarballs of in-repository
-// file: dependencies), so nothing of a candidate runs on the host, and a
-// lock file that names any other source is refused before anything is
-// fetched.
+// the digest of everything the fetch depends on: the lock files, the
+// bytes of in-repository tarballs, the host's registry and tool versions
+// (deps_go.go, deps_node.go, deps_python.go), which the runs see
+// read-only. An entry is reused on its completion marker, so anything
+// left out of the key would let one checkout be given another's install.
+// The checkout's code is never given to the fetch: only its manifest and
+// lock files (and the go.mod of in-repository replacements, the tarballs
+// of in-repository file: dependencies), so nothing of a candidate runs on
+// the host, and a lock file that names any other source is refused before
+// anything is fetched. An entry is capped in size (a small tarball can
+// expand to any size) and a cache root keeps its newest entries only.
 
 // fetchTimeout bounds one checkout's fetch.
 const fetchTimeout = 10 * time.Minute
@@ -85,7 +95,7 @@ func (v *verifier) plan(ctx context.Context, dir string) (depsPlan, error) {
 	if g != nil {
 		p.items = append(p.items, *g)
 	}
-	n, err := nodeDeps(dir)
+	n, err := nodeDeps(ctx, dir)
 	if err != nil {
 		return p, err
 	}
@@ -117,13 +127,20 @@ func (v *verifier) fetchDeps(ctx context.Context, stage, dir string) (st Stage, 
 	if len(p.items) == 0 {
 		return st, false
 	}
+	// The runs of this checkout get their specs (applyDeps) under the
+	// same context.
+	checkoutCtx.Store(dir, ctx)
+	context.AfterFunc(ctx, func() { checkoutCtx.CompareAndDelete(dir, ctx) })
 	var details []string
 	for _, it := range p.items {
-		d, err := v.ensure(ctx, it)
+		d, release, err := v.ensure(ctx, it)
 		if err != nil {
 			st.Outcome, st.Detail = NotExecuted, "dependencies could not be fetched: "+err.Error()
 			return st, true
 		}
+		// The entry is in use (a pruner leaves it alone) until the
+		// verification is over.
+		context.AfterFunc(ctx, release)
 		details = append(details, d)
 	}
 	st.Outcome, st.Detail = OK, strings.Join(details, "; ")
@@ -137,9 +154,27 @@ func (v *verifier) fetchDeps(ctx context.Context, stage, dir string) (st Stage, 
 // built to compare with a candidate that does not build) get their
 // dependencies too, or an error that makes the run not-executed.
 func (v *verifier) applyDeps(dir string, s *sandbox.Spec) error {
-	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	// A run's spec is built without a context (verifier.spec): the
+	// checkout's is the one fetchDeps was given. A checkout it did not
+	// see fetches under no context but the fetch timeout, and keeps its
+	// entries in use as long as this process lives.
+	ctx := context.Background()
+	if c, ok := checkoutCtx.Load(dir); ok {
+		ctx = c.(context.Context)
+	}
+	return v.applyDepsContext(ctx, dir, s)
+}
+
+// checkoutCtx maps a checkout folder to the context fetchDeps was given
+// for it, while that context lasts.
+var checkoutCtx sync.Map
+
+// applyDepsContext is applyDeps under ctx: the fetch stops with it, and
+// the entries stay in use until it is done.
+func (v *verifier) applyDepsContext(ctx context.Context, dir string, s *sandbox.Spec) error {
+	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	p, err := v.plan(ctx, dir)
+	p, err := v.plan(fctx, dir)
 	if err != nil {
 		return fmt.Errorf("dependencies: %w", err)
 	}
@@ -149,9 +184,11 @@ func (v *verifier) applyDeps(dir string, s *sandbox.Spec) error {
 		s.Env["GOFLAGS"] = strings.Replace(s.Env["GOFLAGS"], "-mod=readonly", "-mod=vendor", 1)
 	}
 	for _, it := range p.items {
-		if _, err := v.ensure(ctx, it); err != nil {
+		_, release, err := v.ensure(fctx, it)
+		if err != nil {
 			return fmt.Errorf("dependencies: %w", err)
 		}
+		context.AfterFunc(ctx, release)
 		if err := it.apply(v.entry(it), s); err != nil {
 			return fmt.Errorf("dependencies (%s): %w", it.kind, err)
 		}
@@ -169,44 +206,303 @@ func (v *verifier) entry(it depItem) string {
 const completeMarker = ".signoff-complete"
 
 // ensure fills the cache entry of it unless it is complete, under a lock so
-// two fetches of the same key do not race, and says what it did.
-func (v *verifier) ensure(ctx context.Context, it depItem) (string, error) {
+// two fetches of the same key do not race, and says what it did. The
+// entry is marked in use (useEntry) before its marker is read, until
+// release is called, so a pruner never deletes it under a run.
+func (v *verifier) ensure(ctx context.Context, it depItem) (detail string, release func(), err error) {
 	root := v.depsRoot()
 	if err := os.MkdirAll(root, 0o700); err != nil {
-		return "", fmt.Errorf("dependency cache: %w", err)
+		return "", nil, fmt.Errorf("dependency cache: %w", err)
 	}
 	entry := v.entry(it)
+	held, err := useEntry(entry)
+	if err != nil {
+		return "", nil, fmt.Errorf("dependency cache lock: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			held()
+		}
+	}()
 	marker := filepath.Join(entry, completeMarker)
 	if b, err := os.ReadFile(marker); err == nil {
-		return it.kind + ": " + string(b) + " (already fetched, key " + it.key[:12] + ")", nil
+		return it.kind + ": " + string(b) + " (already fetched, key " + it.key[:12] + ")", held, nil
 	}
 	unlock, err := lockPath(ctx, entry+".lock")
 	if err != nil {
-		return "", fmt.Errorf("dependency cache lock: %w", err)
+		return "", nil, fmt.Errorf("dependency cache lock: %w", err)
 	}
 	defer unlock()
 	if b, err := os.ReadFile(marker); err == nil {
-		return it.kind + ": " + string(b) + " (already fetched, key " + it.key[:12] + ")", nil
+		return it.kind + ": " + string(b) + " (already fetched, key " + it.key[:12] + ")", held, nil
 	}
 	if err := removeAll(entry); err != nil {
-		return "", fmt.Errorf("dependency cache: clearing a half-filled entry: %w", err)
+		return "", nil, fmt.Errorf("dependency cache: clearing a half-filled entry: %w", err)
 	}
 	if err := os.Mkdir(entry, 0o700); err != nil {
-		return "", fmt.Errorf("dependency cache: %w", err)
+		return "", nil, fmt.Errorf("dependency cache: %w", err)
 	}
-	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-	defer cancel()
-	start := time.Now()
-	what, err := it.fetch(fctx, entry)
+	limit, err := depsMaxBytes()
 	if err != nil {
 		removeAll(entry)
-		return "", err
+		return "", nil, err
+	}
+	start := time.Now()
+	what, err := fetchCapped(ctx, it, entry, limit)
+	if err != nil {
+		removeAll(entry)
+		return "", nil, err
 	}
 	if err := os.WriteFile(marker, []byte(what), 0o400); err != nil {
 		removeAll(entry)
-		return "", fmt.Errorf("dependency cache: %w", err)
+		return "", nil, fmt.Errorf("dependency cache: %w", err)
 	}
-	return fmt.Sprintf("%s: %s, fetched in %.1f s (key %s)", it.kind, what, time.Since(start).Seconds(), it.key[:12]), nil
+	// Room for the next: the oldest entries beyond the newest
+	// maxDepsEntries go (never one in use).
+	prune(root, maxDepsEntries)
+	return fmt.Sprintf("%s: %s, fetched in %.1f s (key %s)", it.kind, what, time.Since(start).Seconds(), it.key[:12]), held, nil
+}
+
+// defaultDepsMaxBytes caps what one entry may hold after its fetch; the
+// host can set another cap with SIGNOFF_DEPS_MAX_BYTES.
+const defaultDepsMaxBytes = 2 << 30
+
+// maxDepsFiles caps the files and folders of one entry (a tarball of
+// empty files fills the disk's inodes, not its bytes).
+const maxDepsFiles = 1 << 20
+
+// maxDepsEntries is how many complete entries a cache root keeps.
+const maxDepsEntries = 64
+
+func depsMaxBytes() (int64, error) {
+	s, ok := os.LookupEnv("SIGNOFF_DEPS_MAX_BYTES")
+	if !ok || s == "" {
+		return defaultDepsMaxBytes, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, refuse("SIGNOFF_DEPS_MAX_BYTES=%q is not a positive number of bytes", s)
+	}
+	return n, nil
+}
+
+// fetchCapped runs it.fetch with the fetch timeout, watching the entry's
+// size as it grows: past limit the fetch is stopped (a small tarball can
+// expand to any size), and an entry over the cap once fetched is refused.
+func fetchCapped(ctx context.Context, it depItem, entry string, limit int64) (string, error) {
+	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	over := func() bool {
+		n, b := entryUsage(entry)
+		return b > limit || n > maxDepsFiles
+	}
+	var tooBig atomic.Bool
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if over() {
+					tooBig.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	what, err := it.fetch(fctx, entry)
+	close(done)
+	<-watched
+	if tooBig.Load() || over() {
+		return "", refuse("dependencies take more than %s (%d files at most), the cap of one fetch (SIGNOFF_DEPS_MAX_BYTES)", size(limit), maxDepsFiles)
+	}
+	return what, err
+}
+
+// entryUsage counts the files and folders under dir and the bytes of its
+// regular files.
+func entryUsage(dir string) (n int, bytes int64) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		n++
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				bytes += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, bytes
+}
+
+// Entries in use. A process using an entry holds a lock on a file of its
+// own beside it (entry.use-*), from before it reads the marker until it is
+// done; a pruner deletes an entry only when no such file is locked. In a
+// process, the uses of one entry share that file.
+var (
+	usesMu sync.Mutex
+	uses   = map[string]*entryUse{}
+)
+
+type entryUse struct {
+	n      int
+	file   string
+	unlock func()
+}
+
+// useEntry marks entry in use until release is called (once or more).
+func useEntry(entry string) (release func(), err error) {
+	usesMu.Lock()
+	defer usesMu.Unlock()
+	u := uses[entry]
+	for u == nil {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		f := fmt.Sprintf("%s.use-%d-%s", entry, os.Getpid(), hex.EncodeToString(rnd[:]))
+		unlock, err := lockPath(context.Background(), f)
+		if err != nil {
+			os.Remove(f)
+			return nil, err
+		}
+		// A pruner that locked the file between its creation and this
+		// lock took it for a dead process's and removed it: start over.
+		if _, err := os.Stat(f); err != nil {
+			unlock()
+			continue
+		}
+		u = &entryUse{file: f, unlock: unlock}
+		uses[entry] = u
+	}
+	u.n++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			usesMu.Lock()
+			defer usesMu.Unlock()
+			if u.n--; u.n == 0 {
+				delete(uses, entry)
+				os.Remove(u.file)
+				u.unlock()
+			}
+		})
+	}, nil
+}
+
+// inUse says whether any process holds a use of entry; a use file no one
+// holds (its process died) is removed.
+func inUse(entry string) bool {
+	files, err := filepath.Glob(entry + ".use-*")
+	if err != nil {
+		return true
+	}
+	busy := false
+	for _, f := range files {
+		unlock, ok := tryLock(f)
+		if !ok {
+			busy = true
+			continue
+		}
+		os.Remove(f)
+		unlock()
+	}
+	return busy
+}
+
+// tryLock takes the lock of the file f if no one holds it, without
+// waiting.
+func tryLock(f string) (unlock func(), ok bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // lockPath tries once before it waits
+	unlock, err := lockPath(ctx, f)
+	return unlock, err == nil
+}
+
+// prune keeps the newest keep complete entries of root (by their
+// marker's time) and deletes the others, and any half-filled entry no
+// fetch holds. An entry is deleted only under its fetch lock, when no
+// process uses it: it is renamed away first (its marker then gone from
+// where a user looks), and put back if a use appeared meanwhile.
+func prune(root string, keep int) {
+	des, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	type complete struct {
+		dir string
+		at  time.Time
+	}
+	var done []complete
+	var partial []string
+	for _, de := range des {
+		name := de.Name()
+		p := filepath.Join(root, name)
+		switch {
+		case strings.HasPrefix(name, ".trash-"):
+			// Left by a pruner that died, unless one is still
+			// deciding about it under the entry's lock.
+			if m := trashName.FindStringSubmatch(name); m != nil {
+				if unlock, ok := tryLock(filepath.Join(root, m[1]) + ".lock"); ok {
+					removeAll(p)
+					unlock()
+				}
+			}
+		case de.IsDir() && entryName.MatchString(name):
+			if fi, err := os.Stat(filepath.Join(p, completeMarker)); err == nil {
+				done = append(done, complete{p, fi.ModTime()})
+			} else {
+				partial = append(partial, p)
+			}
+		}
+	}
+	slices.SortFunc(done, func(a, b complete) int { return b.at.Compare(a.at) })
+	var old []string
+	for i, c := range done {
+		if i >= keep {
+			old = append(old, c.dir)
+		}
+	}
+	for _, p := range append(old, partial...) {
+		pruneEntry(root, p)
+	}
+}
+
+// entryName is a cache entry's folder: kind-key; trashName one being
+// deleted.
+var (
+	entryName = regexp.MustCompile(`^[a-z]+-[0-9a-f]{64}$`)
+	trashName = regexp.MustCompile(`^\.trash-([a-z]+-[0-9a-f]{64})-[0-9a-f]{16}$`)
+)
+
+func pruneEntry(root, entry string) {
+	unlock, ok := tryLock(entry + ".lock")
+	if !ok {
+		return // being fetched, or pruned by another
+	}
+	defer unlock()
+	if inUse(entry) {
+		return
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	trash := filepath.Join(root, ".trash-"+filepath.Base(entry)+"-"+hex.EncodeToString(rnd[:]))
+	if err := os.Rename(entry, trash); err != nil {
+		return
+	}
+	if inUse(entry) {
+		// A user may have read the marker before the rename: put it
+		// back (no fetch can have made a new one: the lock is held).
+		os.Rename(trash, entry)
+		return
+	}
+	removeAll(trash)
 }
 
 // removeAll removes a cache entry, first making its directories writable
@@ -384,7 +680,7 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > 256<<20 {
+	if !fi.Mode().IsRegular() || fi.Size() > maxTarball {
 		return refuse("%s is not a regular file of at most 256 MiB", filepath.Base(src))
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/signoff-dev/signoff/sandbox"
@@ -14,21 +15,28 @@ import (
 // Python dependencies: a requirements.txt at the root gets a virtual
 // environment of its own (with the system's site-packages, so Debian's
 // pytest stays visible), made with the python3 the sandbox runs and
-// filled by `pip install --only-binary=:all:`: wheels only, so no
-// setup.py of anyone's runs on the host. Its lines must be plain
-// requirements (a name, extras, version specifiers, markers, hashes):
-// options that change where pip fetches from (--index-url,
+// filled by `pip install --no-deps --only-binary=:all:`. Wheels only, so no
+// setup.py of anyone's runs on the host; and no dependency resolution,
+// because pip builds a source package that a wheel's Requires-Dist names
+// by URL whatever --only-binary says. So requirements.txt is a lock: every
+// line `name==version` (extras, markers and --hash allowed), the whole
+// list (pip freeze, pip-compile), and what is installed is exactly what it
+// names. Options that change where pip fetches from (--index-url,
 // --extra-index-url, --find-links, --trusted-host), editables, URLs,
-// paths and nested files are refused; the index is the host's pip
+// paths, nested files and ranges are refused; the index is the host's pip
 // configuration, or the folder SIGNOFF_PIP_FIND_LINKS names (with
 // --no-index). The venv is mounted read-only at the same path in the
 // sandbox (a venv records its own path), its bin first on PATH.
 
+// pipIndexEnv are the host's pip settings the fetch is given.
+var pipIndexEnv = []string{"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONFIG_FILE", "PIP_CERT", "PIP_TRUSTED_HOST"}
+
 // sandboxPython is the interpreter the runs see (/usr is the sandbox's).
 const sandboxPython = "/usr/bin/python3"
 
-// requirementLine is one plain requirement.
-var requirementLine = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._, -]*\])?\s*(\(?\s*(===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*(,\s*(===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*)*\)?)?(;[A-Za-z0-9_.'"<>=!~ ()-]*)?(\s+--hash=sha(256|384|512):[0-9a-f]+)*$`)
+// requirementLine is one pinned requirement: a name, extras, == and one
+// version (no wildcard), markers, hashes.
+var requirementLine = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._, -]*\])?\s*==\s*[A-Za-z0-9.+!_-]+\s*(;[A-Za-z0-9_.'"<>=!~ ()-]*)?(\s+--hash=sha(256|384|512):[0-9a-f]+)*$`)
 
 // requirements checks requirements.txt and returns its requirement lines.
 func requirements(b []byte) ([]string, error) {
@@ -43,8 +51,16 @@ func requirements(b []byte) ([]string, error) {
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		if !requirementLine.MatchString(l) {
-			return nil, refuse("requirements.txt line %d %q is not a plain requirement (options, editables, URLs and paths are not fetched: a package name and version only)", i+1, firstN64(l))
+		// pip reads a word starting with "-" as an option wherever it
+		// is on the line: only --hash is let through.
+		optionWord := false
+		for _, w := range strings.Fields(l) {
+			if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--hash=") {
+				optionWord = true
+			}
+		}
+		if optionWord || !requirementLine.MatchString(l) {
+			return nil, refuse("requirements.txt line %d %q is not a pinned requirement (name==version: requirements.txt is installed as a lock, without dependency resolution; options, editables, URLs, paths and ranges are not fetched)", i+1, firstN64(l))
 		}
 		reqs = append(reqs, l)
 	}
@@ -73,7 +89,27 @@ func pythonDeps(dir string) (*depItem, error) {
 		return nil, nil
 	}
 	links := os.Getenv("SIGNOFF_PIP_FIND_LINKS")
-	it := &depItem{kind: "python", key: digest([]byte("python"), []byte(sandboxPython), []byte(links), []byte(strings.Join(reqs, "\n")))}
+	// What else decides what pip installs is in the key too: the host's
+	// index settings and the wheels of the find-links folder (names,
+	// sizes, times), so an entry is not reused for another source.
+	parts := [][]byte{[]byte("python"), []byte(sandboxPython), []byte(links), []byte(strings.Join(reqs, "\n"))}
+	for _, e := range hostEnv(pipIndexEnv...) {
+		parts = append(parts, []byte(e))
+	}
+	if links != "" {
+		des, err := os.ReadDir(links)
+		if err != nil {
+			return nil, refuse("SIGNOFF_PIP_FIND_LINKS: %v", err)
+		}
+		for _, de := range des {
+			fi, err := de.Info()
+			if err != nil {
+				return nil, refuse("SIGNOFF_PIP_FIND_LINKS: %v", err)
+			}
+			parts = append(parts, []byte(fmt.Sprintf("%s %d %d", de.Name(), fi.Size(), fi.ModTime().UnixNano())))
+		}
+	}
+	it := &depItem{kind: "python", key: digest(parts...)}
 	it.fetch = func(ctx context.Context, entry string) (string, error) {
 		return fetchPython(ctx, entry, dir, reqs, links)
 	}
@@ -101,14 +137,14 @@ func fetchPython(ctx context.Context, entry, dir string, reqs []string, links st
 		return "", err
 	}
 	env := append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONDONTWRITEBYTECODE=1"},
-		hostEnv(append([]string{"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONFIG_FILE", "PIP_CERT", "PIP_TRUSTED_HOST"}, proxyEnv...)...)...)
-	hint := "python3 -m venv --system-site-packages " + venv + " && " + venv + "/bin/python3 -m pip install --only-binary=:all: -r requirements.txt, in the repository"
+		hostEnv(slices.Concat(pipIndexEnv, proxyEnv)...)...)
+	hint := "python3 -m venv --system-site-packages " + venv + " && " + venv + "/bin/python3 -m pip install --no-deps --only-binary=:all: -r requirements.txt, in the repository"
 	// --without-pip: the system's pip (visible through the system
 	// site-packages) installs into the venv, which saves copying one.
 	if _, err := tool(ctx, work, env, hint, sandboxPython, "-m", "venv", "--system-site-packages", "--without-pip", venv); err != nil {
 		return "", err
 	}
-	args := []string{"-m", "pip", "install", "--no-input", "--only-binary=:all:", "--no-cache-dir", "--progress-bar", "off", "-r", req}
+	args := []string{"-m", "pip", "install", "--no-input", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "--progress-bar", "off", "-r", req}
 	if links != "" {
 		args = append(args, "--no-index", "--find-links", links)
 	}

@@ -371,11 +371,17 @@ func tgz(t *testing.T, files map[string]string) ([]byte, string) {
 	return b.Bytes(), "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
+// npmLock is a lock of one dependency as npm writes it: the root's spec
+// is the file: tarball, or a range of the registry.
 func npmLock(name, resolved, integrity string) string {
+	spec := "^1.0.0"
+	if strings.HasPrefix(resolved, "file:") {
+		spec = resolved
+	}
 	return fmt.Sprintf(`{"name": "padapp", "version": "1.0.0", "lockfileVersion": 3, "requires": true, "packages": {
-  "": {"name": "padapp", "version": "1.0.0", "dependencies": {"%[1]s": "%[2]s"}},
+  "": {"name": "padapp", "version": "1.0.0", "dependencies": {"%[1]s": "%[4]s"}},
   "node_modules/%[1]s": {"version": "1.0.0", "resolved": "%[2]s", "integrity": "%[3]s"}}}
-`, name, resolved, integrity)
+`, name, resolved, integrity, spec)
 }
 
 const (
@@ -453,28 +459,47 @@ func TestDepsNode(t *testing.T) {
 	}
 }
 
+// testSRI is an integrity of the form npm writes.
+var testSRI = "sha512-" + base64.StdEncoding.EncodeToString(make([]byte, 64))
+
 // checkLock refuses every source but the registry and tarballs inside
-// the repository, and every install path outside node_modules.
+// the repository, every entry without a resolved URL or an integrity,
+// every install path outside node_modules, every spec npm would fetch
+// from elsewhere, and keys npm would read otherwise than a case-blind
+// decoder.
 func TestDepsCheckLock(t *testing.T) {
 	t.Parallel()
 	const reg = "https://registry.example/"
+	entry := func(e string) string {
+		return `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"a": "^1.0.0"}}, "node_modules/a": ` + e + `}}`
+	}
 	for _, c := range []struct {
 		name, lock, want string
 	}{
-		{"registry", npmLock("a", reg+"a/-/a-1.0.0.tgz", "x"), ""},
-		{"tarball inside", npmLock("a", "file:vendor/a.tgz", "x"), ""},
-		{"other host", npmLock("a", "https://evil.example/a.tgz", "x"), "not the registry"},
-		{"host with the registry as prefix", npmLock("a", "https://registry.example.evil/a.tgz", "x"), "not the registry"},
-		{"git over ssh", npmLock("a", "git+ssh://git@github.com/x/a.git#abc", "x"), "not the registry"},
-		{"tarball outside", npmLock("a", "file:../a.tgz", "x"), "not a tarball inside"},
-		{"absolute tarball", npmLock("a", "file:/etc/a.tgz", "x"), "not a tarball inside"},
-		{"folder", npmLock("a", "file:vendor/a", "x"), "not a tarball inside"},
-		{"install path outside", strings.Replace(npmLock("a", reg+"a.tgz", "x"), "node_modules/a", "node_modules/../../a", 1), "not an install path"},
-		{"git spec as the version, no resolved", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "git+ssh://git@evil.example/a.git"}}}`, "not a version number"},
-		{"url as the version", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "https://evil.example/a.tgz"}}}`, "not a version number"},
-		{"bundled, version only", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"version": "1.2.3-beta.1", "inBundle": true}}}`, ""},
-		{"link", `{"lockfileVersion": 3, "packages": {"node_modules/a": {"resolved": "packages/a", "link": true}}}`, "link"},
+		{"registry", npmLock("a", reg+"a/-/a-1.0.0.tgz", testSRI), ""},
+		{"tarball inside", npmLock("a", "file:vendor/a.tgz", testSRI), ""},
+		{"other host", npmLock("a", "https://evil.example/a.tgz", testSRI), "not the registry"},
+		{"host with the registry as prefix", npmLock("a", "https://registry.example.evil/a.tgz", testSRI), "not the registry"},
+		{"git over ssh", npmLock("a", "git+ssh://git@github.com/x/a.git#abc", testSRI), "not the registry"},
+		{"tarball outside", npmLock("a", "file:../a.tgz", testSRI), "not a tarball inside"},
+		{"absolute tarball", npmLock("a", "file:/etc/a.tgz", testSRI), "not a tarball inside"},
+		{"escaped tarball path", npmLock("a", "file:vendor/..%2f..%2fa.tgz", testSRI), "not a tarball inside"},
+		{"folder", npmLock("a", "file:vendor/a", testSRI), "not a tarball inside"},
+		{"install path outside", strings.Replace(npmLock("a", reg+"a.tgz", testSRI), "node_modules/a", "node_modules/../../a", 1), "not an install path"},
+		{"git spec as the version, no resolved", entry(`{"version": "git+ssh://git@evil.example/a.git"}`), "not a version number"},
+		{"url as the version", entry(`{"version": "https://evil.example/a.tgz"}`), "not a version number"},
+		{"version only", entry(`{"version": "1.0.0"}`), "no resolved URL"},
+		{"bundled, version only", entry(`{"version": "1.2.3-beta.1", "inBundle": true}`), "no resolved URL"},
+		{"no integrity", entry(`{"version": "1.0.0", "resolved": "` + reg + `a/-/a-1.0.0.tgz"}`), "no integrity"},
+		{"integrity of no known algorithm", entry(`{"version": "1.0.0", "resolved": "` + reg + `a/-/a-1.0.0.tgz", "integrity": "md5-AAAA"}`), "no integrity"},
+		{"file tarball without integrity", entry(`{"version": "1.0.0", "resolved": "file:a.tgz"}`), "no integrity"},
+		{"link", entry(`{"resolved": "packages/a", "link": true}`), "link"},
 		{"lockfile version 1", `{"lockfileVersion": 1, "dependencies": {}}`, "lockfileVersion 1"},
+		{"no packages", `{"lockfileVersion": 3}`, "no packages"},
+		{"root spec git", strings.Replace(npmLock("a", reg+"a/-/a-1.0.0.tgz", testSRI), `"a": "^1.0.0"}}`, `"a": "git+file:///tmp/x"}}`, 1), "not a registry version"},
+		{"dependency of an entry by git", entry(`{"version": "1.0.0", "resolved": "` + reg + `a/-/a-1.0.0.tgz", "integrity": "` + testSRI + `", "dependencies": {"b": "github:evil/b"}}`), "not a registry version"},
+		{"dependency of an entry by file", entry(`{"version": "1.0.0", "resolved": "` + reg + `a/-/a-1.0.0.tgz", "integrity": "` + testSRI + `", "dependencies": {"b": "file:b.tgz"}}`), "outside the project's own manifest"},
+		{"duplicate resolved", entry(`{"version": "1.0.0", "resolved": "http://evil.example/a.tgz", "resolved": "` + reg + `a/-/a-1.0.0.tgz", "integrity": "` + testSRI + `"}`), "duplicate"},
 	} {
 		_, err := checkLock("package-lock.json", []byte(c.lock), reg)
 		switch {
@@ -486,35 +511,77 @@ func TestDepsCheckLock(t *testing.T) {
 	}
 }
 
-// Two checkouts with the same lock file but different manifests have
-// different cache entries; a package.json without a lock file is refused.
+// checkSpec: what npm fetches from the registry passes; git, URLs,
+// folders, links and tarballs outside the repository do not.
+func TestDepsCheckSpec(t *testing.T) {
+	t.Parallel()
+	for _, spec := range []string{"1.0.0", "^1.2.3", "~1.2", ">=1.0.0 <2.0.0", "1.x || 2", "*", "", "latest", "npm:other@^1.0.0", "npm:@scope/other@1.0.0", "file:deps/a-1.0.0.tgz", "file:./deps/a.tar.gz"} {
+		if err := checkSpec(spec, true); err != nil {
+			t.Errorf("%q: %v", spec, err)
+		}
+	}
+	for _, spec := range []string{"git+file:///tmp/x", "git+ssh://git@h/x.git", "github:x/y", "x/y", "http://h/x.tgz", "https://h/x.tgz",
+		"file:../x.tgz", "file:/etc/x.tgz", "file:deps", "file:~/x.tgz", "link:../x", "./x", "..", ".", "~/x", "x.tgz", "npm:x@git+ssh://h/x", "workspace:*", "FILE:../x.tgz"} {
+		if err := checkSpec(spec, true); err == nil {
+			t.Errorf("%q: accepted", spec)
+		}
+	}
+	if err := checkSpec("file:deps/a.tgz", false); err == nil {
+		t.Error("a file: spec of a dependency's own manifest: accepted")
+	}
+}
+
+// Two checkouts with the same lock file but different manifests, or
+// different bytes of a file: tarball, have different cache entries; a
+// package.json without a lock file is refused; decoy keys are refused.
 func TestDepsNodeKey(t *testing.T) {
 	t.Parallel()
-	lock := npmLock("a", "file:a.tgz", "x")
-	key := func(pj string) string {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	ctx := context.Background()
+	lock := npmLock("a", "file:a.tgz", testSRI)
+	key := func(pj, ball string) string {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "package.json"), []byte(pj), 0o644)
 		os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(lock), 0o644)
-		it, err := nodeDeps(dir)
+		os.WriteFile(filepath.Join(dir, "a.tgz"), []byte(ball), 0o644)
+		it, err := nodeDeps(ctx, dir)
 		if err != nil || it == nil {
 			t.Fatalf("nodeDeps: %v %v", it, err)
 		}
 		return it.key
 	}
-	if a, b := key(`{"dependencies": {"a": "file:a.tgz"}}`), key(`{"dependencies": {"a": "file:a.tgz"}, "devDependencies": {"b": "1"}}`); a == b {
+	if a, b := key(`{"dependencies": {"a": "file:a.tgz"}}`, "1"), key(`{"dependencies": {"a": "file:a.tgz"}, "devDependencies": {"b": "1"}}`, "1"); a == b {
 		t.Error("two manifests share a cache entry")
+	}
+	if a, b := key(`{"dependencies": {"a": "file:a.tgz"}}`, "1"), key(`{"dependencies": {"a": "file:a.tgz"}}`, "2"); a == b {
+		t.Error("two tarballs share a cache entry")
 	}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"devDependencies": {"b": "1"}}`), 0o644)
-	if _, err := nodeDeps(dir); err == nil || !strings.Contains(err.Error(), "no package-lock.json") {
+	if _, err := nodeDeps(ctx, dir); err == nil || !strings.Contains(err.Error(), "no package-lock.json") {
 		t.Errorf("no lock file: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name": "x", "scripts": {}}`), 0o644)
-	if it, err := nodeDeps(dir); it != nil || err != nil {
+	if it, err := nodeDeps(ctx, dir); it != nil || err != nil {
 		t.Errorf("no dependencies: %v %v, want no deps stage", it, err)
+	}
+	for name, pj := range map[string]string{
+		"decoy DEPENDENCIES":     `{"DEPENDENCIES": {}, "dependencies": {"b": "git+ssh://git@evil.example/b.git"}}`,
+		"decoy devdependencies":  `{"devdependencies": {"b": "1"}}`,
+		"duplicate dependencies": `{"dependencies": {"b": "git+ssh://git@evil.example/b.git"}, "dependencies": {}}`,
+		"git dependency":         `{"dependencies": {"b": "git+ssh://git@evil.example/b.git"}}`,
+		"git override":           `{"dependencies": {"b": "1"}, "overrides": {"b": {"c": "github:evil/c"}}}`,
+	} {
+		os.WriteFile(filepath.Join(dir, "package.json"), []byte(pj), 0o644)
+		if it, err := nodeDeps(ctx, dir); err == nil {
+			t.Errorf("%s: %v, want refused", name, it)
+		}
 	}
 }
 
+// requirements.txt is a lock: name==version lines only.
 func TestDepsRequirements(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -522,9 +589,16 @@ func TestDepsRequirements(t *testing.T) {
 		ok   bool
 	}{
 		{"tinycalc==1.0\n", true},
-		{"# comment\n\nrequests[socks] >= 2.0, <3 ; python_version >= \"3.8\"\n", true},
+		{"# comment\n\nrequests[socks] == 2.31.0 ; python_version >= \"3.8\"\n", true},
 		{"tinycalc==1.0 \\\n    --hash=sha256:" + strings.Repeat("a", 64) + "\n", true},
-		{"--index-url http://evil.example/simple\ntinycalc\n", false},
+		{"requests[socks] >= 2.0, <3\n", false},
+		{"tinycalc\n", false},
+		{"tinycalc==1.*\n", false},
+		{"tinycalc===1.0\n", false},
+		{"tinycalc~=1.0\n", false},
+		{"tinycalc==1.0 ; -e\n", false},
+		{"tinycalc==1.0 ; --no-index\n", false},
+		{"--index-url http://evil.example/simple\ntinycalc==1.0\n", false},
 		{"-i http://evil.example/simple\n", false},
 		{"--extra-index-url http://evil.example/simple\n", false},
 		{"-e git+https://evil.example/x.git#egg=x\n", false},
@@ -644,8 +718,8 @@ def test_venv_read_only():
 	}
 	for _, c := range []struct{ name, reqs, want string }{
 		{"sdist only", "tinycalc==1.0\nsdistonly==1.0\n", "sdistonly"},
-		{"index url", "--index-url http://evil.example/simple\ntinycalc==1.0\n", "not a plain requirement"},
-		{"editable from git", "-e git+https://evil.example/x.git#egg=x\n", "not a plain requirement"},
+		{"index url", "--index-url http://evil.example/simple\ntinycalc==1.0\n", "not a pinned requirement"},
+		{"editable from git", "-e git+https://evil.example/x.git#egg=x\n", "not a pinned requirement"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cand := g.commit(testsFrom, map[string]string{"shop/calc.py": strings.Replace(calc, "prices[1:]", "prices", 1), "requirements.txt": c.reqs})
@@ -682,7 +756,7 @@ func TestDepsEnsure(t *testing.T) {
 	os.WriteFile(filepath.Join(v.entry(it), "stale"), nil, 0o600)
 	done := make(chan error, 4)
 	for range 4 {
-		go func() { _, err := v.ensure(context.Background(), it); done <- err }()
+		go func() { _, _, err := v.ensure(context.Background(), it); done <- err }()
 	}
 	for range 4 {
 		if err := <-done; err != nil {
