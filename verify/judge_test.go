@@ -376,3 +376,17 @@ func TestJudgeCandidateStaysStrict(t *testing.T) {
 		})
 	}
 }
+
+// A failing test's detail quotes why it failed, not the witness's line,
+// which its output carries first when a deferred check logs it (seen on
+// spf13/cast: "number_internal_test.go:84: signoff-witness fail 981c…").
+func TestJudgeCandidateDetailSkipsTheWitnessLine(t *testing.T) {
+	t.Parallel()
+	h := verify.Harness{FailToPass: []string{"TestA"}, ExpectedFailure: "want 9000"}
+	res := verify.Results{Tests: []verify.TestResult{{Package: "p", Name: "TestA", Outcome: verify.Fail,
+		Output: "    a_test.go:9: signoff-witness fail 981c4617a398f280a77b1d027d6683278e758dc38d30\n    a_test.go:7: got 8100\n"}}}
+	_, detail, _ := verify.JudgeCandidate(h, res)
+	if strings.Contains(detail, "signoff-witness") || !strings.Contains(detail, "got 8100") {
+		t.Errorf("detail %q: want the test's own message, not the witness line", detail)
+	}
+}
