@@ -112,17 +112,8 @@ type TreeEdit struct {
 // temporary file, so the repository's own index and working tree are
 // never read or written.
 func (r *Repo) CommitEdits(ctx context.Context, parent string, edits []TreeEdit, msg string, sig Signature) (string, error) {
-	if err := checkRev(parent); err != nil {
-		return "", err
-	}
-	if strings.TrimSpace(msg) == "" {
-		return "", fmt.Errorf("%w: empty commit message", ErrInvalid)
-	}
-	env, err := sig.env()
+	parent, env, err := r.commitOn(ctx, parent, msg, sig)
 	if err != nil {
-		return "", err
-	}
-	if parent, err = r.RevParse(ctx, parent+"^{commit}"); err != nil {
 		return "", err
 	}
 	var info bytes.Buffer
@@ -185,4 +176,24 @@ func (r *Repo) SetBranch(ctx context.Context, name, id, reason string) error {
 	}
 	_, err := r.run(ctx, nil, nil, "update-ref", "-m", reason, "refs/heads/"+name, id)
 	return err
+}
+
+// commitOn checks what every commit Signoff makes needs: a parent that
+// resolves to a commit (returned as its full id), a message and a
+// signature (returned as git's environment).
+func (r *Repo) commitOn(ctx context.Context, parent, msg string, sig Signature) (string, []string, error) {
+	if err := checkRev(parent); err != nil {
+		return "", nil, err
+	}
+	if strings.TrimSpace(msg) == "" {
+		return "", nil, fmt.Errorf("%w: empty commit message", ErrInvalid)
+	}
+	env, err := sig.env()
+	if err != nil {
+		return "", nil, err
+	}
+	if parent, err = r.RevParse(ctx, parent+"^{commit}"); err != nil {
+		return "", nil, err
+	}
+	return parent, env, nil
 }

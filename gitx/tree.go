@@ -17,20 +17,11 @@ import (
 // ref and never reads or writes the repository's own index or working
 // tree. A patch that does not apply wraps ErrConflict.
 func (r *Repo) CommitPatch(ctx context.Context, parent string, patch []byte, msg string, sig Signature) (string, error) {
-	if err := checkRev(parent); err != nil {
-		return "", err
-	}
 	if len(bytes.TrimSpace(patch)) == 0 {
 		return "", fmt.Errorf("%w: empty patch", ErrInvalid)
 	}
-	if strings.TrimSpace(msg) == "" {
-		return "", fmt.Errorf("%w: empty commit message", ErrInvalid)
-	}
-	env, err := sig.env()
+	parent, env, err := r.commitOn(ctx, parent, msg, sig)
 	if err != nil {
-		return "", err
-	}
-	if parent, err = r.RevParse(ctx, parent+"^{commit}"); err != nil {
 		return "", err
 	}
 	dir, err := os.MkdirTemp("", "gitx-index-")
