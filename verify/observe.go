@@ -10,6 +10,8 @@ import (
 
 	"github.com/signoff-dev/signoff/gitx"
 	"github.com/signoff-dev/signoff/sandbox"
+	"runtime"
+	"sync"
 )
 
 // ObserveOptions are the runs harness init makes to derive a harness: the
@@ -157,10 +159,23 @@ func (v *verifier) observe(ctx context.Context, stage, commit string, n int) ([]
 	if st, ran := v.fetchDeps(ctx, stage, wt.Dir); ran && st.Outcome != OK {
 		return nil, fmt.Errorf("dependencies of %s: %s", short(commit), st.Detail)
 	}
-	var out []ObservedRun
-	for i := 1; i <= n; i++ {
-		out = append(out, v.observeRun(ctx, wt.Dir))
+	// The runs are independent (each its own sandbox over the read-only
+	// checkout), so they run at once, one per CPU at most: on a 2-core
+	// machine harness init on tidwall/gjson (an 8 s suite) went from 35 s
+	// to about 20.
+	out := make([]ObservedRun, n)
+	slots := make(chan struct{}, max(1, runtime.NumCPU()))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			out[i] = v.observeRun(ctx, wt.Dir)
+		}()
 	}
+	wg.Wait()
 	return out, nil
 }
 
