@@ -140,7 +140,7 @@ var (
 // jsLibraryFile is jsCandidate with the assertion rules of the file.
 func jsLibraryFile(src []byte) lexLang {
 	l := jsCandidate
-	l.rules = slices.Concat(jsCandidate.rules, jsAssertRules(src))
+	l.rules = slices.Concat(jsCandidate.rules, jsAssertRules(src), jsReach)
 	return l
 }
 

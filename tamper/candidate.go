@@ -18,11 +18,25 @@ func Candidate(files []File) []Finding {
 	var out []Finding
 	out = append(out, buildChanges(files)...)
 	out = append(out, goCandidate(files)...)
+	changedPaths := map[string]bool{}
+	for _, f := range files {
+		if f.CandExists && changed(f) {
+			changedPaths[cleanPath(f.Path)] = true
+		}
+	}
+	pyLibrary := pyLibraryFile()
 	for _, f := range files {
 		if !f.CandExists {
 			continue
 		}
-		switch p := cleanPath(f.Path); {
+		p := cleanPath(f.Path)
+		if isCompiled(p) && changed(f) && !hasDir(p, "testdata") {
+			out = append(out, finding(RuleAssembly, Refuse, f.Path, 0, fileVerb(f)+": "+whyCompiled+" (an interpreter or Node loads it as code)"))
+		}
+		if isJS(p) {
+			out = append(out, jsUnreadRequires(f, changedPaths)...)
+		}
+		switch {
 		case (path.Ext(p) == ".s" || path.Ext(p) == ".syso") && changed(f) &&
 			!hasDir(p, "testdata") && !hasDir(p, "vendor") && !hasDir(p, "node_modules"):
 			out = append(out, finding(RuleAssembly, Refuse, f.Path, 0, fileVerb(f)+": assembly and object files build into the package, and the checks cannot read them"))
@@ -37,7 +51,7 @@ func Candidate(files []File) []Finding {
 		case isPyLibrary(p) && (path.Base(p) == "setup.py" || path.Base(p) == "noxfile.py"):
 			out = append(out, lexical(f, pyBuildScript)...)
 		case isPyLibrary(p):
-			out = append(out, lexical(f, pyCandidate)...)
+			out = append(out, lexical(f, pyLibrary)...)
 		case isPy(p):
 			out = append(out, lexical(f, pyTestFile)...)
 		}

@@ -334,7 +334,6 @@ func init() { label = fmt.Sprint(42) }`), tamper.RuleInitSideEffects, tamper.Ref
 
 	{"packed npm package", []tamper.File{added("vendor-pkgs/money-1.2.0.tgz", "\x1f\x8b\x08")}, tamper.RulePackedPackage, tamper.BuildChange},
 	{"packed Python sdist changed", []tamper.File{modified("dist/money-1.2.0.tar.gz", "\x1f\x8b\x08a", "\x1f\x8b\x08b")}, tamper.RulePackedPackage, tamper.BuildChange},
-	{"wheel", []tamper.File{added("wheels/money-1.2.0-py3-none-any.whl", "PK\x03\x04")}, tamper.RulePackedPackage, tamper.BuildChange},
 }
 
 const jsBase = `const fs = require('fs');

@@ -13,10 +13,11 @@ import (
 type lexRule struct {
 	rule, severity string
 	re             *regexp.Regexp
-	unless         *regexp.Regexp // a line this matches is not reported
-	needs          *regexp.Regexp // the whole file must match it too
-	lineNeeds      *regexp.Regexp // the same line must match it too
-	unlessFile     *regexp.Regexp // a file this matches is not reported
+	unless         *regexp.Regexp          // a line this matches is not reported
+	needs          *regexp.Regexp          // the whole file must match it too
+	lineNeeds      *regexp.Regexp          // the same line must match it too
+	unlessFile     *regexp.Regexp          // a file this matches is not reported
+	find           func(line string) []int // when set, finds the match instead of re
 	why            string
 }
 
@@ -86,7 +87,12 @@ func lexical(f File, lang lexLang) []Finding {
 			continue
 		}
 		for _, r := range lang.rules {
-			loc := r.re.FindStringIndex(code)
+			var loc []int
+			if r.find != nil {
+				loc = r.find(code)
+			} else {
+				loc = r.re.FindStringIndex(code)
+			}
 			if loc == nil || !r.applies(code, file) {
 				continue
 			}

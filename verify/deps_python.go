@@ -92,7 +92,9 @@ func pythonDeps(dir string) (*depItem, error) {
 	// What else decides what pip installs is in the key too: the host's
 	// index settings and the wheels of the find-links folder (names,
 	// sizes, times), so an entry is not reused for another source.
-	parts := [][]byte{[]byte("python"), []byte(sandboxPython), []byte(links), []byte(strings.Join(reqs, "\n"))}
+	// "startup-checked": entries made before startupCode ran are not
+	// reused.
+	parts := [][]byte{[]byte("python"), []byte("startup-checked"), []byte(sandboxPython), []byte(links), []byte(strings.Join(reqs, "\n"))}
 	for _, e := range hostEnv(pipIndexEnv...) {
 		parts = append(parts, []byte(e))
 	}
@@ -148,9 +150,78 @@ func fetchPython(ctx context.Context, entry, dir string, reqs []string, links st
 	if links != "" {
 		args = append(args, "--no-index", "--find-links", links)
 	}
+	before := venvFiles(venv)
 	if _, err := tool(ctx, work, env, hint, filepath.Join(venv, "bin", "python3"), args...); err != nil {
+		return "", err
+	}
+	if err := startupCode(venv, before); err != nil {
 		return "", err
 	}
 	n, total := treeSize(venv)
 	return fmt.Sprintf("pip install of %d requirement(s), venv of %d files, %s", len(reqs), n, size(total)), nil
+}
+
+// venvFiles lists the files under venv, relative to it.
+func venvFiles(venv string) map[string]bool {
+	files := map[string]bool{}
+	filepath.WalkDir(venv, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if rel, err := filepath.Rel(venv, p); err == nil {
+				files[filepath.ToSlash(rel)] = true
+			}
+		}
+		return nil
+	})
+	return files
+}
+
+// consoleScript is a name = target line of an entry_points.txt section.
+var consoleScript = regexp.MustCompile(`^\s*([^=\s]+)\s*=`)
+
+// startupCode refuses an install that added code the interpreter runs
+// at start-up, before any test: a .pth file or a sitecustomize or
+// usercustomize module in site-packages (what python3 -m venv made is in
+// before), or a wheel's data scripts (a file in bin that no package's
+// console_scripts or gui_scripts entry point names). None of it is in the
+// diff, which shows one requirements.txt line.
+func startupCode(venv string, before map[string]bool) error {
+	after := venvFiles(venv)
+	scripts := map[string]bool{}
+	var added []string
+	for rel := range after {
+		if before[rel] {
+			continue
+		}
+		added = append(added, rel)
+		if strings.HasSuffix(rel, ".dist-info/entry_points.txt") {
+			b, err := os.ReadFile(filepath.Join(venv, filepath.FromSlash(rel)))
+			if err != nil {
+				continue
+			}
+			section := ""
+			for _, l := range strings.Split(string(b), "\n") {
+				l = strings.TrimSpace(l)
+				if strings.HasPrefix(l, "[") {
+					section = l
+				} else if m := consoleScript.FindStringSubmatch(l); m != nil && (section == "[console_scripts]" || section == "[gui_scripts]") {
+					scripts[m[1]] = true
+				}
+			}
+		}
+	}
+	slices.Sort(added)
+	for _, rel := range added {
+		name := filepath.Base(rel)
+		inLib := strings.HasPrefix(rel, "lib/") || strings.HasPrefix(rel, "lib64/")
+		switch {
+		case inLib && (strings.HasSuffix(name, ".pth") || name == "sitecustomize.py" || name == "usercustomize.py" ||
+			strings.Contains(rel, "/sitecustomize/") || strings.Contains(rel, "/usercustomize/")):
+			return refuse("a package installs start-up code (%s): it would run before the tests", rel)
+		case strings.Contains(rel, ".data/scripts/"):
+			return refuse("a package installs start-up code (%s): it would run before the tests", rel)
+		case strings.HasPrefix(rel, "bin/") && !scripts[name]:
+			return refuse("a package installs start-up code (%s, a script no entry point names, from the wheel's .data/scripts): it would run before the tests", rel)
+		}
+	}
+	return nil
 }
