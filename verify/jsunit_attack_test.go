@@ -49,20 +49,7 @@ func TestJUnitNodeChildStreamForgedByComputedKey(t *testing.T) {
 	}
 	runner := realRunner(t)
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "jscart")
-	base := commitFiles(t, dir, map[string]string{
-		"package.json":      `{"name": "jscart", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
-		"lib/cart.js":       jsCart,
-		"test/cart.test.js": jsCartTest,
-	})
-	testsFrom := commitFiles(t, dir, map[string]string{"test/coupon_repro.test.js": jsRepro})
-	h := verify.Harness{
-		Base: base, TestsFrom: testsFrom, TestFiles: []string{"test/coupon_repro.test.js"},
-		Command: []string{"node", "--test", "--test-reporter=junit"}, Format: verify.FormatJUnitXML,
-		FailToPass:      []string{"percentage coupon applies once"},
-		PassToPass:      []string{"empty cart", "zero coupon changes nothing", "unknown coupon"},
-		ExpectedFailure: "8100", TimeoutSeconds: 120, Runs: 1,
-	}
+	dir, base, h := jsCartRepo(t)
 	// The bug stays: the coupon still applies twice.
 	cand := commitChanges(t, dir, "junit-attack/stream", base, map[string]string{"lib/cart.js": jsCart + junitChildStream})
 	rep, err := verify.Verify(ctx, verify.Options{RepoDir: dir, Harness: h, Candidate: cand, Runner: runner, CacheDir: buildCache(t)})
@@ -170,20 +157,7 @@ func TestJUnitNodeRequireOfUnreadExtension(t *testing.T) {
 	}
 	runner := realRunner(t)
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "jscart")
-	base := commitFiles(t, dir, map[string]string{
-		"package.json":      `{"name": "jscart", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
-		"lib/cart.js":       jsCart,
-		"test/cart.test.js": jsCartTest,
-	})
-	testsFrom := commitFiles(t, dir, map[string]string{"test/coupon_repro.test.js": jsRepro})
-	h := verify.Harness{
-		Base: base, TestsFrom: testsFrom, TestFiles: []string{"test/coupon_repro.test.js"},
-		Command: []string{"node", "--test", "--test-reporter=junit"}, Format: verify.FormatJUnitXML,
-		FailToPass:      []string{"percentage coupon applies once"},
-		PassToPass:      []string{"empty cart", "zero coupon changes nothing", "unknown coupon"},
-		ExpectedFailure: "8100", TimeoutSeconds: 120, Runs: 1,
-	}
+	dir, base, h := jsCartRepo(t)
 	cand := commitChanges(t, dir, "junit-attack/dat", base, map[string]string{
 		"lib/cart.js":   strings.Replace(jsCart, "'use strict';\n", "'use strict';\nrequire('./rates.dat');\n", 1),
 		"lib/rates.dat": junitUnreadJS,

@@ -30,20 +30,7 @@ func TestNodeAssertionsFrozen(t *testing.T) {
 	}
 	runner := realRunner(t)
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "jscart")
-	base := commitFiles(t, dir, map[string]string{
-		"package.json":      `{"name": "jscart", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
-		"lib/cart.js":       jsCart,
-		"test/cart.test.js": jsCartTest,
-	})
-	testsFrom := commitFiles(t, dir, map[string]string{"test/coupon_repro.test.js": jsRepro})
-	h := verify.Harness{
-		Base: base, TestsFrom: testsFrom, TestFiles: []string{"test/coupon_repro.test.js"},
-		Command: []string{"node", "--test", "--test-reporter=junit"}, Format: verify.FormatJUnitXML,
-		FailToPass:      []string{"percentage coupon applies once"},
-		PassToPass:      []string{"empty cart", "zero coupon changes nothing", "unknown coupon"},
-		ExpectedFailure: "8100", TimeoutSeconds: 120, Runs: 1,
-	}
+	dir, base, h := jsCartRepo(t)
 	// sloppy is a module without 'use strict', where a write to a frozen
 	// property is ignored instead of throwing: the frozen test's own
 	// assertion must still fail on the bug.
@@ -122,4 +109,25 @@ func commitFiles(t *testing.T, dir string, files map[string]string) string {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// jsCartRepo writes the JavaScript cart of node_test.go as a repository
+// (base: the bug and its tests; tests_from: the reproduction) and returns
+// its directory, base and the harness over it.
+func jsCartRepo(t *testing.T) (dir, base string, h verify.Harness) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "jscart")
+	base = commitFiles(t, dir, map[string]string{
+		"package.json":      `{"name": "jscart", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
+		"lib/cart.js":       jsCart,
+		"test/cart.test.js": jsCartTest,
+	})
+	testsFrom := commitFiles(t, dir, map[string]string{"test/coupon_repro.test.js": jsRepro})
+	return dir, base, verify.Harness{
+		Base: base, TestsFrom: testsFrom, TestFiles: []string{"test/coupon_repro.test.js"},
+		Command: []string{"node", "--test", "--test-reporter=junit"}, Format: verify.FormatJUnitXML,
+		FailToPass:      []string{"percentage coupon applies once"},
+		PassToPass:      []string{"empty cart", "zero coupon changes nothing", "unknown coupon"},
+		ExpectedFailure: "8100", TimeoutSeconds: 120, Runs: 1,
+	}
 }

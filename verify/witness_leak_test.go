@@ -59,20 +59,7 @@ func TestWitnessPlaceholderDoesNotOutliveItsRun(t *testing.T) {
 
 	// 2. A node candidate on the same cache searches the shared Go build
 	// cache for a witness placeholder and prints what it finds.
-	dir := filepath.Join(t.TempDir(), "jscart")
-	base := commitFiles(t, dir, map[string]string{
-		"package.json":      `{"name": "jscart", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
-		"lib/cart.js":       jsCart,
-		"test/cart.test.js": jsCartTest,
-	})
-	testsFrom := commitFiles(t, dir, map[string]string{"test/coupon_repro.test.js": jsRepro})
-	h := verify.Harness{
-		Base: base, TestsFrom: testsFrom, TestFiles: []string{"test/coupon_repro.test.js"},
-		Command: []string{"node", "--test", "--test-reporter=junit"}, Format: verify.FormatJUnitXML,
-		FailToPass:      []string{"percentage coupon applies once"},
-		PassToPass:      []string{"empty cart", "zero coupon changes nothing", "unknown coupon"},
-		ExpectedFailure: "8100", TimeoutSeconds: 120, Runs: 1,
-	}
+	dir, _, h := jsCartRepo(t)
 	spy := jsCart + `
 const fs = require('fs');
 const crypto = require('crypto');
