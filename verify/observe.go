@@ -11,7 +11,6 @@ import (
 	"github.com/signoff-dev/signoff/gitx"
 	"github.com/signoff-dev/signoff/sandbox"
 	"runtime"
-	"sync"
 )
 
 // ObserveOptions are the runs harness init makes to derive a harness: the
@@ -141,41 +140,22 @@ func prepareObserve(ctx context.Context, o ObserveOptions) (*verifier, string, e
 // frozen test tree in place. Set-up failures (checkout, frozen tree,
 // dependencies) are errors: nothing was observed.
 func (v *verifier) observe(ctx context.Context, stage, commit string, n int) ([]ObservedRun, error) {
-	mu := repoLock(v.repo.Dir)
-	mu.Lock()
-	wt, err := v.repo.AddWorktree(ctx, commit)
-	mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("cannot check out %s: %w", short(commit), err)
+	dir, done, sts, ok := v.checkout(ctx, stage, commit)
+	if !ok {
+		why := sts[len(sts)-1]
+		if why.Name == StageDeps {
+			return nil, fmt.Errorf("dependencies of %s: %s", short(commit), why.Detail)
+		}
+		return nil, errors.New(why.Detail)
 	}
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		wt.Close()
-	}()
-	if _, err := freezeTree(ctx, v.repo, wt.Dir, commit, v.h.TestsFrom, v.protected()); err != nil {
-		return nil, fmt.Errorf("cannot put the frozen test tree in place: %w", err)
-	}
-	if st, ran := v.fetchDeps(ctx, stage, wt.Dir); ran && st.Outcome != OK {
-		return nil, fmt.Errorf("dependencies of %s: %s", short(commit), st.Detail)
-	}
+	defer done()
 	// The runs are independent (each its own sandbox over the read-only
 	// checkout), so they run at once, one per CPU at most: on a 2-core
 	// machine harness init on tidwall/gjson (an 8 s suite) went from 35 s
 	// to about 20.
 	out := make([]ObservedRun, n)
-	slots := make(chan struct{}, max(1, runtime.NumCPU()))
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			out[i] = v.observeRun(ctx, wt.Dir)
-		}()
-	}
-	wg.Wait()
+	atOnce(ctx, n, make(chan struct{}, max(1, runtime.NumCPU())), func(i int) { out[i] = v.observeRun(ctx, dir) },
+		func(i int) { out[i] = ObservedRun{Interrupted: "cancelled: " + ctx.Err().Error()} })
 	return out, nil
 }
 

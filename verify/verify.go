@@ -507,34 +507,16 @@ func (v *verifier) diff(ctx context.Context, cand string, rep *Report) (Stage, e
 // the first run whose outcome is not want. It reports whether every run
 // had outcome want.
 func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want string, rep *Report) bool {
-	mu := repoLock(v.repo.Dir)
-	mu.Lock()
-	wt, err := v.repo.AddWorktree(ctx, commit)
-	mu.Unlock()
-	if err != nil {
-		rep.Stages = append(rep.Stages, Stage{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot check out " + short(commit) + ": " + err.Error()})
+	dir, done, sts, ok := v.checkout(ctx, stage, commit)
+	rep.Stages = append(rep.Stages, sts...)
+	if !ok {
 		return false
 	}
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		wt.Close()
-	}()
-	if _, err := freezeTree(ctx, v.repo, wt.Dir, commit, v.h.TestsFrom, v.protected()); err != nil {
-		rep.Stages = append(rep.Stages, Stage{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot put the frozen test tree in place: " + err.Error()})
-		return false
-	}
-	// Dependencies are fetched outside the offline runs (deps.go).
-	if st, ran := v.fetchDeps(ctx, stage, wt.Dir); ran {
-		rep.Stages = append(rep.Stages, st)
-		if st.Outcome != OK {
-			return false
-		}
-	}
+	defer done()
 	if stage == StageBase && !v.untrustedBase {
 		// Compile first, under the build limit, so the runs' timeout is
 		// the tests' (a reproduction under review has warm instead).
-		if st, ok := v.prebuild(ctx, wt.Dir, cacheTrusted); !ok {
+		if st, ok := v.prebuild(ctx, dir, cacheTrusted); !ok {
 			rep.Stages = append(rep.Stages, st)
 			return false
 		}
@@ -542,7 +524,7 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 	if stage == StageCandidate {
 		// The code that would be merged must build without its tests
 		// (build.go); the runs are not started when it does not.
-		if st, ok := v.build(ctx, wt.Dir, rep.Changed); ok {
+		if st, ok := v.build(ctx, dir, rep.Changed); ok {
 			rep.Stages = append(rep.Stages, st)
 			if st.Outcome != Passed {
 				rep.Stages = append(rep.Stages, Stage{Name: stage, Outcome: Skipped, Detail: "not run: the build check did not pass"})
@@ -551,16 +533,48 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 		}
 	}
 	if v.opts.Parallel && n > 1 {
-		return v.concurrentRuns(ctx, stage, n, want, wt.Dir, rep)
+		return v.concurrentRuns(ctx, stage, n, want, dir, rep)
 	}
 	for i := 1; i <= n; i++ {
-		st := v.run(ctx, stage, i, wt.Dir)
+		st := v.run(ctx, stage, i, dir)
 		rep.Stages = append(rep.Stages, st)
 		if st.Outcome != want {
 			return false
 		}
 	}
 	return true
+}
+
+// checkout makes a worktree of commit for stage's runs, with the frozen
+// test tree in place and its dependencies fetched outside the offline
+// runs (deps.go). stages holds the deps stage when there was one, or the
+// not-executed stage saying why the checkout failed (ok false, and
+// nothing is left behind); done removes the worktree.
+func (v *verifier) checkout(ctx context.Context, stage, commit string) (dir string, done func(), stages []Stage, ok bool) {
+	mu := repoLock(v.repo.Dir)
+	mu.Lock()
+	wt, err := v.repo.AddWorktree(ctx, commit)
+	mu.Unlock()
+	if err != nil {
+		return "", nil, []Stage{{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot check out " + short(commit) + ": " + err.Error()}}, false
+	}
+	done = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		wt.Close()
+	}
+	if _, err := freezeTree(ctx, v.repo, wt.Dir, commit, v.h.TestsFrom, v.protected()); err != nil {
+		done()
+		return "", nil, []Stage{{Name: stage, Run: 1, Outcome: NotExecuted, Detail: "cannot put the frozen test tree in place: " + err.Error()}}, false
+	}
+	if st, ran := v.fetchDeps(ctx, stage, wt.Dir); ran {
+		stages = append(stages, st)
+		if st.Outcome != OK {
+			done()
+			return "", nil, stages, false
+		}
+	}
+	return wt.Dir, done, stages, true
 }
 
 // concurrentRuns runs a stage's n runs at once in its one worktree (each
@@ -571,28 +585,37 @@ func (v *verifier) runs(ctx context.Context, stage, commit string, n int, want s
 // that disagreed. A run waiting for a slot starts nothing.
 func (v *verifier) concurrentRuns(ctx context.Context, stage string, n int, want string, dir string, rep *Report) bool {
 	sts := make([]Stage, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case v.slots <- struct{}{}:
-				defer func() { <-v.slots }()
-			case <-ctx.Done():
-				sts[i] = Stage{Name: stage, Run: i + 1, Outcome: NotExecuted, Detail: "cancelled: " + ctx.Err().Error()}
-				return
-			}
-			sts[i] = v.run(ctx, stage, i+1, dir)
-		}()
-	}
-	wg.Wait()
+	atOnce(ctx, n, v.slots, func(i int) { sts[i] = v.run(ctx, stage, i+1, dir) }, func(i int) {
+		sts[i] = Stage{Name: stage, Run: i + 1, Outcome: NotExecuted, Detail: "cancelled: " + ctx.Err().Error()}
+	})
 	ok := true
 	for _, st := range sts {
 		rep.Stages = append(rep.Stages, st)
 		ok = ok && st.Outcome == want
 	}
 	return ok
+}
+
+// atOnce calls run(i) for every i below n, each in its own goroutine
+// holding one of slots while it runs, and waits for them all; a call
+// still waiting for a slot when ctx ends gets cancelled(i) instead.
+func atOnce(ctx context.Context, n int, slots chan struct{}, run, cancelled func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			case <-ctx.Done():
+				cancelled(i)
+				return
+			}
+			run(i)
+		}()
+	}
+	wg.Wait()
 }
 
 func (v *verifier) run(ctx context.Context, stage string, i int, dir string) Stage {
