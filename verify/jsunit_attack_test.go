@@ -101,18 +101,7 @@ func TestJUnitPytestReportsRewrittenThroughGC(t *testing.T) {
 	}
 	runner := realRunner(t)
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "pyshop")
-	calc := "def total(prices):\n    return sum(prices[1:])\n"
-	base := commitFiles(t, dir, map[string]string{
-		"shop/__init__.py":   "",
-		"shop/calc.py":       calc,
-		"tests/test_calc.py": "from shop.calc import total\n\n\ndef test_empty():\n    assert total([]) == 0\n",
-	})
-	testsFrom := commitFiles(t, dir, map[string]string{"tests/test_total.py": "from shop.calc import total\n\n\ndef test_total_every_item():\n    got = total([500, 700])\n    assert got == 1200, f\"total = {got}, want 1200\"\n"})
-	h := verify.Harness{Base: base, TestsFrom: testsFrom, TestFiles: []string{"tests/test_total.py"},
-		Command: []string{"sh", "-c", junitPytestCmd}, Format: verify.FormatJUnitXML,
-		FailToPass: []string{"test_total_every_item"}, PassToPass: []string{"test_empty"},
-		ExpectedFailure: "want 1200", TimeoutSeconds: 120, Runs: 1}
+	dir, base, h := pyShopRepo(t)
 	if !strings.Contains(junitPyGCCalc, "prices[1:]") {
 		t.Fatal("the candidate must keep the bug")
 	}
@@ -198,20 +187,9 @@ func TestJUnitPytestSourcelessPyc(t *testing.T) {
 	}
 	runner := realRunner(t)
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "pyshop")
-	calc := "def total(prices):\n    return sum(prices[1:])\n"
-	base := commitFiles(t, dir, map[string]string{
-		"shop/__init__.py":   "",
-		"shop/calc.py":       calc,
-		"tests/test_calc.py": "from shop.calc import total\n\n\ndef test_empty():\n    assert total([]) == 0\n",
-	})
-	testsFrom := commitFiles(t, dir, map[string]string{"tests/test_total.py": "from shop.calc import total\n\n\ndef test_total_every_item():\n    got = total([500, 700])\n    assert got == 1200, f\"total = {got}, want 1200\"\n"})
-	h := verify.Harness{Base: base, TestsFrom: testsFrom, TestFiles: []string{"tests/test_total.py"},
-		Command: []string{"sh", "-c", junitPytestCmd}, Format: verify.FormatJUnitXML,
-		FailToPass: []string{"test_total_every_item"}, PassToPass: []string{"test_empty"},
-		ExpectedFailure: "want 1200", TimeoutSeconds: 120, Runs: 1}
+	dir, base, h := pyShopRepo(t)
 	cand := commitChanges(t, dir, "junit-attack/pyc", base, map[string]string{
-		"shop/calc.py":       "from shop import _speedups  # noqa: F401\n\n\n" + calc,
+		"shop/calc.py":       "from shop import _speedups  # noqa: F401\n\n\n" + pyShopCalc,
 		"shop/_speedups.pyc": string(code),
 	})
 	rep, err := verify.Verify(ctx, verify.Options{RepoDir: dir, Harness: h, Candidate: cand, Runner: runner, CacheDir: buildCache(t)})
@@ -224,4 +202,25 @@ func TestJUnitPytestSourcelessPyc(t *testing.T) {
 	} else if rep.Verdict != verify.Rejected || !strings.Contains(rep.Reason, "static checks refuse") {
 		t.Errorf("verdict %s (%s), want REJECTED by the static checks", rep.Verdict, rep.Reason)
 	}
+}
+
+// pyShopCalc is pyShopRepo's shop/calc.py: it drops the first price.
+const pyShopCalc = "def total(prices):\n    return sum(prices[1:])\n"
+
+// pyShopRepo writes a small pytest project whose total() drops the first
+// price (base) and a reproduction of it (tests_from), and returns its
+// directory, base and the JUnit harness over it.
+func pyShopRepo(t *testing.T) (dir, base string, h verify.Harness) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "pyshop")
+	base = commitFiles(t, dir, map[string]string{
+		"shop/__init__.py":   "",
+		"shop/calc.py":       pyShopCalc,
+		"tests/test_calc.py": "from shop.calc import total\n\n\ndef test_empty():\n    assert total([]) == 0\n",
+	})
+	testsFrom := commitFiles(t, dir, map[string]string{"tests/test_total.py": "from shop.calc import total\n\n\ndef test_total_every_item():\n    got = total([500, 700])\n    assert got == 1200, f\"total = {got}, want 1200\"\n"})
+	return dir, base, verify.Harness{Base: base, TestsFrom: testsFrom, TestFiles: []string{"tests/test_total.py"},
+		Command: []string{"sh", "-c", junitPytestCmd}, Format: verify.FormatJUnitXML,
+		FailToPass: []string{"test_total_every_item"}, PassToPass: []string{"test_empty"},
+		ExpectedFailure: "want 1200", TimeoutSeconds: 120, Runs: 1}
 }
