@@ -2,11 +2,9 @@ package verify
 
 import (
 	"archive/tar"
-	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
 	"fmt"
@@ -324,33 +322,6 @@ func TestDepsPipIgnoresRequiresDistURL(t *testing.T) {
 	}
 }
 
-// metaWheel is wheel() with extra METADATA lines.
-func metaWheel(t *testing.T, dir, name, version, meta string) {
-	t.Helper()
-	info := name + "-" + version + ".dist-info/"
-	files := [][2]string{
-		{name + "/__init__.py", ""},
-		{info + "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n" + meta},
-		{info + "WHEEL", "Wheel-Version: 1.0\nGenerator: signoff-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-	}
-	var record strings.Builder
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, f := range files {
-		w, _ := zw.Create(f[0])
-		w.Write([]byte(f[1]))
-		sum := sha256.Sum256([]byte(f[1]))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
-	}
-	record.WriteString(info + "RECORD,,\n")
-	w, _ := zw.Create(info + "RECORD")
-	w.Write([]byte(record.String()))
-	zw.Close()
-	if err := os.WriteFile(filepath.Join(dir, name+"-"+version+"-py3-none-any.whl"), b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 type zeroReader struct{}
 
 func (zeroReader) Read(p []byte) (int, error) {
@@ -459,3 +430,9 @@ func rt23NodeBase(t *testing.T, policy string) (*depsRepo, Harness, string) {
 }
 
 const rt23VersionOnlyLock = padLockVer
+
+// metaWheel is wheel() with extra METADATA lines.
+func metaWheel(t *testing.T, dir, name, version, meta string) {
+	t.Helper()
+	writeWheel(t, dir, name, version, meta, map[string]string{name + "/__init__.py": ""})
+}

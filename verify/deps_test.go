@@ -11,9 +11,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -630,36 +632,6 @@ func TestDepsGoProxies(t *testing.T) {
 	}
 }
 
-// wheel is a pure-python wheel written by hand: the module, METADATA,
-// WHEEL and a RECORD with every file's digest.
-func wheel(t *testing.T, dir, name, version, module string) {
-	t.Helper()
-	info := name + "-" + version + ".dist-info/"
-	files := [][2]string{
-		{name + "/__init__.py", module},
-		{info + "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"},
-		{info + "WHEEL", "Wheel-Version: 1.0\nGenerator: signoff-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-	}
-	var record strings.Builder
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, f := range files {
-		w, _ := zw.Create(f[0])
-		w.Write([]byte(f[1]))
-		sum := sha256.Sum256([]byte(f[1]))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
-	}
-	record.WriteString(info + "RECORD,,\n")
-	w, _ := zw.Create(info + "RECORD")
-	w.Write([]byte(record.String()))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+"-"+version+"-py3-none-any.whl"), b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 const pytestCmd = `python3 -m pytest -p no:cacheprovider -o junit_family=xunit1 --junitxml=/tmp/signoff-junit.xml >&2; s=$?; cat /tmp/signoff-junit.xml; exit $s`
 
 // A Python project whose requirements.txt names a package only a wheel
@@ -816,5 +788,51 @@ func TestDepsGoPlan(t *testing.T) {
 	write(dir, map[string]string{"go.mod": gomod, "vendor/modules.txt": "# example.com/sub v0.0.0 => ./sub\n"})
 	if it, vendored, err := goDeps(ctx, dir); it != nil || !vendored || err != nil {
 		t.Errorf("vendored: %v %v %v, want vendored and nothing to fetch", it, vendored, err)
+	}
+}
+
+// wheel is a pure-python wheel written by hand: the module, METADATA,
+// WHEEL and a RECORD with every file's digest.
+func wheel(t *testing.T, dir, name, version, module string) {
+	t.Helper()
+	writeWheel(t, dir, name, version, "", map[string]string{name + "/__init__.py": module})
+}
+
+// writeWheel writes name-version-py3-none-any.whl into dir holding files
+// (path -> content), METADATA with extra lines meta, WHEEL, and a RECORD
+// with every file's digest.
+func writeWheel(t *testing.T, dir, name, version, meta string, files map[string]string) {
+	t.Helper()
+	info := name + "-" + version + ".dist-info/"
+	all := [][2]string{}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		all = append(all, [2]string{p, files[p]})
+	}
+	all = append(all,
+		[2]string{info + "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n" + meta},
+		[2]string{info + "WHEEL", "Wheel-Version: 1.0\nGenerator: signoff-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"})
+	var record strings.Builder
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, f := range all {
+		w, err := zw.Create(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(f[1]))
+		sum := sha256.Sum256([]byte(f[1]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
+	}
+	record.WriteString(info + "RECORD,,\n")
+	w, err := zw.Create(info + "RECORD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(record.String()))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+"-"+version+"-py3-none-any.whl"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,14 +1,7 @@
 package verify
 
 import (
-	"archive/zip"
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,32 +62,8 @@ builtins.__import__ = _imp
 	}
 }
 
+// pthWheel is a wheel holding content (path -> text), a .pth file say.
 func pthWheel(t *testing.T, dir, name, version string, content map[string]string) {
 	t.Helper()
-	info := name + "-" + version + ".dist-info/"
-	files := [][2]string{}
-	for p, c := range content {
-		files = append(files, [2]string{p, c})
-	}
-	files = append(files,
-		[2]string{info + "METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"},
-		[2]string{info + "WHEEL", "Wheel-Version: 1.0\nGenerator: signoff-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"})
-	var record strings.Builder
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, f := range files {
-		w, _ := zw.Create(f[0])
-		w.Write([]byte(f[1]))
-		sum := sha256.Sum256([]byte(f[1]))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
-	}
-	record.WriteString(info + "RECORD,,\n")
-	w, _ := zw.Create(info + "RECORD")
-	w.Write([]byte(record.String()))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+"-"+version+"-py3-none-any.whl"), b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeWheel(t, dir, name, version, "", content)
 }
