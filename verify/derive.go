@@ -29,9 +29,6 @@ type Derivation struct {
 	// wrong is a bare label such as "got:" with the value on the next
 	// line, a pattern for the two lines). A test with none is absent.
 	ExpectedFailures map[string]Matcher
-	// CommonFailure is one line that serves for every fail-to-pass test,
-	// or "" when their failures share none.
-	CommonFailure string
 	// Flaky tests changed outcome across runs of the same commit.
 	Flaky []FlakyTest
 	// LeftOut are the other tests, each with why.
@@ -104,11 +101,9 @@ func Derive(format string, base, ref []Results) (Derivation, error) {
 			d.LeftOut = append(d.LeftOut, LeftOutTest{Name: n, Base: b, Reference: r, Why: leftOutWhy(b, r, base[0], k)})
 		}
 	}
-	var all [][]string
 	for i, k := range f2pKeys {
 		bOut, rOut := subtreeOutputs(format, base, k), subtreeOutputs(format, ref, k)
 		cands := failureLines(bOut, rOut)
-		all = append(all, cands)
 		pairs := labelPairs(bOut, rOut)
 		switch {
 		case len(cands) > 0 && markers.MatchString(cands[0]):
@@ -119,7 +114,6 @@ func Derive(format string, base, ref []Results) (Derivation, error) {
 			d.ExpectedFailures[d.FailToPass[i]] = Matcher{Substring: cands[0]}
 		}
 	}
-	d.CommonFailure = common(all)
 	return d, nil
 }
 
@@ -376,17 +370,4 @@ func truncateUTF8(s string, n int) string {
 		n--
 	}
 	return strings.TrimSpace(s[:n])
-}
-
-// common is the first line of the first list that every list holds.
-func common(lists [][]string) string {
-	if len(lists) == 0 {
-		return ""
-	}
-	for _, l := range lists[0] {
-		if !slices.ContainsFunc(lists[1:], func(o []string) bool { return !slices.Contains(o, l) }) {
-			return l
-		}
-	}
-	return ""
 }

@@ -19,7 +19,6 @@ func TestDeriveLists(t *testing.T) {
 	type want struct {
 		f2p, p2p []string
 		ef       map[string]string
-		common   string
 		flaky    []string
 		leftOut  map[string]string // name -> part of why
 	}
@@ -39,17 +38,17 @@ func TestDeriveLists(t *testing.T) {
 			}}},
 			ref: []Results{{Tests: []TestResult{pass("TestCoupon"), pass("TestCoupon/twice"), pass("TestCoupon/once"), pass("TestEmpty")}}},
 			want: want{f2p: []string{p + ".TestCoupon"}, p2p: []string{p + ".TestEmpty"},
-				ef: map[string]string{p + ".TestCoupon": "Total() = 8100, want 9000"}, common: "Total() = 8100, want 9000"},
+				ef: map[string]string{p + ".TestCoupon": "Total() = 8100, want 9000"}},
 		},
 		{
 			name:   "marker line preferred over an earlier plain one; a line the reference prints too is not proposed",
 			format: FormatGoTestJSON,
 			base:   []Results{{Tests: []TestResult{fail("TestA", "    a_test.go:5: computing totals\n    a_test.go:6: applying coupon\n    a_test.go:7: got 1, expected 2\n")}}},
 			ref:    []Results{{Tests: []TestResult{tr(p, "TestA", Pass, "    a_test.go:5: computing totals\n")}}},
-			want:   want{f2p: []string{p + ".TestA"}, ef: map[string]string{p + ".TestA": "got 1, expected 2"}, common: "got 1, expected 2"},
+			want:   want{f2p: []string{p + ".TestA"}, ef: map[string]string{p + ".TestA": "got 1, expected 2"}},
 		},
 		{
-			name:   "two tests, two messages: no common line",
+			name:   "two tests, two messages: one expected failure each",
 			format: FormatGoTestJSON,
 			base: []Results{{Tests: []TestResult{
 				fail("TestA", "    a_test.go:1: got 1 want 2\n"), fail("TestB", "    b_test.go:1: mismatch in tax\n"),
@@ -69,7 +68,7 @@ func TestDeriveLists(t *testing.T) {
 				{Tests: []TestResult{pass("TestA"), pass("TestFlaky"), fail("TestBoth", "x"), tr(p, "TestSkip", Skip, ""), pass("TestNew")}},
 				{Tests: []TestResult{pass("TestA"), pass("TestFlaky"), fail("TestBoth", "x"), tr(p, "TestSkip", Skip, ""), pass("TestNew")}},
 			},
-			want: want{f2p: []string{p + ".TestA"}, ef: map[string]string{p + ".TestA": "got 1 want 2"}, common: "got 1 want 2",
+			want: want{f2p: []string{p + ".TestA"}, ef: map[string]string{p + ".TestA": "got 1 want 2"},
 				flaky: []string{p + ".TestFlaky"},
 				leftOut: map[string]string{p + ".TestBoth": "fails on base and on the reference", p + ".TestSkip": "skipped on base and the reference",
 					p + ".TestNew": "missing on base"}},
@@ -82,14 +81,14 @@ func TestDeriveLists(t *testing.T) {
 				fail("TestTrim/.5", "    trim_test.go:81: \n        error:\n          values are not equal\n        got:\n          \"\"\n        want:\n          \"0\"\n        stack:\n          c.Assert(trimDecimal(testCase.input), qt.Equals, testCase.expected)\n"),
 			}}},
 			ref:  []Results{{Tests: []TestResult{pass("TestTrim"), pass("TestTrim/.5")}}},
-			want: want{f2p: []string{p + ".TestTrim"}, ef: map[string]string{p + ".TestTrim": `/got:[ \t]*\n\s*""/`}, common: "values are not equal"},
+			want: want{f2p: []string{p + ".TestTrim"}, ef: map[string]string{p + ".TestTrim": `/got:[ \t]*\n\s*""/`}},
 		},
 		{
 			name:   "Go examples are left out: the witness cannot mark them",
 			format: FormatGoTestJSON,
 			base:   []Results{{Tests: []TestResult{fail("TestA", "got 1 want 2\n"), pass("Example"), pass("ExampleToInt"), pass("Examples_x")}}},
 			ref:    []Results{{Tests: []TestResult{pass("TestA"), pass("Example"), pass("ExampleToInt"), pass("Examples_x")}}},
-			want: want{f2p: []string{p + ".TestA"}, p2p: []string{p + ".Examples_x"}, ef: map[string]string{p + ".TestA": "got 1 want 2"}, common: "got 1 want 2",
+			want: want{f2p: []string{p + ".TestA"}, p2p: []string{p + ".Examples_x"}, ef: map[string]string{p + ".TestA": "got 1 want 2"},
 				leftOut: map[string]string{p + ".Example": "Go example", p + ".ExampleToInt": "Go example"}},
 		},
 		{
@@ -108,7 +107,7 @@ func TestDeriveLists(t *testing.T) {
 			}}},
 			ref: []Results{{Tests: []TestResult{tr("test/a.test.js", "adds", Pass, ""), tr("test/b.test.js", "adds", Pass, ""), tr("test/b.test.js", "rounds", Pass, "")}}},
 			want: want{f2p: []string{"a.test.js.adds"}, p2p: []string{"b.test.js.adds", "rounds"},
-				ef: map[string]string{"a.test.js.adds": "AssertionError: 3 !== 4"}, common: "AssertionError: 3 !== 4"},
+				ef: map[string]string{"a.test.js.adds": "AssertionError: 3 !== 4"}},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,8 +128,8 @@ func TestDeriveLists(t *testing.T) {
 					wantEF[n] = Matcher{Substring: e}
 				}
 			}
-			if !maps.Equal(d.ExpectedFailures, wantEF) || d.CommonFailure != c.want.common {
-				t.Errorf("expected failures %q common %q, want %q %q", d.ExpectedFailures, d.CommonFailure, c.want.ef, c.want.common)
+			if !maps.Equal(d.ExpectedFailures, wantEF) {
+				t.Errorf("expected failures %q, want %q", d.ExpectedFailures, c.want.ef)
 			}
 			var flaky []string
 			for _, f := range d.Flaky {

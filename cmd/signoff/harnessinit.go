@@ -164,7 +164,7 @@ func runHarnessInit(ctx context.Context, e *env, args []string) error {
 		return fail(err)
 	}
 	fmt.Fprintf(e.stderr, "running %s %d time(s) on base %s and on the reference %s, with the tests of %s...\n",
-		strings.Join(h.Command, " "), runs, short12(base), short12(reference), short12(tc.Commit))
+		strings.Join(h.Command, " "), runs, short(base), short(reference), short(tc.Commit))
 	obs, err := verify.Observe(ctx, verify.ObserveOptions{RepoDir: repoDir, Harness: h, Reference: reference, Runs: runs, Runner: runner, CacheDir: cache})
 	if err != nil {
 		return fail(err)
@@ -405,13 +405,6 @@ func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func short12(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
-
 // printOutcomes lists the tests in neither list, and why.
 func printOutcomes(w io.Writer, d verify.Derivation) {
 	for _, f := range d.Flaky {
@@ -452,5 +445,5 @@ func summarize(w io.Writer, h verify.Harness, tc verify.TestsCommit, reference s
 	if file == "" {
 		file = "FILE"
 	}
-	fmt.Fprintf(w, "next: signoff verify --repo %s --harness %s --candidate <REV>   (the reference %s should be VERIFIED)\n", repoDir, file, short12(reference))
+	fmt.Fprintf(w, "next: signoff verify --repo %s --harness %s --candidate <REV>   (the reference %s should be VERIFIED)\n", repoDir, file, short(reference))
 }
