@@ -576,6 +576,10 @@ func checkVerdict(f *Findings, root *os.Root, stmts map[string]*parsed, digests 
 			f.add(item, StatusFailed, "%s disagrees with the verdict or its outputs: %s", file, strings.Join(bad, ", "))
 		} else {
 			f.add(item, StatusOK, "%s: %s, consistent with the verdict and its outputs", file, s.Outcome)
+			if s.Reused != "" {
+				// Signed as it ran, but not for this candidate: say so.
+				f.add(item, StatusUnchecked, "%s: reused from a base run at %s (same base, harness, runner and environment), not run for this candidate", file, s.Reused)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,9 +34,13 @@ import (
 
 const (
 	// baseCacheSchema changes whenever what an entry means changes.
-	baseCacheSchema = 1
+	baseCacheSchema = 2
 	// baseCacheKeep is how many entries are kept; the oldest go first.
 	baseCacheKeep = 256
+	// baseCacheMaxAge is how long an entry is trusted: what the host
+	// gives the sandbox (system files, the module cache) is not all in
+	// the key.
+	baseCacheMaxAge = 24 * time.Hour
 )
 
 // baseKey is what a base stage's result depends on.
@@ -51,6 +56,12 @@ type baseKey struct {
 	Protected      []string `json:"protected"`
 	Runs           int      `json:"runs"`
 	BuildTimeoutMS int64    `json:"build_timeout_ms"`
+	// Tools are the host programs a run may execute besides the Go
+	// toolchain (the command's own, node, python3), each as path, size
+	// and modification time: an upgrade of the interpreter a JUnit
+	// harness runs changes base's result without changing anything else
+	// in the key (red-team finding, issue 23).
+	Tools []string `json:"tools"`
 }
 
 // baseEntry is one stored base stage.
@@ -80,7 +91,7 @@ func (v *verifier) baseKey(rep *Report, runs int) (string, baseKey, error) {
 	in := baseKey{
 		Schema: baseCacheSchema, Base: v.h.Base, TestsFrom: v.h.TestsFrom, HarnessDigest: rep.HarnessDigest,
 		RunnerDigest: rep.RunnerDigest, Environment: rep.Environment, Protected: v.protected(), Runs: runs,
-		BuildTimeoutMS: v.buildTimeout().Milliseconds(),
+		BuildTimeoutMS: v.buildTimeout().Milliseconds(), Tools: hostTools(v.h.Command),
 	}
 	k, err := canonical.Digest(in)
 	return k, in, err
@@ -136,7 +147,7 @@ func (v *verifier) soundEntry(b []byte, key string, in baseKey, runs int) ([]Sta
 		return nil, false
 	}
 	created, err := time.Parse(time.RFC3339, e.Created)
-	if err != nil {
+	if err != nil || time.Since(created) > baseCacheMaxAge || time.Until(created) > time.Minute {
 		return nil, false
 	}
 	var out []Stage
@@ -274,4 +285,41 @@ func pruneBaseCache(dir string, keep int) {
 	for _, e := range all[keep:] {
 		os.Remove(e.path)
 	}
+}
+
+// hostTools describes the host programs a run of command may execute
+// besides the Go toolchain, as the sandbox's PATH finds them: command[0]
+// and the interpreters JUnit harnesses use, plus Debian's pytest, each
+// as "path size mtime" (a missing one as its name). A package upgrade
+// rewrites them.
+func hostTools(command []string) []string {
+	names := []string{"node", "python3", "/usr/lib/python3/dist-packages/_pytest"}
+	if len(command) > 0 {
+		names = append([]string{command[0]}, names...)
+	}
+	var out []string
+	for _, n := range names {
+		p := n
+		if !filepath.IsAbs(n) {
+			p = ""
+			for _, dir := range sandboxPath {
+				if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && !fi.IsDir() {
+					p = filepath.Join(dir, n)
+					break
+				}
+			}
+		}
+		if p != "" {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				p = r
+			}
+		}
+		fi, err := os.Stat(p)
+		if p == "" || err != nil {
+			out = append(out, n)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %d %d", p, fi.Size(), fi.ModTime().UnixNano()))
+	}
+	return out
 }

@@ -133,6 +133,8 @@ func TestBaseCacheReuseAndKey(t *testing.T) {
 		{"not JSON", []byte("garbage")},
 		{"an unknown field", append([]byte(`{"extra":1,`), good[1:]...)},
 		{"output that does not reproduce, digests recomputed", forged},
+		{"older than a day", setCreated(t, good, time.Now().Add(-25*time.Hour))},
+		{"made in the future", setCreated(t, good, time.Now().Add(time.Hour))},
 	} {
 		if err := os.WriteFile(key, tc.bytes, 0o600); err != nil {
 			t.Fatal(err)
@@ -256,8 +258,13 @@ func TestBaseCacheTwoCandidates(t *testing.T) {
 	if err := evidence.WriteBundle(dir, rep2, raw, key, false); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := evidence.VerifyBundle(dir, []ed25519.PublicKey{pub}); err != nil || !f.OK() || f.Verdict != verify.Verified {
+	f, err := evidence.VerifyBundle(dir, []ed25519.PublicKey{pub})
+	if err != nil || !f.OK() || f.Verdict != verify.Verified {
 		t.Fatalf("the bundle with a reused base does not verify (%v):\n%s", err, f)
+	}
+	// It says which runs were not made for this candidate.
+	if !strings.Contains(f.String(), "reused from a base run at") {
+		t.Errorf("evidence verify does not say base was reused:\n%s", f)
 	}
 
 	// Other limits, another key: base runs again.
@@ -265,4 +272,21 @@ func TestBaseCacheTwoCandidates(t *testing.T) {
 	if b := stage(rep3, verify.StageBase, 1); b.Reused != "" {
 		t.Fatalf("base reused under other limits: %+v", b)
 	}
+}
+
+// setCreated gives a stored entry another creation time: the cache trusts
+// an entry for a day, since not everything the host gives the sandbox is
+// in its key.
+func setCreated(t testing.TB, entry []byte, when time.Time) []byte {
+	t.Helper()
+	var e map[string]any
+	if err := json.Unmarshal(entry, &e); err != nil {
+		t.Fatal(err)
+	}
+	e["created"] = when.UTC().Format(time.RFC3339)
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -54,6 +54,9 @@ func findGo() (goTool, error) {
 	return goInfo, goErr
 }
 
+// sandboxPath is where a run's PATH looks after the Go toolchain.
+var sandboxPath = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+
 // Paths inside the sandbox.
 const (
 	sbCache    = "/signoff/go-build"
@@ -97,7 +100,7 @@ const (
 // one run and N-1 replays.
 func (g goTool) spec(command []string, src, cache, mode string, l sandbox.Limits) (sandbox.Spec, error) {
 	env := map[string]string{
-		"PATH":        filepath.Join(g.goroot, "bin") + ":/usr/local/bin:/usr/bin:/bin",
+		"PATH":        strings.Join(append([]string{filepath.Join(g.goroot, "bin")}, sandboxPath...), ":"),
 		"HOME":        "/tmp",
 		"TMPDIR":      "/tmp",
 		"GOTMPDIR":    "/tmp",

@@ -160,3 +160,23 @@ func TestCommitTestsFromRefusesLinks(t *testing.T) {
 		t.Errorf("a symlinked test file: %v, want refused", err)
 	}
 }
+
+// A fix that turns a non-test symlink of base (pkg -> real) into a folder
+// holding a test file changes a non-test path too: the tests commit is
+// refused rather than made over the link (red-team check that held).
+func TestCommitTestsFromRefusesATestBelowAReplacedSymlink(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	commitFiles(t, dir, map[string]string{"go.mod": "module m\n", "real/a.go": "package real\n"})
+	if err := os.Symlink("real", filepath.Join(dir, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	base := commitFiles(t, dir, map[string]string{"README": "x\n"})
+	if err := os.Remove(filepath.Join(dir, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	fix := commitFiles(t, dir, map[string]string{"pkg/a_test.go": "package real\n", "pkg/a.go": "package real\n"})
+	tc, err := verify.CommitTestsFrom(context.Background(), &gitx.Repo{Dir: dir}, base, fix, verify.DefaultProtected, time.Unix(1700000000, 0))
+	if err == nil || !strings.Contains(err.Error(), "non-test") {
+		t.Fatalf("CommitTestsFrom = %+v, %v: want it refused for changing a non-test path", tc, err)
+	}
+}
