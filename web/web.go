@@ -147,7 +147,7 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // the API on one mux: "/{$}" is the root alone, which redirects to the
 // desk or the sign-in page.
 func Paths() []string {
-	return []string{"/{$}", "/login", "/login/", "/logout", "/desk", "/desk/", "/cases/", "/charts", "/people", "/p/", "/t/", "/static/"}
+	return []string{"/{$}", "/login", "/login/", "/logout", "/desk", "/desk/", "/cases/", "/charts", "/people", "/people/", "/changes/", "/p/", "/t/", "/static/"}
 }
 
 // requestTimeout bounds one request's work, as in the API; the desk's
