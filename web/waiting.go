@@ -1,0 +1,192 @@
+package web
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/nextstep"
+	"github.com/signoff-dev/signoff/repair"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// The "waiting on" line: who must act next on a case and what, from the
+// facts the store and the desks hold about it (package nextstep words
+// it). Where a person may act in the browser the line links to the form
+// that does it; where the step is signed or run from a terminal it shows
+// the signoff command as it can be pasted: with SIGNOFF_URL set to this
+// server and the approval key's path when the command signs. The API token
+// is never on a page: the command reads it from SIGNOFF_TOKEN.
+
+// waitingView is one case's "waiting on" line (template "waiting").
+type waitingView struct {
+	CaseID string
+	// Who is nextstep's who ("you", "person", "reporter", "agent",
+	// "nobody"); WhoText says it in words.
+	Who     string
+	WhoText string
+	// Text is the action in plain words; Why says why it is not yours.
+	Text string
+	Why  string
+	// Label is the state in plain words, State the raw state.
+	Label, State string
+	Done, Stuck  bool
+	// Needs: the case waits on the signed-in person (or is stuck and
+	// their role can move it).
+	Needs bool
+	// Href and LinkText are the page where the signed-in person acts.
+	Href, LinkText string
+	// Command is the CLI step as pasted; CommandNote what it needs from
+	// the person's environment.
+	Command, CommandNote string
+}
+
+// defaultApprovalKey is where signoff keys init puts the approval key
+// (os.UserConfigDir on Linux); spelled with ~ so that it names the
+// approver's own home, not the server's.
+const defaultApprovalKey = "~/.config/signoff/approver.key"
+
+type waitingURLKey struct{}
+
+// withWaitingURL returns r's context carrying the server's URL as the
+// request came in, for the commands the waiting line prints. A page
+// handler passes it to waitingOn.
+func withWaitingURL(r *http.Request) context.Context {
+	return context.WithValue(r.Context(), waitingURLKey{}, requestBaseURL(r))
+}
+
+// safeHost is what a Host header may hold to be printed in a shell
+// command: a name or an address and a port, nothing a shell reads.
+var safeHost = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$`)
+
+// requestBaseURL is scheme://host of r, or "" when the Host header is not
+// one to print. Forwarded headers are not trusted: the command must not
+// send a token where the person's browser did not go.
+func requestBaseURL(r *http.Request) string {
+	if !safeHost.MatchString(r.Host) {
+		return ""
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// waitingBaseURL is the URL commands name: the request's, or the address
+// the server listens on when the page handler gave none.
+func waitingBaseURL(ctx context.Context) string {
+	if u, ok := ctx.Value(waitingURLKey{}).(string); ok && u != "" {
+		return u
+	}
+	if a, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && safeHost.MatchString(a.String()) {
+		return "http://" + a.String()
+	}
+	return ""
+}
+
+// waitingOn gathers what the store and the desks know about c (pending
+// decisions, the approval card's approvers, proposer and quorum, a
+// reproduction waiting for staff review) and says who must act next. A
+// fact it cannot read is left out (nextstep then words the step without
+// it), never guessed.
+func (s *server) waitingOn(ctx context.Context, by signoff.Actor, c signoff.Case) waitingView {
+	f := nextstep.Facts{Kind: c.Kind, State: c.State, Me: by, OpenedBy: c.CreatedBy}
+	if ds, err := s.store.ListDecisions(ctx, by, c.ID); err == nil {
+		now := s.o.Now()
+		for _, d := range ds {
+			if d.Status == signoff.DecisionPending && now.Before(d.ExpiresAt) {
+				f.PendingDecisions++
+			}
+		}
+	}
+	switch {
+	case c.Kind == signoff.KindBug && c.State == workflow.BugAwaitingApproval && s.o.BugDesk != nil:
+		if cv, err := s.o.BugDesk.Card(ctx, by, c.ID); err == nil {
+			f.ProposedBy, f.Quorum = cv.Card.SubmittedBy, cv.Policy.Quorum
+			f.NoSelfApproval, f.ProposerCannotApprove = cv.Policy.NoSelfApproval, cv.Policy.ProposerCannotApprove
+			f.Approvers = approversOf(cv.Approvals, cv.SubjectDigest)
+		}
+	case c.Kind == signoff.KindChange && c.State == workflow.ChangeAwaitingApproval && s.o.ChangeDesk != nil:
+		if cd, err := s.o.ChangeDesk.Card(ctx, by, c.ID); err == nil {
+			f.OpenedBy, f.ProposedBy, f.Quorum = cd.Opener, cd.Proposer, cd.Policy.Quorum
+			f.NoSelfApproval, f.ProposerCannotApprove = cd.Policy.NoSelfApproval, cd.Policy.ProposerCannotApprove
+			f.Approvers = approversOf(cd.Approvals, cd.SubjectDigest)
+		}
+	case c.Kind == signoff.KindBug && (c.State == workflow.BugAwaitingReporterRepro || c.State == workflow.BugReproduced):
+		if l, err := s.store.GetLoop(ctx, by, c.ID); err == nil {
+			if h := repair.CurrentHarness(l.State); h != nil {
+				f.HarnessReviewWaits = repair.AwaitsStaff(c.State, *h)
+			}
+		}
+	}
+	return waitingFor(nextstep.Next(f), c, waitingBaseURL(ctx))
+}
+
+// approversOf are the distinct people whose approvals of digest still
+// count (valid, or consumed by the step they allowed).
+func approversOf(as []signoff.Approval, digest string) []string {
+	var out []string
+	for _, a := range as {
+		if a.Decision != "approve" || a.SubjectDigest != digest || (a.Status != signoff.ApprovalValid && a.Status != signoff.ApprovalConsumed) {
+			continue
+		}
+		if !slices.Contains(out, a.ApproverID) {
+			out = append(out, a.ApproverID)
+		}
+	}
+	return out
+}
+
+// waitingFor turns a step into the line: the link where the signed-in
+// person acts, and the command for the steps a terminal takes.
+func waitingFor(st nextstep.Step, c signoff.Case, base string) waitingView {
+	v := waitingView{CaseID: c.ID, Who: string(st.Who), WhoText: st.WhoText, Text: st.Text, Why: st.Why,
+		Label: st.Label, State: c.State, Done: st.Done, Stuck: st.Stuck, Needs: st.Needs()}
+	mine := st.Who == nextstep.You || (st.Stuck && st.CanHelp)
+	if !mine {
+		return v
+	}
+	page := "/cases/" + c.ID
+	var args []string
+	switch st.Action {
+	case nextstep.ActDecide:
+		v.Href, v.LinkText = page+"#decisions", "Decide"
+	case nextstep.ActReviewHarness:
+		v.Href, v.LinkText = page+"/harness", "Review the reproduction"
+		args = []string{"harness", "review", "--case", c.ID, "--approve"}
+	case nextstep.ActApprove:
+		v.Href, v.LinkText = page+"/approval", "Review and approve"
+		args = []string{"approve", "--case", c.ID, "--key", defaultApprovalKey}
+	case nextstep.ActMerge:
+		v.Href, v.LinkText = page+"#merge", "Merge"
+		args = []string{"merge", "--case", c.ID}
+	case nextstep.ActExecute:
+		v.Href, v.LinkText = page+"#change-actions", "Execute"
+		args = []string{"change", "execute", "--case", c.ID}
+	case nextstep.ActPlan:
+		v.Href, v.LinkText = page+"#change-actions", "Plan it again"
+		args = []string{"change", "plan", "--case", c.ID, "--builtin"}
+	case nextstep.ActResume:
+		v.Href, v.LinkText = page+"#resume-triage", "Resume"
+	}
+	if len(args) > 0 && base != "" {
+		v.Command = waitingCommand(base, args)
+		v.CommandNote = "Reads your API token from SIGNOFF_TOKEN."
+		if st.Action == nextstep.ActApprove {
+			v.CommandNote = "Reads your API token from SIGNOFF_TOKEN; signs with your approval key (signoff keys init, then signoff keys register, if you have none)."
+		}
+	}
+	return v
+}
+
+// waitingCommand is the signoff command line with SIGNOFF_URL set. Every
+// part is an id, a flag or a URL checked by safeHost; the default key path
+// keeps its ~ unquoted so the shell expands it.
+func waitingCommand(base string, args []string) string {
+	return "SIGNOFF_URL=" + base + " signoff " + strings.Join(args, " ")
+}
