@@ -10,7 +10,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -91,6 +90,16 @@ func NewStatement(caseID, subject, decision, policyDigest, approver string, now 
 		IssuedAt: now, ExpiresAt: now.Add(ttl), PolicyDigest: policyDigest, Approver: approver}
 }
 
+// Canonical is the statement's canonical JSON: what an Ed25519 key signs,
+// and what a passkey's challenge is the SHA-256 of.
+func (st Statement) Canonical() ([]byte, error) {
+	b, err := canonical.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("approval: encode: %w", err)
+	}
+	return b, nil
+}
+
 // Sign encodes st canonically and signs it.
 func Sign(st Statement, key ed25519.PrivateKey) (evidence.Envelope, error) {
 	payload, err := canonical.Marshal(st)
@@ -114,17 +123,8 @@ func Open(raw []byte) (evidence.Envelope, Statement, error) {
 	if len(env.Signatures) != 1 {
 		return env, Statement{}, signoff.Errorf(signoff.EINVALID, "approval: want exactly one signature, got %d", len(env.Signatures))
 	}
-	var st Statement
-	if err := json.Unmarshal(payload, &st); err != nil {
-		return env, Statement{}, signoff.Errorf(signoff.EINVALID, "approval: statement: %v", err)
-	}
-	// The payload must be exactly the canonical form: two encodings of
-	// one statement would let a signature be shown over other bytes.
-	want, err := canonical.Marshal(st)
-	if err != nil || string(want) != string(payload) {
-		return env, Statement{}, signoff.Errorf(signoff.EINVALID, "approval: statement is not in canonical form (unknown fields or another encoding)")
-	}
-	return env, st, nil
+	st, err := decodeStatement(payload)
+	return env, st, err
 }
 
 // Verify checks the envelope's signature under pub.

@@ -9,6 +9,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/evidence"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/passkey"
 )
 
 // ExportEvidence returns the evidence of a change case as a gzip'd tar of
@@ -79,6 +80,12 @@ func (d *Desk) ExportEvidence(ctx context.Context, by signoff.Actor, caseID stri
 		k, err := d.Store.GetKey(ctx, ws, a.KeyID)
 		if err != nil {
 			return nil, fmt.Errorf("key %s of approval %s: %w", a.KeyID, a.ID, err)
+		}
+		if passkey.IsCredential(k.PublicKey) {
+			// A passkey: its credential (COSE key, id, RP id) goes in as
+			// registered, for evidence verify to check the assertion.
+			in.Keys = append(in.Keys, evidence.BundleKey{Actor: k.ActorID, Passkey: k.PublicKey})
+			continue
 		}
 		pub, err := keys.ParsePublic([]byte(k.PublicKey))
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/evidence"
-	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -531,17 +530,18 @@ func (d *Desk) gateApprovals(ctx context.Context, c signoff.Case, st signoff.Cha
 // must be what the row says, signed by a registered, unrevoked key of an
 // active approver.
 func (d *Desk) verifyStored(ctx context.Context, c signoff.Case, a signoff.Approval) (sigOK, keyOK bool) {
-	env, stmt, err := approval.Open(a.Envelope)
+	// Either kind of envelope: a DSSE one signed with an Ed25519 key or a
+	// passkey assertion over the statement's digest (approval.VerifyWith).
+	keyID, stmt, err := approval.OpenAny(a.Envelope)
 	if err != nil || stmt.Case != c.ID || stmt.SubjectDigest != a.SubjectDigest || stmt.Decision != a.Decision ||
-		stmt.Approver != a.ApproverID || stmt.PolicyDigest != a.PolicyDigest || !stmt.ExpiresAt.Equal(a.ExpiresAt) || env.Signatures[0].KeyID != a.KeyID {
+		stmt.Approver != a.ApproverID || stmt.PolicyDigest != a.PolicyDigest || !stmt.ExpiresAt.Equal(a.ExpiresAt) || keyID != a.KeyID {
 		return false, false
 	}
 	k, err := d.Store.GetKey(ctx, c.WorkspaceID, a.KeyID)
 	if err != nil {
 		return false, false
 	}
-	pub, err := keys.ParsePublic([]byte(k.PublicKey))
-	if err != nil || approval.Verify(env, stmt, pub) != nil {
+	if _, err := approval.VerifyWith(a.Envelope, k); err != nil {
 		return false, false
 	}
 	act, err := d.Store.GetActor(ctx, c.WorkspaceID, a.ApproverID)

@@ -16,6 +16,7 @@ import (
 	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/verify"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -107,10 +108,13 @@ type BundleApproval struct {
 	Envelope []byte // the DSSE envelope as the approver sent it
 }
 
-// BundleKey is an approver's registered public key.
+// BundleKey is an approver's registered public key: an Ed25519 key, or
+// (Passkey set, Public nil) a passkey credential as passkey.Credential's
+// PEM text, which carries its COSE key, credential id and RP id.
 type BundleKey struct {
-	Actor  string
-	Public ed25519.PublicKey
+	Actor   string
+	Public  ed25519.PublicKey
+	Passkey string
 }
 
 // BundleReceipt is one stored receipt.
@@ -215,6 +219,18 @@ func WriteChangeBundle(dir string, in ChangeBundleInput, key ed25519.PrivateKey)
 	}
 	pems := map[string][]byte{}
 	for _, k := range in.Keys {
+		if k.Passkey != "" {
+			cred, err := passkey.ParseCredential(k.Passkey)
+			if err != nil {
+				return fmt.Errorf("evidence: passkey of %s: %w", k.Actor, err)
+			}
+			id := cred.KeyID()
+			if pems[id] == nil {
+				pems[id] = []byte(cred.Encode())
+				sum.Keys = append(sum.Keys, SummaryKey{ID: id, File: keysDir + "/" + id + ".pub", Actor: k.Actor})
+			}
+			continue
+		}
 		if len(k.Public) != ed25519.PublicKeySize {
 			return fmt.Errorf("evidence: key of %s is not an Ed25519 public key", k.Actor)
 		}
@@ -578,6 +594,7 @@ func checkChange(f *Findings, root *os.Root, stmts map[string]*parsed, digests m
 	type approverKey struct {
 		actor string
 		pub   ed25519.PublicKey
+		cred  *passkey.Credential // a passkey's, instead of pub
 	}
 	akeys := map[string]approverKey{}
 	for _, k := range sum.Keys {
@@ -588,6 +605,19 @@ func checkChange(f *Findings, root *os.Root, stmts map[string]*parsed, digests m
 		}
 		b, ok := cc.read(item, k.File)
 		if !ok {
+			continue
+		}
+		if passkey.IsCredential(string(b)) {
+			cred, err := passkey.ParseCredential(string(b))
+			switch {
+			case err != nil:
+				f.add(item, StatusFailed, "%s: %v", k.File, err)
+			case cred.KeyID() != k.ID:
+				f.add(item, StatusFailed, "%s holds passkey %s", k.File, cred.KeyID())
+			default:
+				akeys[k.ID] = approverKey{actor: k.Actor, cred: &cred}
+				f.add(item, StatusOK, "passkey (WebAuthn credential for %s) of %s, as the server registered it (the signed statement vouches for it)", cred.RPID, k.Actor)
+			}
 			continue
 		}
 		pub, err := parsePublicPEM(b)
@@ -618,20 +648,48 @@ func checkChange(f *Findings, root *os.Root, stmts map[string]*parsed, digests m
 			if !ok {
 				return
 			}
-			env, stmt, err := openApproval(b)
+			var (
+				keyID string
+				stmt  approvalStatement
+				err   error
+				penv  passkey.Envelope
+				env   Envelope
+			)
+			isPasskey := passkey.IsEnvelope(b)
+			if isPasskey {
+				penv, stmt, err = openPasskeyApproval(b)
+				keyID = penv.KeyID
+			} else if env, stmt, err = openApproval(b); err == nil {
+				keyID = env.Signatures[0].KeyID
+			}
 			if err != nil {
 				f.add(item, StatusFailed, "%s: %v", a.File, err)
 				return
 			}
-			k, ok := akeys[env.Signatures[0].KeyID]
+			k, ok := akeys[keyID]
 			if !ok {
-				f.add(item, StatusFailed, "signed with key %s, which the bundle does not carry", env.Signatures[0].KeyID)
+				f.add(item, StatusFailed, "signed with key %s, which the bundle does not carry", keyID)
 				return
 			}
-			payload, _ := canonical.Marshal(stmt)
-			if _, err := env.Verify(payload, []ed25519.PublicKey{k.pub}); err != nil {
-				f.add(item, StatusFailed, "signature: %v (key %s of %s)", err, env.Signatures[0].KeyID, k.actor)
+			how := "signature verifies under"
+			switch {
+			case isPasskey && k.cred == nil, !isPasskey && k.cred != nil:
+				f.add(item, StatusFailed, "key %s is not of the kind that made this approval", keyID)
 				return
+			case isPasskey:
+				// Offline: the origin must be on the credential's RP id;
+				// the server checked its exact origin and the sign counter.
+				if _, err := passkey.Verify(penv, *k.cred, passkey.Expect{}); err != nil {
+					f.add(item, StatusFailed, "passkey assertion: %v (passkey %s of %s)", err, keyID, k.actor)
+					return
+				}
+				how = "passkey assertion (challenge = SHA-256 of the statement, user verified) verifies under"
+			default:
+				payload, _ := canonical.Marshal(stmt)
+				if _, err := env.Verify(payload, []ed25519.PublicKey{k.pub}); err != nil {
+					f.add(item, StatusFailed, "signature: %v (key %s of %s)", err, keyID, k.actor)
+					return
+				}
 			}
 			var bad []string
 			check := func(ok bool, format string, args ...any) {
@@ -641,9 +699,9 @@ func checkChange(f *Findings, root *os.Root, stmts map[string]*parsed, digests m
 			}
 			check(stmt.Case == sum.Case, "it is for case %s, not %s", stmt.Case, sum.Case)
 			check(stmt.SubjectDigest == sum.PlanDigest, "it approves digest %s, not the plan's %s", short(stmt.SubjectDigest), short(sum.PlanDigest))
-			check(stmt.Approver == k.actor, "it names approver %s, but key %s is registered to %s", stmt.Approver, env.Signatures[0].KeyID, k.actor)
-			check(stmt.Approver == a.Approver && env.Signatures[0].KeyID == a.KeyID && stmt.Decision == a.Decision,
-				"%s lists %s/%s/%s, the envelope says %s/%s/%s", caseFile, a.Approver, a.KeyID, a.Decision, stmt.Approver, env.Signatures[0].KeyID, stmt.Decision)
+			check(stmt.Approver == k.actor, "it names approver %s, but key %s is registered to %s", stmt.Approver, keyID, k.actor)
+			check(stmt.Approver == a.Approver && keyID == a.KeyID && stmt.Decision == a.Decision,
+				"%s lists %s/%s/%s, the envelope says %s/%s/%s", caseFile, a.Approver, a.KeyID, a.Decision, stmt.Approver, keyID, stmt.Decision)
 			check(stmt.PolicyDigest == sum.PolicyDigest, "it was made under policy %s, the bundle's is %s", short(stmt.PolicyDigest), short(sum.PolicyDigest))
 			check(stmt.ExpiresAt.After(stmt.IssuedAt), "it expires before it is issued")
 			if len(bad) > 0 {
@@ -652,8 +710,8 @@ func checkChange(f *Findings, root *os.Root, stmts map[string]*parsed, digests m
 			}
 			af.Verified = true
 			apvs[a.ID] = stmt
-			f.add(item, StatusOK, "%s by %s over plan %s, signature verifies under %s's key %s; issued %s, expires %s",
-				stmt.Decision, stmt.Approver, short(stmt.SubjectDigest), k.actor, env.Signatures[0].KeyID,
+			f.add(item, StatusOK, "%s by %s over plan %s, %s %s's key %s; issued %s, expires %s",
+				stmt.Decision, stmt.Approver, short(stmt.SubjectDigest), how, k.actor, keyID,
 				stmt.IssuedAt.UTC().Format(time.RFC3339), stmt.ExpiresAt.UTC().Format(time.RFC3339))
 		}()
 	}
@@ -691,6 +749,23 @@ func openApproval(b []byte) (Envelope, approvalStatement, error) {
 		return env, approvalStatement{}, fmt.Errorf("statement: %w", err)
 	}
 	if want, err := canonical.Marshal(st); err != nil || !bytes.Equal(want, payload) {
+		return env, approvalStatement{}, errors.New("statement is not in canonical form (unknown fields or another encoding)")
+	}
+	return env, st, nil
+}
+
+// openPasskeyApproval decodes a passkey approval envelope as
+// approval.OpenAny does: strictly, its statement in canonical form.
+func openPasskeyApproval(b []byte) (passkey.Envelope, approvalStatement, error) {
+	env, err := passkey.Open(b)
+	if err != nil {
+		return env, approvalStatement{}, err
+	}
+	var st approvalStatement
+	if err := json.Unmarshal(env.Statement, &st); err != nil {
+		return env, approvalStatement{}, fmt.Errorf("statement: %w", err)
+	}
+	if want, err := canonical.Marshal(st); err != nil || !bytes.Equal(want, env.Statement) {
 		return env, approvalStatement{}, errors.New("statement is not in canonical form (unknown fields or another encoding)")
 	}
 	return env, st, nil
