@@ -86,6 +86,9 @@ type Step struct {
 	// "policy review") for Who == Agent, and the roles that may act for
 	// Who == Person or You when it matters ("owner or operator").
 	Role string
+	// AgentRole is the role whose move it is for Who == Agent
+	// (signoff.RoleSystem for the server's own steps).
+	AgentRole signoff.Role
 	// WhoText names who in plain words: "you", "another approver", "the
 	// reporter", "the fixer agent", "nobody: stuck".
 	WhoText string
@@ -208,8 +211,8 @@ func whoText(s Step) string {
 	return string(s.Who)
 }
 
-func agent(role, text string) Step {
-	return Step{Who: Agent, Role: role, Action: ActWork, Text: text}
+func agent(r signoff.Role, name, text string) Step {
+	return Step{Who: Agent, Role: name, AgentRole: r, Action: ActWork, Text: text}
 }
 
 func done(text string) Step { return Step{Who: Nobody, Done: true, Text: text} }
@@ -227,9 +230,9 @@ func staff(f Facts, op identity.Operation, a Action, text string) Step {
 func nextBug(f Facts) Step {
 	switch f.State {
 	case workflow.BugReceived:
-		return agent("triager agent", "Start triage: search for duplicates and weigh the crash data.")
+		return agent(signoff.RoleTriager, "triager agent", "Start triage: search for duplicates and weigh the crash data.")
 	case workflow.BugTriaging:
-		return agent("triager agent", "Triage the report: ticket it, ask the reporter, or drop it.")
+		return agent(signoff.RoleTriager, "triager agent", "Triage the report: ticket it, ask the reporter, or drop it.")
 	case workflow.BugDropped:
 		return done("Nothing more: triage dropped the report.")
 	case workflow.BugDuplicate:
@@ -243,9 +246,9 @@ func nextBug(f Facts) Step {
 		}
 		return s
 	case workflow.BugTicketed:
-		return agent("reproducer agent", "Write a test that fails the way the report says.")
+		return agent(signoff.RoleReproducer, "reproducer agent", "Write a test that fails the way the report says.")
 	case workflow.BugReproducing:
-		return agent("reproducer agent", "Write a test that fails the way the report says.")
+		return agent(signoff.RoleReproducer, "reproducer agent", "Write a test that fails the way the report says.")
 	case workflow.BugAwaitingReporterRepro:
 		if f.HarnessReviewWaits && identity.Can(f.Me.Role, identity.OpHarnessReview) {
 			return Step{Who: You, Action: ActReviewHarness, Label: "Reproduction waits for the reporter and your review",
@@ -261,11 +264,11 @@ func nextBug(f Facts) Step {
 			}
 			return s
 		}
-		return agent("fixer agent", "Start the fix against the frozen test.")
+		return agent(signoff.RoleFixer, "fixer agent", "Start the fix against the frozen test.")
 	case workflow.BugFixing:
-		return agent("fixer agent", "Propose a fix that makes the frozen test pass.")
+		return agent(signoff.RoleFixer, "fixer agent", "Propose a fix that makes the frozen test pass.")
 	case workflow.BugVerifying:
-		return agent("verifier", "Run the frozen test on the base and on the candidate fix.")
+		return agent(signoff.RoleSystem, "verifier", "Run the frozen test on the base and on the candidate fix.")
 	case workflow.BugAwaitingApproval:
 		return approve(f, "the verified fix", "Verified fix waits for your approval")
 	case workflow.BugNeedsHuman:
@@ -274,15 +277,15 @@ func nextBug(f Facts) Step {
 	case workflow.BugApproved:
 		return staff(f, identity.OpMerge, ActMerge, "Merge the approved fix.")
 	case workflow.BugMerged:
-		return agent("recorder", "Record the release once a deployment ships the fix.")
+		return agent(signoff.RoleRecorder, "recorder agent", "Record the release once a deployment ships the fix.")
 	case workflow.BugReleased:
-		return agent("recorder", "Ask the reporter whether the fix works for them.")
+		return agent(signoff.RoleRecorder, "recorder agent", "Ask the reporter whether the fix works for them.")
 	case workflow.BugAwaitingReporterConfirmation:
 		return Step{Who: Reporter, Action: ActAnswer, Text: "Say whether the live fix works for them."}
 	case workflow.BugVerified:
 		return done("Done: the reporter confirmed the fix.")
 	case workflow.BugReopened:
-		return agent("reproducer agent", "Reproduce it again: the reporter says it is still broken.")
+		return agent(signoff.RoleReproducer, "reproducer agent", "Reproduce it again: the reporter says it is still broken.")
 	case workflow.BugUnconfirmed:
 		return done("Done: the fix shipped; the reporter did not answer in time.")
 	case workflow.BugClosed:
@@ -300,15 +303,15 @@ func nextChange(f Facts) Step {
 		if f.PendingDecisions > 0 {
 			return staff(f, identity.OpDecisionDecide, ActDecide, "Answer the decision the request waits for.")
 		}
-		s := agent("planner agent", "Draft a plan for the request (a person may plan it by hand).")
+		s := agent(signoff.RolePlanner, "planner agent", "Draft a plan for the request (a person may plan it by hand).")
 		s.CanHelp = identity.Can(f.Me.Role, identity.OpChangePlan)
 		return s
 	case workflow.ChangePlanned:
-		return agent("policy check", "Check the plan against the change policy.")
+		return agent(signoff.RoleSystem, "policy check", "Check the plan against the change policy.")
 	case workflow.ChangeReviewed:
-		return agent("policy check", "Ask for the approvals the policy needs.")
+		return agent(signoff.RoleSystem, "policy check", "Ask for the approvals the policy needs.")
 	case workflow.ChangeReviewFailed:
-		s := agent("planner agent", "Draft a new plan that keeps to the policy.")
+		s := agent(signoff.RolePlanner, "planner agent", "Draft a new plan that keeps to the policy.")
 		s.CanHelp = identity.Can(f.Me.Role, identity.OpChangePlan)
 		return s
 	case workflow.ChangeAwaitingApproval:
@@ -316,7 +319,7 @@ func nextChange(f Facts) Step {
 	case workflow.ChangeApproved:
 		return staff(f, identity.OpChangeExecute, ActExecute, "Execute the approved plan through the gate.")
 	case workflow.ChangeExecuting:
-		return agent("gate", "Apply the signed plan and record the receipt.")
+		return agent(signoff.RoleSystem, "gate", "Apply the signed plan and record the receipt.")
 	case workflow.ChangeExecuted:
 		return done("Done: the gate applied the plan.")
 	case workflow.ChangeRolledBack:
@@ -344,6 +347,8 @@ func approve(f Facts, what, yourLabel string) Step {
 	switch {
 	case !identity.Can(f.Me.Role, identity.OpApprove):
 		s.Who, s.Role, s.Why = Person, "owner or operator", fmt.Sprintf("your role (%s) does not approve", f.Me.Role)
+		s.WhoText = "an owner or operator"
+		return s
 	case f.ProposerCannotApprove && f.ProposedBy != "" && f.ProposedBy == f.Me.ID:
 		s.Who, s.Why = Person, "you proposed it, so the policy needs someone else"
 	case f.NoSelfApproval && f.OpenedBy != "" && f.OpenedBy == f.Me.ID:
