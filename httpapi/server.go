@@ -45,6 +45,8 @@ type server struct {
 	routes []Route
 	// streams counts open live event streams per actor.
 	streams sse.Streams
+	// publicRoutes holds the patterns of the routes that take no credential.
+	publicRoutes map[string]bool
 }
 
 // Route is one route the API serves and what guards it.
@@ -78,6 +80,12 @@ func RouteTable() []Route {
 // handle registers a route and remembers it.
 func (s *server) handle(rt Route, h http.HandlerFunc) {
 	s.routes = append(s.routes, rt)
+	if rt.Public {
+		if s.publicRoutes == nil {
+			s.publicRoutes = map[string]bool{}
+		}
+		s.publicRoutes[rt.Pattern] = true
+	}
 	s.mux.HandleFunc(rt.Pattern, h)
 }
 
@@ -93,6 +101,8 @@ type options struct {
 	events                        eventOptions  // the event stream (events.go)
 	notify                        notifyOptions // chat answers to approval cards (outbox.go)
 	metrics                       *httpMetrics
+	// simulatedPeople honours signoff.SimulatedPersonHeader (the demo).
+	simulatedPeople bool
 }
 
 // Option configures the handler.
@@ -110,6 +120,16 @@ func WithIntakeLimits(perIP, perProject Limit) Option {
 // server knows the base tools only.
 func WithTools(r *agent.Registry) Option {
 	return func(o *options) { o.tools = r }
+}
+
+// WithSimulatedPeople honours signoff.SimulatedPersonHeader: a request
+// that carries it records its own person's events (the authenticated
+// human's, or the reporter's on a public route) as evidence simulated.
+// It is for `signoff demo`, whose walks play the people of the loops, and
+// only ever lowers a claim; an agent's or the server's events in the same
+// request are untouched. Without this option the header means nothing.
+func WithSimulatedPeople() Option {
+	return func(o *options) { o.simulatedPeople = true }
 }
 
 // httpMetrics are the API's request metrics.
@@ -347,6 +367,7 @@ func (s *server) api(pattern string, op identity.Operation, fn apiFunc) {
 			return
 		}
 		infoFrom(r.Context()).actorID = by.ID
+		signoff.BindSimulatedPerson(r.Context(), by)
 		if op != "" {
 			if err := identity.Authorize(by.Role, op); err != nil {
 				s.fail(w, r, err)
@@ -392,6 +413,9 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	infoFrom(r.Context()).route = pattern
+	if s.publicRoutes[pattern] {
+		signoff.BindSimulatedPublic(r.Context())
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -469,6 +493,12 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 		ctx, cancel := context.WithValue(r.Context(), infoKey{}, info), context.CancelFunc(func() {})
 		if !isEventStream(r) {
 			ctx, cancel = context.WithTimeout(ctx, requestTimeout)
+		}
+		// Exactly the one value, or the request is not marked.
+		if s.opts.simulatedPeople {
+			if v := r.Header.Values(signoff.SimulatedPersonHeader); len(v) == 1 && v[0] == signoff.SimulatedPersonValue {
+				ctx = signoff.WithSimulatedPerson(ctx)
+			}
 		}
 		defer cancel()
 		defer func() {

@@ -54,6 +54,13 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		if err != nil {
 			return nil, fmt.Errorf("append %s: payload: %w", ei.Type, err)
 		}
+		// A demo walk's simulated person is simulated in the ledger too
+		// (simulated.go); nothing else is relabelled.
+		if simulatedBy(ctx, ei.ActorID) {
+			if body, err = simulatedPayload(body); err != nil {
+				return nil, fmt.Errorf("append %s: simulated payload: %w", ei.Type, err)
+			}
+		}
 		out[i] = signoff.Event{WorkspaceID: ws, CaseID: ei.CaseID, Type: ei.Type, ActorID: ei.ActorID, Payload: body}
 	}
 	// What does not depend on the head is read before taking it: the head
