@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/identity"
@@ -17,14 +19,12 @@ import (
 
 // The approval page shows what a person would sign: the complete subject
 // (the candidate's card or the change plan, untruncated), its digest and
-// the policy it is judged under. Web approval is not allowed by policy in
-// this version, so the page offers no approve or reject button: it shows
-// the signoff approve command, which recomputes the digest and signs it
-// on the approver's machine. Everything is read live on every request.
-
-// webApproval says whether any policy lets a session approve. None does
-// in this version (SPEC section 5 allows it "where policy allows").
-const webApproval = false
+// the policy it is judged under. An owner or operator approves or rejects
+// it with a passkey (passkey.go: the authenticator signs the digest of
+// the exact statement, checked by the same desk and gate as a CLI
+// signature) or with the signoff approve command, which recomputes the
+// digest and signs it on their machine. Everything is read live on every
+// request.
 
 // policyRow is one line of the policy results: a rule that passed or
 // failed (Class "ok" or "bad"), or a setting shown for information.
@@ -68,13 +68,33 @@ type approvalView struct {
 	Review *signoff.HarnessReview
 	// Defences is what the verification did against a counterfeit verdict
 	// (bug cards): discarded test edits, static findings, the witness.
-	Defences    *repair.Defences
-	Approvals   []signoff.Approval
-	Cards       []cardView
-	Command     string
-	CanApprove  bool
-	WebApproval bool
-	Expires     time.Time
+	Defences  *repair.Defences
+	Approvals []signoff.Approval
+	Cards     []cardView
+	// Command is signoff approve as it can be pasted (SIGNOFF_URL and the
+	// key path set).
+	Command    string
+	CanApprove bool
+	Expires    time.Time
+	// Passkeys is how many live passkeys the signed-in person has for
+	// this host; the passkey buttons need one.
+	Passkeys int
+	// Quorum is the policy's; Approvers who approved the digest on the
+	// card (names), for the page after approval.
+	Quorum    int
+	Approvers []approverRow
+	// Decided says the case moved past its approval; Waiting is the next
+	// step then.
+	Decided string
+	Waiting *waitingView
+	// CSRF is the session's token, for the passkey form.
+	CSRF string
+}
+
+// approverRow is one person whose approval of the digest counts.
+type approverRow struct {
+	Name, ID, Via, Status string
+	At                    time.Time
 }
 
 func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
@@ -83,13 +103,25 @@ func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess sqlst
 	if err != nil {
 		return notFoundCase(err)
 	}
-	v := approvalView{Case: c, CanApprove: identity.Can(by.Role, identity.OpApprove), WebApproval: webApproval}
+	v := approvalView{Case: c, CanApprove: identity.Can(by.Role, identity.OpApprove), CSRF: sess.CSRF}
 	cards, _, err := s.store.ListCards(ctx, by, c.ID)
 	if err != nil {
 		return err
 	}
 	if !awaitingApproval(c) {
-		v.Closed = fmt.Sprintf("This case is not waiting for an approval: it is %s. There is nothing to approve here.", c.State)
+		// Past its approval (or not there yet): say who approved, the
+		// quorum and what comes next, not only that nothing is to sign.
+		if s.subject(r, by, c, &v) != nil {
+			v.Digest, v.Subject = "", ""
+		}
+		if apvs, err := s.store.ListApprovals(ctx, by, c.ID); err == nil && v.Digest == "" {
+			v.Approvals = apvs
+		}
+		v.Approvers = s.approverRows(ctx, by, v.Approvals, v.Digest)
+		w := s.waitingOn(withWaitingURL(r), by, c)
+		v.Waiting = &w
+		v.Decided = fmt.Sprintf("This case is not waiting for an approval: it is %s.", c.State)
+		v.Closed = v.Decided
 	} else if err := s.subject(r, by, c, &v); err != nil {
 		if code := signoff.ErrorCode(err); code != signoff.ECONFLICT && code != signoff.EUNAVAILABLE {
 			return err
@@ -127,11 +159,41 @@ func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess sqlst
 		v.Closed = fmt.Sprintf("The approval card for this digest expired at %s. Expired cards fail closed: nothing can be approved on it.", when(current.ExpiresAt))
 	}
 	if v.Closed == "" {
-		v.Command = "signoff approve --case " + c.ID
+		v.Command = waitingCommand(requestBaseURL(r), []string{"approve", "--case", c.ID, "--key", defaultApprovalKey})
+		v.Approvers = s.approverRows(ctx, by, v.Approvals, v.Digest)
+		if rpID, _, err := relyingParty(r); err == nil && v.CanApprove {
+			if ks, _, err := s.myPasskeys(ctx, by, rpID); err == nil {
+				v.Passkeys = len(ks)
+			}
+		}
 	}
 	me := by
-	s.render(w, r, http.StatusOK, "approval", page{Title: "Approval: " + c.Title, Me: &me, CSRF: sess.CSRF, Body: v})
+	script := ""
+	if v.Closed == "" && v.CanApprove {
+		script = "passkey.js"
+	}
+	s.render(w, r, http.StatusOK, "approval", page{Title: "Approval: " + c.Title, Me: &me, CSRF: sess.CSRF, Script: script, Body: v})
 	return nil
+}
+
+// approverRows names the people whose approvals of digest count (valid,
+// or consumed by the step they allowed); with no digest, every approval.
+func (s *server) approverRows(ctx context.Context, by signoff.Actor, as []signoff.Approval, digest string) []approverRow {
+	var out []approverRow
+	seen := map[string]bool{}
+	for _, a := range as {
+		if a.Decision != approval.Approve || (digest != "" && a.SubjectDigest != digest) || seen[a.ApproverID] ||
+			(a.Status != signoff.ApprovalValid && a.Status != signoff.ApprovalConsumed) {
+			continue
+		}
+		seen[a.ApproverID] = true
+		name := a.ApproverID
+		if act, err := s.store.GetActor(ctx, by.WorkspaceID, a.ApproverID); err == nil {
+			name = act.Name
+		}
+		out = append(out, approverRow{Name: name, ID: a.ApproverID, Via: a.Via, Status: a.Status, At: a.IssuedAt})
+	}
+	return out
 }
 
 // subject reads the case's live approval card from its desk into v.
@@ -152,6 +214,7 @@ func (s *server) subject(r *http.Request, by signoff.Actor, c signoff.Case, v *a
 		}
 		v.SubjectKind, v.Subject, v.Diff, v.Digest = "candidate card", string(b), cv.Card.Diff, cv.SubjectDigest
 		v.PolicyDigest, v.Approvals, v.Verdict, v.Fingerprint = cv.PolicyDigest, cv.Approvals, cv.Card.Table, cv.Card.Fingerprint
+		v.Quorum = cv.Policy.Quorum
 		v.Policy = approvalPolicyRows(cv.Policy.Quorum, cv.Policy.TTLHours, cv.Policy.NoSelfApproval, cv.Policy.ProposerCannotApprove)
 		v.Policy = append(v.Policy, policyRow{Rule: "verdict", Class: passClass(cv.Card.Verdict == "VERIFIED"), Result: cv.Card.Verdict, Detail: cv.Card.Reason})
 		review := cv.Card.HarnessReview
@@ -169,7 +232,7 @@ func (s *server) subject(r *http.Request, by signoff.Actor, c signoff.Case, v *a
 			return err
 		}
 		v.SubjectKind, v.Subject, v.Digest = "change plan", indentJSON(cd.Plan), cd.SubjectDigest
-		v.PolicyDigest, v.Approvals = cd.PolicyDigest, cd.Approvals
+		v.PolicyDigest, v.Approvals, v.Quorum = cd.PolicyDigest, cd.Approvals, cd.Policy.Quorum
 		var plan struct {
 			ExpiresAt time.Time `json:"expires_at"`
 		}
@@ -216,6 +279,6 @@ func approvalPolicyRows(quorum, ttlHours int, noSelf, proposerNot bool) []policy
 		{Rule: "approval lifetime", Result: strconv.Itoa(ttlHours) + " h", Detail: "a signed approval expires after this"},
 		{Rule: "no self-approval", Result: yesNo(noSelf), Detail: "whoever opened the case cannot approve it"},
 		{Rule: "proposer cannot approve", Result: yesNo(proposerNot), Detail: "whoever proposed the subject cannot approve it"},
-		{Rule: "web approval", Result: yesNo(webApproval), Detail: "not allowed by policy in this version: approve with the command below, which signs on your machine"},
+		{Rule: "web approval", Result: "passkey", Detail: "with a registered passkey, which signs this statement's digest on your authenticator; or the command below, which signs on your machine"},
 	}
 }

@@ -7,14 +7,16 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/identity"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // The people page: who is in the workspace and which of them are
 // disabled, and the approval keys with the revoked ones marked, so that
-// whoever handles a lost laptop sees what is still live. It only reads:
-// revoking and disabling are done with the CLI or the API (the page says
-// how), as approving is.
+// whoever handles a lost laptop sees what is still live. Disabling people
+// and revoking Ed25519 keys are done with the CLI or the API (the page
+// says how); the signed-in person registers and revokes their own
+// passkeys here (passkey.go).
 
 type peopleView struct {
 	// People is nil when the signed-in role does not read the actor list.
@@ -24,6 +26,11 @@ type peopleView struct {
 	KeysHidden   bool
 	// Owner is whether the reader may disable people and revoke any key.
 	Owner bool
+	// MyPasskeys are the reader's own passkeys (revoked ones too);
+	// CanPasskey whether their role approves, so may register one.
+	MyPasskeys []keyRow
+	CanPasskey bool
+	CSRF       string
 }
 
 type personRow struct {
@@ -36,6 +43,8 @@ type personRow struct {
 
 type keyRow struct {
 	signoff.ApproverKey
+	// Kind is "passkey" or "ed25519"; RPID the passkey's host.
+	Kind, RPID string
 	// Holder names the key's person where the reader can see them, else
 	// their id.
 	Holder string
@@ -46,11 +55,13 @@ type keyRow struct {
 
 func (s *server) peopleRoutes() {
 	s.mux.HandleFunc("GET /people", s.signedIn(s.peoplePage))
+	s.passkeyRoutes()
 }
 
 func (s *server) peoplePage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
 	ctx, me := r.Context(), sess.Actor
-	v := peopleView{Owner: me.Role == signoff.RoleOwner}
+	v := peopleView{Owner: me.Role == signoff.RoleOwner, CSRF: sess.CSRF,
+		CanPasskey: me.Role == signoff.RoleOwner || me.Role == signoff.RoleOperator}
 	names := map[string]string{me.ID: me.Name}
 	if identity.Authorize(me.Role, identity.OpActorRead) == nil {
 		actors, err := s.store.ListActors(ctx, me.WorkspaceID)
@@ -88,10 +99,21 @@ func (s *server) peoplePage(w http.ResponseWriter, r *http.Request, sess sqlstor
 		if holder == "" {
 			holder = k.ActorID
 		}
-		r, iso := since(k.RevokedAt)
-		v.Keys = append(v.Keys, keyRow{ApproverKey: k, Holder: holder, Revoked: r, RevokedISO: iso})
+		rv, iso := since(k.RevokedAt)
+		row := keyRow{ApproverKey: k, Kind: "ed25519", Holder: holder, Revoked: rv, RevokedISO: iso}
+		if c, err := passkey.ParseCredential(k.PublicKey); err == nil {
+			row.Kind, row.RPID = "passkey", c.RPID
+			if k.ActorID == me.ID {
+				v.MyPasskeys = append(v.MyPasskeys, row)
+			}
+		}
+		v.Keys = append(v.Keys, row)
 	}
-	s.render(w, r, http.StatusOK, "people", page{Title: "People and keys", Me: &me, CSRF: sess.CSRF, Body: v})
+	script := ""
+	if v.CanPasskey {
+		script = "passkey.js"
+	}
+	s.render(w, r, http.StatusOK, "people", page{Title: "People and keys", Me: &me, CSRF: sess.CSRF, Script: script, Body: v})
 	return nil
 }
 
