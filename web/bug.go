@@ -10,9 +10,11 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/crew"
+	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/repair"
 	"github.com/signoff-dev/signoff/triage"
 	"github.com/signoff-dev/signoff/verify"
+	"github.com/signoff-dev/signoff/workflow"
 )
 
 // The bug section of a case page: what triage found (the search hits it
@@ -37,6 +39,18 @@ type bugView struct {
 	ReviewWaits    bool
 	// Resume is the command the "Resume triage" button sends, if any.
 	Resume string
+	// MergeForm is the merge button's data, for an approved case and a
+	// person whose role merges; MergeRefused is why a merge sent from this
+	// page was refused (nothing merged).
+	MergeForm    *mergeFormView
+	MergeRefused string
+}
+
+// mergeFormView is what the merge form carries, so that the desk merges
+// only what the page showed: a case that moved since (another version, or
+// another subject) is refused, never merged.
+type mergeFormView struct {
+	CandidateID, SubjectDigest string
 }
 
 // triageView is what the triage crew recorded.
@@ -51,6 +65,8 @@ type triageView struct {
 	Gate                                *crew.Gate
 	Action                              *triage.Action
 	Notes                               []string
+	// Line is the folded section's one-line summary.
+	Line string
 }
 
 type hitView struct {
@@ -125,6 +141,16 @@ func (s *server) bugSection(ctx context.Context, by signoff.Actor, c signoff.Cas
 		return nil, fmt.Errorf("triage: %w", err)
 	}
 	v.Resume = resumeCommand(c, by.Role, v.Triage != nil && v.Triage.TicketID != "")
+	v.MergeRefused = mergeRefusalFrom(ctx)
+	if c.State == workflow.BugApproved && identity.Can(by.Role, identity.OpMerge) && s.o.BugDesk != nil {
+		// The card names what the approvals cover; the desk checks them
+		// again when the form is sent.
+		if cv, err := s.o.BugDesk.Card(ctx, by, c.ID); err == nil {
+			v.MergeForm = &mergeFormView{CandidateID: cv.Card.CandidateID, SubjectDigest: cv.SubjectDigest}
+		} else {
+			s.log.ErrorContext(ctx, "approval card for the merge form", "case", c.ID, "err", err)
+		}
+	}
 	l, err := s.store.GetLoop(ctx, by, c.ID)
 	switch {
 	case err == nil:
@@ -157,6 +183,26 @@ func (s *server) bugSection(ctx context.Context, by signoff.Actor, c signoff.Cas
 	return v, nil
 }
 
+// triageLine sums a triage run up in a line: status, outcome, ticket,
+// verdict and severity, and how many hits and crash signatures it saw.
+func triageLine(tv *triageView) string {
+	parts := []string{tv.Status}
+	if tv.Outcome != "" {
+		parts = append(parts, strings.ReplaceAll(tv.Outcome, "_", " "))
+	}
+	if tv.TicketID != "" {
+		parts = append(parts, "ticket "+tv.TicketID)
+	}
+	if tv.Investigation != nil && tv.Investigation.Verdict != "" {
+		parts = append(parts, "verdict "+tv.Investigation.Verdict)
+	}
+	if tv.Assessment != nil && tv.Assessment.Severity != "" {
+		parts = append(parts, "severity "+tv.Assessment.Severity)
+	}
+	parts = append(parts, fmt.Sprintf("%d search hit(s), %d crash signature(s)", len(tv.Hits), len(tv.Crashes)))
+	return strings.Join(parts, " · ")
+}
+
 // triageOf decodes a triage run for the page. A state this version cannot
 // read shows the run's columns only.
 func triageOf(tr signoff.TriageRun) *triageView {
@@ -177,6 +223,7 @@ func triageOf(tr signoff.TriageRun) *triageView {
 			Versions: shares(a.Versions), Platforms: shares(a.Platforms), Why: strings.Join(a.Why, "; ")})
 	}
 	tv.Investigation, tv.Assessment, tv.Gate, tv.Action, tv.Notes = st.Investigation, st.Assessment, st.Gate, st.Action, st.Notes
+	tv.Line = triageLine(tv)
 	if st.Assessment != nil {
 		for k, val := range st.Assessment.Evidence {
 			b, err := json.Marshal(val)
