@@ -41,9 +41,11 @@ type changeView struct {
 
 	// The deterministic review of the current plan.
 	ReviewOK     bool
-	Review       []policyRow
+	Review       []reviewRow
 	ReviewNote   string
 	PolicyDigest string
+	// ReviewWords is the review in a sentence.
+	ReviewWords string
 
 	ApprovedDigest, ApprovedPolicyDigest string
 	Preapproved                          bool
@@ -72,6 +74,16 @@ type changeView struct {
 	// case; OverwrittenBy the rollbacks that wrote over this change.
 	Compensation  *change.CompensationDecision
 	OverwrittenBy []string
+
+	// Actions are the forms a person may use on the case: plan it,
+	// execute it (changeactions.go).
+	Actions changeActions
+}
+
+// reviewRow is one rule of the review, named in words.
+type reviewRow struct {
+	policyRow
+	Words string
 }
 
 // planView is one plan of the case.
@@ -87,6 +99,8 @@ type planView struct {
 	HasRollback     bool
 	// Undecodable says why the stored plan does not decode, if it does not.
 	Undecodable string
+	// Words is the plan in words (changeplan.go).
+	Words *planWords
 }
 
 // changeApproval is one signed approval of the case.
@@ -193,11 +207,11 @@ func (s *server) changeSection(ctx context.Context, by signoff.Actor, c signoff.
 	if len(st.Review) > 0 && string(st.Review) != "null" {
 		var review change.Result
 		if err := json.Unmarshal(st.Review, &review); err != nil {
-			v.Review = []policyRow{{Rule: "review", Class: "bad", Result: "unreadable", Detail: "the stored review does not decode: " + err.Error()}}
+			v.Review = []reviewRow{{policyRow{Rule: "review", Class: "bad", Result: "unreadable", Detail: "the stored review does not decode: " + err.Error()}, "The stored review"}}
 		} else {
-			v.ReviewOK = review.OK
+			v.ReviewOK, v.ReviewWords = review.OK, reviewWords(review)
 			for _, rr := range review.Rules {
-				v.Review = append(v.Review, policyRow{Rule: rr.Rule, Class: passClass(rr.OK), Result: passFail(rr.OK), Detail: rr.Detail})
+				v.Review = append(v.Review, reviewRow{policyRow{Rule: rr.Rule, Class: passClass(rr.OK), Result: passFail(rr.OK), Detail: rr.Detail}, ruleWord(rr.Rule)})
 			}
 		}
 	}
@@ -268,6 +282,7 @@ func (s *server) changeSection(ctx context.Context, by signoff.Actor, c signoff.
 			v.CanRollback = true
 		}
 	}
+	v.Actions = s.changeActions(ctx, by, c, l, v)
 	return v, nil
 }
 
@@ -282,6 +297,7 @@ func planOf(p signoff.ChangePlan) planView {
 		return pv
 	}
 	pv.Kind, pv.Target, pv.Expires = plan.Kind, plan.Target, plan.ExpiresAt
+	pv.Words = wordsOf(plan)
 	pv.HasRollback = len(plan.Rollback) > 0 && strings.TrimSpace(string(plan.Rollback)) != "null"
 	return pv
 }
@@ -318,6 +334,11 @@ func receiptOf(r signoff.Receipt, trusted []ed25519.PublicKey) receiptView {
 
 func (s *server) changeRoutes() {
 	s.mux.HandleFunc("POST /cases/{id}/rollback", s.signedInPost(s.rollback))
+	s.mux.HandleFunc("POST /cases/{id}/plan", s.signedInPost(s.planChange))
+	s.mux.HandleFunc("POST /cases/{id}/execute", s.signedInPost(s.executeChange))
+	s.mux.HandleFunc("GET /changes/new", s.signedIn(s.changeNewPage))
+	s.mux.HandleFunc("POST /changes/new", s.signedInPost(s.requestChange))
+	s.addChangeNewPage()
 }
 
 // rollback asks the change desk for a compensating change of an executed
