@@ -65,7 +65,7 @@ type fieldView struct {
 // gateCard is the triage gate's subject in words.
 type gateCard struct {
 	Title, Body, Component, Owner, Severity, Rationale, RegressionOf string
-	Confidence                                                      string
+	Confidence                                                       string
 	// Why are the rules that held the ticket for a person.
 	Why []string
 	// Crash is what the crash log says; Evidence the rest of the
