@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -272,19 +273,35 @@ func (s *DB) CreateLoginLink(ctx context.Context, actorID string, ttl time.Durat
 }
 
 // DeskCase is a case as the desk lists it: with the severity and owner of
-// its ticket, when triage filed one.
+// its ticket, when triage filed one, its project's name, and the facts the
+// desk needs to say who must act next on it (read in a few batched
+// queries for the whole page, never one per row).
 type DeskCase struct {
 	signoff.Case
-	Severity string `json:"severity,omitempty"`
-	Owner    string `json:"owner,omitempty"`
+	Severity    string `json:"severity,omitempty"`
+	Owner       string `json:"owner,omitempty"`
+	ProjectName string `json:"project_name,omitempty"`
+	// PendingDecisions counts its unexpired pending decisions.
+	PendingDecisions int `json:"pending_decisions,omitempty"`
+	// Approvers approved it and their approvals still count (valid and
+	// unexpired); read for cases awaiting approval only.
+	Approvers []string `json:"approvers,omitempty"`
+	// PlanProposer proposed the change case's newest plan.
+	PlanProposer string `json:"plan_proposer,omitempty"`
+	// Loop is the bug loop's record, read only for bug cases in a state
+	// where it says who acts (awaiting approval, a reproduction under
+	// review).
+	Loop *signoff.BugLoopState `json:"-"`
 }
 
 // DeskFilter selects the desk's cases; empty fields select all. Query
 // matches titles (case-insensitive for ASCII). Before pages: cases older
-// than that case id. ID selects one case.
+// than that case id. ID selects one case. States, when set, selects cases
+// in any of them (the inbox's states, read through the cases_state index).
 type DeskFilter struct {
 	Kind   signoff.CaseKind
 	State  string
+	States []string
 	Query  string
 	Before string
 	ID     string
@@ -299,8 +316,9 @@ func (s *DB) DeskCases(ctx context.Context, by signoff.Actor, f DeskFilter) ([]D
 		return nil, signoff.Errorf(signoff.EFORBIDDEN, "role %s does not read the desk", by.Role)
 	}
 	var q strings.Builder
-	q.WriteString(`SELECT c.` + strings.ReplaceAll(caseColumns, ", ", ", c.") + `, coalesce(t.severity, ''), coalesce(t.owner, '')
+	q.WriteString(`SELECT c.` + strings.ReplaceAll(caseColumns, ", ", ", c.") + `, coalesce(t.severity, ''), coalesce(t.owner, ''), coalesce(p.name, '')
 		FROM cases c LEFT JOIN triage_runs tr ON tr.case_id = c.id
+		LEFT JOIN projects p ON p.id = c.project_id
 		LEFT JOIN tickets t ON t.project_id = tr.project_id AND t.id = tr.ticket_id
 		WHERE c.workspace_id = $1`)
 	args := []any{by.WorkspaceID}
@@ -319,6 +337,20 @@ func (s *DB) DeskCases(ctx context.Context, by signoff.Actor, f DeskFilter) ([]D
 			return nil, signoff.Errorf(signoff.EINVALID, "unknown state %q", f.State)
 		}
 		add("c.state = ", f.State)
+	}
+	if len(f.States) > 0 {
+		if len(f.States) > 64 {
+			return nil, signoff.Errorf(signoff.EINVALID, "too many states")
+		}
+		var ph []string
+		for _, st := range f.States {
+			if !workflow.Bug.IsState(st) && !workflow.Change.IsState(st) {
+				return nil, signoff.Errorf(signoff.EINVALID, "unknown state %q", st)
+			}
+			args = append(args, st)
+			ph = append(ph, fmt.Sprintf("$%d", len(args)))
+		}
+		fmt.Fprintf(&q, " AND c.state IN (%s)", strings.Join(ph, ", "))
 	}
 	if f.ID != "" {
 		if err := signoff.CheckID("case", signoff.PrefixCase, f.ID); err != nil {
@@ -347,7 +379,7 @@ func (s *DB) DeskCases(ctx context.Context, by signoff.Actor, f DeskFilter) ([]D
 		var ca, ua int64
 		c := &d.Case
 		if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.ProjectID, &kind, &c.Title, &c.State, &c.Version, &c.FixAttempts, &c.MaxFixAttempts,
-			&c.ReporterID, &c.CreatedBy, &ca, &ua, &d.Severity, &d.Owner); err != nil {
+			&c.ReporterID, &c.CreatedBy, &ca, &ua, &d.Severity, &d.Owner, &d.ProjectName); err != nil {
 			return err
 		}
 		c.Kind, c.CreatedAt, c.UpdatedAt = signoff.CaseKind(kind), fromMicros(ca), fromMicros(ua)
@@ -356,7 +388,124 @@ func (s *DB) DeskCases(ctx context.Context, by signoff.Actor, f DeskFilter) ([]D
 	if err != nil {
 		return nil, fmt.Errorf("desk cases: %w", err)
 	}
+	if err := s.deskFacts(ctx, by.WorkspaceID, out); err != nil {
+		return nil, fmt.Errorf("desk cases: %w", err)
+	}
 	return out, nil
+}
+
+// deskFacts reads, for the listed cases, what says who acts next on them:
+// pending decisions, standing approvals, the newest plan's proposer and
+// the bug loop where it matters. One query per fact for the whole page,
+// each by case id through an index of its table.
+func (s *DB) deskFacts(ctx context.Context, ws string, cases []DeskCase) error {
+	if len(cases) == 0 {
+		return nil
+	}
+	at := map[string]*DeskCase{}
+	var all, approving, changes, loops []string
+	for i := range cases {
+		c := &cases[i]
+		at[c.ID] = c
+		all = append(all, c.ID)
+		if c.State == workflow.BugAwaitingApproval || c.State == workflow.ChangeAwaitingApproval {
+			approving = append(approving, c.ID)
+		}
+		if c.Kind == signoff.KindChange {
+			changes = append(changes, c.ID)
+		}
+		if c.Kind == signoff.KindBug && (c.State == workflow.BugAwaitingApproval || c.State == workflow.BugAwaitingReporterRepro || c.State == workflow.BugReproduced) {
+			loops = append(loops, c.ID)
+		}
+	}
+	now := micros(s.now())
+	in := func(args []any, ids []string) ([]any, string) {
+		ph := make([]string, len(ids))
+		for i, id := range ids {
+			args = append(args, id)
+			ph[i] = fmt.Sprintf("$%d", len(args))
+		}
+		return args, strings.Join(ph, ", ")
+	}
+	each := func(q string, args []any, scan func(scanner) error) error {
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	args, list := in([]any{ws, now}, all)
+	err := each(`SELECT case_id, count(*) FROM decisions WHERE workspace_id = $1 AND status = 'pending' AND expires_at > $2 AND case_id IN (`+list+`) GROUP BY case_id`, args,
+		func(sc scanner) error {
+			var id string
+			var n int
+			if err := sc.Scan(&id, &n); err != nil {
+				return err
+			}
+			at[id].PendingDecisions = n
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("pending decisions: %w", err)
+	}
+	if len(approving) > 0 {
+		args, list := in([]any{ws, now}, approving)
+		err := each(`SELECT case_id, approver_id FROM approvals WHERE workspace_id = $1 AND status = 'valid' AND decision = 'approve' AND expires_at > $2 AND case_id IN (`+list+`) ORDER BY case_id, created_at`, args,
+			func(sc scanner) error {
+				var id, who string
+				if err := sc.Scan(&id, &who); err != nil {
+					return err
+				}
+				if c := at[id]; !slices.Contains(c.Approvers, who) {
+					c.Approvers = append(c.Approvers, who)
+				}
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("approvals: %w", err)
+		}
+	}
+	if len(changes) > 0 {
+		args, list := in([]any{ws}, changes)
+		err := each(`SELECT case_id, proposer FROM change_plans WHERE workspace_id = $1 AND case_id IN (`+list+`) ORDER BY case_id, created_at, id`, args,
+			func(sc scanner) error {
+				var id, who string
+				if err := sc.Scan(&id, &who); err != nil {
+					return err
+				}
+				at[id].PlanProposer = who // the newest wins
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("plan proposers: %w", err)
+		}
+	}
+	if len(loops) > 0 {
+		args, list := in([]any{ws}, loops)
+		err := each(`SELECT case_id, state FROM bug_loops WHERE workspace_id = $1 AND case_id IN (`+list+`)`, args,
+			func(sc scanner) error {
+				var id, raw string
+				if err := sc.Scan(&id, &raw); err != nil {
+					return err
+				}
+				var st signoff.BugLoopState
+				if err := decodeLoopState([]byte(raw), &st); err != nil {
+					return fmt.Errorf("bug loop of %s: %w", id, err)
+				}
+				at[id].Loop = &st
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("bug loops: %w", err)
+		}
+	}
+	return nil
 }
 
 // IntakeProject returns the name of a project for its public report form.

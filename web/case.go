@@ -55,6 +55,11 @@ type caseView struct {
 	Change *changeView
 	// Decisions are the case's decisions, newest first.
 	Decisions []decisionView
+	// Waiting is who must act next and what; StateLabel the state in
+	// plain words (the raw state shows on hover). ProjectName and
+	// OpenerName name what the ids in Case stand for ("" when unknown).
+	Waiting                             waitingView
+	StateLabel, ProjectName, OpenerName string
 }
 
 // awaitingApproval reports whether c waits for a person's signed approval.
@@ -111,9 +116,26 @@ func (s *server) casePage(w http.ResponseWriter, r *http.Request, sess sqlstore.
 		return fmt.Errorf("decisions of %s: %w", c.ID, err)
 	}
 	v.Ledger = s.ledgerStatus(ctx, c.WorkspaceID)
+	v.Waiting = s.waitingOn(withWaitingURL(r), by, c)
+	v.StateLabel = v.Waiting.Label
+	v.ProjectName, v.OpenerName = s.caseNames(ctx, c)
 	me := by
 	s.render(w, r, http.StatusOK, "case", page{Title: c.Title, Me: &me, CSRF: sess.CSRF, Body: v})
 	return nil
+}
+
+// caseNames reads the names of the case's project and opener. A name that
+// cannot be read is left out: the page then shows the id alone.
+func (s *server) caseNames(ctx context.Context, c signoff.Case) (project, opener string) {
+	if p, err := s.store.GetProject(ctx, c.WorkspaceID, c.ProjectID); err == nil {
+		project = p.Name
+	}
+	if c.CreatedBy != "" {
+		if a, err := s.store.GetActor(ctx, c.WorkspaceID, c.CreatedBy); err == nil {
+			opener = a.Name
+		}
+	}
+	return project, opener
 }
 
 // notFoundCase words a missing case (or another workspace's) for people.

@@ -12,29 +12,58 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
+	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/nextstep"
+	"github.com/signoff-dev/signoff/repair"
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/sse"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
 // deskLimit is how many cases the desk shows at once; older ones are a
-// link away.
-const deskLimit = 100
+// link away. needsLimit bounds the "Needs me" list the same way.
+const (
+	deskLimit  = 100
+	needsLimit = 200
+)
 
-// deskRowView is one row of the desk's table.
+// deskRowView is one row of the desk's tables.
 type deskRowView struct {
-	ID, Title, Kind, State, Severity, Owner, Age string
-	Created                                      time.Time
-	Version                                      int64
+	ID, Title, Kind, State, StateLabel, Severity, Owner, Age string
+	Project, ProjectID                                       string
+	Waiting                                                  waitingView
+	Created                                                  time.Time
+	Version                                                  int64
 }
 
-// deskView is the desk page.
+// optionView is one choice of a filter menu.
+type optionView struct {
+	Value, Label string
+	Current      bool
+	Href         string
+}
+
+// countView is one kind of thing waiting on the signed-in person.
+type countView struct {
+	Action, Label string
+	N             int
+}
+
+// deskView is the desk page: what needs the signed-in person, then every
+// case, filtered.
 type deskView struct {
-	Rows        []deskRowView
+	Needs      []deskRowView
+	NeedsTotal int
+	NeedsCut   bool
+	Counts     []countView
+	Rows       []deskRowView
+	// Kind and State are the filters; States are the chosen kind's own
+	// states (none before a kind is chosen), Kinds the kind links.
 	State, Kind string
 	Query       string
-	States      []string
-	Kinds       []string
+	States      []optionView
+	Kinds       []optionView
 	Older       string // query string of the next page, if any
 	Filtered    bool
 }
@@ -44,32 +73,198 @@ func deskFilter(q url.Values) sqlstore.DeskFilter {
 	return sqlstore.DeskFilter{Kind: signoff.CaseKind(q.Get("kind")), State: q.Get("state"), Query: q.Get("q"), Before: q.Get("before")}
 }
 
-// caseStates lists every state of both machines once, bug states first.
-func caseStates() []string {
-	out := slices.Clone(workflow.Bug.States)
-	for _, st := range workflow.Change.States {
-		if !slices.Contains(out, st) {
-			out = append(out, st)
+// kindTable is the loop of kind, or nil.
+func kindTable(kind signoff.CaseKind) *workflow.Table {
+	switch kind {
+	case signoff.KindBug:
+		return workflow.Bug
+	case signoff.KindChange:
+		return workflow.Change
+	}
+	return nil
+}
+
+// menuKind is the kind whose states the state menu lists: the chosen one,
+// or the kind a state given alone belongs to (bug first).
+func menuKind(kind signoff.CaseKind, state string) signoff.CaseKind {
+	if kind != "" || state == "" {
+		return kind
+	}
+	for _, k := range []signoff.CaseKind{signoff.KindBug, signoff.KindChange} {
+		if kindTable(k).IsState(state) {
+			return k
+		}
+	}
+	return ""
+}
+
+// inboxStates are the states in which a case can wait on a person: those
+// where nextstep, asked for an operator with every person-facing fact
+// set, answers "you" or "stuck, and you can help". Derived, so a new
+// person's step in nextstep is in the inbox without a second list.
+var inboxStates = func() []string {
+	var out []string
+	me := signoff.Actor{ID: "act_inbox_probe", Role: signoff.RoleOperator}
+	for _, tb := range []*workflow.Table{workflow.Bug, workflow.Change} {
+		for _, st := range tb.States {
+			f := nextstep.Facts{Kind: tb.Kind, State: st, Me: me, PendingDecisions: 1, HarnessReviewWaits: true}
+			if nextstep.Next(f).Needs() && !slices.Contains(out, st) {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}()
+
+// deskPolicies reads the approval policies the rows awaiting approval are
+// judged under, once per project (bugs) and once for the workspace
+// (changes); a policy that cannot be read leaves the counts out.
+type deskPolicies struct {
+	s      *server
+	by     signoff.Actor
+	bug    map[string]*approval.Policy
+	change *approval.Policy
+	read   bool
+}
+
+func (p *deskPolicies) of(ctx context.Context, c signoff.Case) *approval.Policy {
+	switch c.Kind {
+	case signoff.KindBug:
+		if pol, ok := p.bug[c.ProjectID]; ok {
+			return pol
+		}
+		var pol *approval.Policy
+		if rs, err := p.s.store.GetRepoSettings(ctx, p.by, c.ProjectID); err == nil {
+			v := bugdesk.Policy(rs)
+			pol = &v
+		}
+		if p.bug == nil {
+			p.bug = map[string]*approval.Policy{}
+		}
+		p.bug[c.ProjectID] = pol
+		return pol
+	case signoff.KindChange:
+		if !p.read {
+			p.read = true
+			if p.s.o.ChangeDesk != nil {
+				if cp, _, err := p.s.o.ChangeDesk.Policy(ctx, c.WorkspaceID); err == nil {
+					p.change = &approval.Policy{Quorum: cp.Approvals.Required, NoSelfApproval: cp.NoSelfApproval, ProposerCannotApprove: cp.ProposerCannotApprove}
+				}
+			}
+		}
+		return p.change
+	}
+	return nil
+}
+
+// deskStep says who acts next on a listed case, from the facts the desk's
+// query read with it (no further read per row but the policies).
+func (s *server) deskStep(ctx context.Context, by signoff.Actor, d sqlstore.DeskCase, pols *deskPolicies) nextstep.Step {
+	c := d.Case
+	f := nextstep.Facts{Kind: c.Kind, State: c.State, Me: by, OpenedBy: c.CreatedBy, PendingDecisions: d.PendingDecisions,
+		Approvers: d.Approvers, ProposedBy: d.PlanProposer}
+	if d.Loop != nil {
+		if cand := repair.LatestCandidate(*d.Loop); cand != nil {
+			f.ProposedBy = cand.SubmittedBy
+		}
+		if h := repair.CurrentHarness(*d.Loop); h != nil {
+			f.HarnessReviewWaits = repair.AwaitsStaff(c.State, *h)
+		}
+	}
+	if c.State == workflow.BugAwaitingApproval || c.State == workflow.ChangeAwaitingApproval {
+		if pol := pols.of(ctx, c); pol != nil {
+			f.Quorum, f.NoSelfApproval, f.ProposerCannotApprove = pol.Quorum, pol.NoSelfApproval, pol.ProposerCannotApprove
+		} else {
+			// Unknown policy: exclude as the strictest one would, so
+			// the inbox never offers what the gate will refuse.
+			f.NoSelfApproval, f.ProposerCannotApprove = true, true
+		}
+	}
+	return nextstep.Next(f)
+}
+
+func (s *server) rowView(ctx context.Context, by signoff.Actor, d sqlstore.DeskCase, pols *deskPolicies, base string) deskRowView {
+	c := d.Case
+	st := s.deskStep(ctx, by, d, pols)
+	project := d.ProjectName
+	if project == "" {
+		project = c.ProjectID
+	}
+	title := c.Title
+	if strings.TrimSpace(title) == "" {
+		title = c.ID
+	}
+	return deskRowView{ID: c.ID, Title: title, Kind: string(c.Kind), State: c.State, StateLabel: st.Label, Severity: d.Severity, Owner: d.Owner,
+		Project: project, ProjectID: c.ProjectID, Waiting: waitingFor(st, c, base),
+		Age: age(s.o.Now(), c.CreatedAt), Created: c.CreatedAt, Version: c.Version}
+}
+
+// actionWords name the inbox's counts, in the order shown.
+var actionWords = []struct{ action, label string }{
+	{string(nextstep.ActApprove), "to approve"},
+	{string(nextstep.ActDecide), "to decide"},
+	{string(nextstep.ActReviewHarness), "reproductions to review"},
+	{string(nextstep.ActMerge), "to merge"},
+	{string(nextstep.ActExecute), "to execute"},
+	{string(nextstep.ActResume), "stuck"},
+	{string(nextstep.ActPlan), "to plan again"},
+}
+
+func counts(rows []deskRowView) []countView {
+	var out []countView
+	for _, w := range actionWords {
+		n := 0
+		for _, r := range rows {
+			if r.Waiting.Action == w.action {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, countView{Action: w.action, Label: w.label, N: n})
 		}
 	}
 	return out
 }
 
-func (s *server) rowView(c sqlstore.DeskCase) deskRowView {
-	return deskRowView{ID: c.ID, Title: c.Title, Kind: string(c.Kind), State: c.State, Severity: c.Severity, Owner: c.Owner,
-		Age: age(s.o.Now(), c.CreatedAt), Created: c.CreatedAt, Version: c.Version}
-}
-
 func (s *server) desk(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+	ctx, by := r.Context(), sess.Actor
 	q := r.URL.Query()
 	f := deskFilter(q)
+	mk := menuKind(f.Kind, f.State)
+	if f.Kind != "" && f.State != "" && kindTable(f.Kind) != nil && !kindTable(f.Kind).IsState(f.State) {
+		// A state of the other kind, left from before the kind changed.
+		f.State = ""
+	}
 	f.Limit = deskLimit + 1
-	cases, err := s.store.DeskCases(r.Context(), sess.Actor, f)
+	cases, err := s.store.DeskCases(ctx, by, f)
 	if err != nil {
 		return err
 	}
-	v := deskView{State: f.State, Kind: string(f.Kind), Query: f.Query, States: caseStates(), Kinds: []string{string(signoff.KindBug), string(signoff.KindChange)},
+	needs, err := s.store.DeskCases(ctx, by, sqlstore.DeskFilter{States: inboxStates, Limit: needsLimit + 1})
+	if err != nil {
+		return err
+	}
+	v := deskView{State: f.State, Kind: string(f.Kind), Query: f.Query,
 		Filtered: f.State != "" || f.Kind != "" || strings.TrimSpace(f.Query) != ""}
+	for _, k := range []struct{ kind, label string }{{"", "All kinds"}, {string(signoff.KindBug), "Bugs"}, {string(signoff.KindChange), "Changes"}} {
+		link := url.Values{}
+		if k.kind != "" {
+			link.Set("kind", k.kind)
+		}
+		if f.Query != "" {
+			link.Set("q", f.Query)
+		}
+		href := "/desk"
+		if len(link) > 0 {
+			href += "?" + link.Encode()
+		}
+		v.Kinds = append(v.Kinds, optionView{Value: k.kind, Label: k.label, Current: k.kind == string(f.Kind), Href: href + "#all"})
+	}
+	if tb := kindTable(mk); tb != nil {
+		for _, st := range tb.States {
+			v.States = append(v.States, optionView{Value: st, Label: nextstep.Label(mk, st), Current: st == f.State})
+		}
+	}
 	if len(cases) > deskLimit {
 		cases = cases[:deskLimit]
 		next := url.Values{}
@@ -81,38 +276,59 @@ func (s *server) desk(w http.ResponseWriter, r *http.Request, sess sqlstore.WebS
 		next.Set("before", cases[len(cases)-1].ID)
 		v.Older = "/desk?" + next.Encode()
 	}
+	pols := &deskPolicies{s: s, by: by}
+	base := requestBaseURL(r)
 	for _, c := range cases {
-		v.Rows = append(v.Rows, s.rowView(c))
+		v.Rows = append(v.Rows, s.rowView(ctx, by, c, pols, base))
 	}
-	me := sess.Actor
+	if len(needs) > needsLimit {
+		needs, v.NeedsCut = needs[:needsLimit], true
+	}
+	for _, c := range needs {
+		if row := s.rowView(ctx, by, c, pols, base); row.Waiting.Needs {
+			v.Needs = append(v.Needs, row)
+		}
+	}
+	v.NeedsTotal, v.Counts = len(v.Needs), counts(v.Needs)
+	me := by
 	s.render(w, r, http.StatusOK, "desk", page{Title: "Desk", Me: &me, CSRF: sess.CSRF, Script: "desk.js", Body: v})
 	return nil
 }
 
 // deskRow answers one case's row for the desk's script, or 204 when the
 // case does not match the filters in the query (the desk the script runs
-// on).
+// on). With needs=1 it answers the row only when the case waits on the
+// signed-in person (the "Needs me" table).
 func (s *server) deskRow(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+	ctx := r.Context()
 	f := deskFilter(r.URL.Query())
+	needs := r.URL.Query().Get("needs") == "1"
+	if needs {
+		f = sqlstore.DeskFilter{}
+	}
 	f.Before, f.ID, f.Limit = "", r.PathValue("id"), 1
 	if err := signoff.CheckID("case", signoff.PrefixCase, f.ID); err != nil {
 		return signoff.Errorf(signoff.ENOTFOUND, "There is no such case.")
 	}
-	cases, err := s.store.DeskCases(r.Context(), sess.Actor, f)
+	cases, err := s.store.DeskCases(ctx, sess.Actor, f)
 	if err != nil {
 		return err
 	}
-	if len(cases) == 0 {
+	var row deskRowView
+	if len(cases) > 0 {
+		row = s.rowView(ctx, sess.Actor, cases[0], &deskPolicies{s: s, by: sess.Actor}, requestBaseURL(r))
+	}
+	if len(cases) == 0 || (needs && !row.Waiting.Needs) {
 		// Missing, another workspace's, or filtered out: the script
 		// inserts nothing either way.
-		if _, err := s.store.GetCase(r.Context(), sess.Actor, f.ID); err != nil {
+		if _, err := s.store.GetCase(ctx, sess.Actor, f.ID); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := s.pages["desk"].ExecuteTemplate(&buf, "row", s.rowView(cases[0])); err != nil {
+	if err := s.pages["desk"].ExecuteTemplate(&buf, "row", row); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -320,4 +536,16 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// caseStates lists every state of both machines once, bug states first
+// (the charts' order).
+func caseStates() []string {
+	out := slices.Clone(workflow.Bug.States)
+	for _, st := range workflow.Change.States {
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	return out
 }

@@ -29,6 +29,9 @@ type waitingView struct {
 	// "nobody"); WhoText says it in words.
 	Who     string
 	WhoText string
+	// Action is nextstep's action ("approve", "merge", ...), for the
+	// desk's counts.
+	Action string
 	// Text is the action in plain words; Why says why it is not yours.
 	Text string
 	Why  string
@@ -145,7 +148,7 @@ func approversOf(as []signoff.Approval, digest string) []string {
 // waitingFor turns a step into the line: the link where the signed-in
 // person acts, and the command for the steps a terminal takes.
 func waitingFor(st nextstep.Step, c signoff.Case, base string) waitingView {
-	v := waitingView{CaseID: c.ID, Who: string(st.Who), WhoText: st.WhoText, Text: st.Text, Why: st.Why,
+	v := waitingView{CaseID: c.ID, Who: string(st.Who), WhoText: st.WhoText, Action: string(st.Action), Text: st.Text, Why: st.Why,
 		Label: st.Label, State: c.State, Done: st.Done, Stuck: st.Stuck, Needs: st.Needs()}
 	mine := st.Who == nextstep.You || (st.Stuck && st.CanHelp)
 	if !mine {
