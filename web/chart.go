@@ -61,7 +61,7 @@ func (s *server) chartsPage(w http.ResponseWriter, r *http.Request, sess sqlstor
 		return err
 	}
 	ctx, me, now := r.Context(), sess.Actor, s.o.Now().UTC()
-	v := chartsView{Days: days}
+	v := chartsView{Days: days, Now: now.Format("2006-01-02 15:04")}
 	for _, d := range chartRanges {
 		v.Ranges = append(v.Ranges, chartRange{Days: d, Current: d == days})
 	}
@@ -78,7 +78,7 @@ func (s *server) chartsPage(w http.ResponseWriter, r *http.Request, sess sqlstor
 		if err != nil {
 			return err
 		}
-		c := crashChart(i, p.Name, win.Events, days)
+		c := crashChart(i, p.Name, win.Events, days, now)
 		c.Older += win.Older
 		c.Cut = win.Cut
 		v.Crashes = append(v.Crashes, c)
@@ -108,7 +108,9 @@ func chartDays(q string) (int, error) {
 
 // chartsView is the charts page.
 type chartsView struct {
-	Days   int
+	Days int
+	// Now is the end of every chart's window, to the minute (UTC).
+	Now    string
 	Ranges []chartRange
 	// Crashes has one chart per project, in project order.
 	Crashes []crashChartView
@@ -166,14 +168,19 @@ type crashChartView struct {
 	ID      string // unique on the page
 	Project string
 	// Events counts the events charted, Signatures their signatures;
-	// Older counts the events before the window; Cut the oldest of the
-	// window left out by chartCrashEvents.
-	Events, Signatures, Older, Cut int
-	Step                           string
-	From, To                       string
-	Axis                           axisView
-	Panels                         []panelView
-	Table                          chartTable
+	// Older counts the events before the window, Newer those after it;
+	// Cut the oldest of the window left out by chartCrashEvents.
+	Events, Signatures, Older, Newer, Cut int
+	Step                                  string
+	// From and To bound the window the x axis spans, exactly: the last
+	// Days days up to now, or, when the project had no crash in those
+	// (Newest), the Days days up to its newest crash event.
+	From, To string
+	Days     int
+	Newest   bool
+	Axis     axisView
+	Panels   []panelView
+	Table    chartTable
 }
 
 // legendItem names a series of the stacked chart and its count now.
@@ -522,38 +529,50 @@ func chartPlural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-func chartAxis(top int, b chartBuckets, to string) axisView {
-	return axisView{YTop: strconv.Itoa(top), YMid: strconv.Itoa(top / 2), XFrom: b.label(0), XTo: to}
-}
-
 // ---- the charts ----
 
-// crashChart charts a project's crash log: the last days of it, up to
-// its newest event, per signature, the top chartTopSignatures apart.
-func crashChart(idx int, project string, evs []triage.CrashEvent, days int) crashChartView {
-	v := crashChartView{ID: "crash-" + strconv.Itoa(idx), Project: project}
+// crashChart charts a project's crash log over the window the page
+// claims: the last days up to now, its x axis from now-days to now and
+// only the events inside plotted. A project with no crash event in that
+// window is charted over the days up to its newest event instead, and
+// says so (Newest): no chart claims a window it does not show.
+func crashChart(idx int, project string, evs []triage.CrashEvent, days int, now time.Time) crashChartView {
+	v := crashChartView{ID: "crash-" + strconv.Itoa(idx), Project: project, Days: days}
 	if len(evs) == 0 {
 		return v
 	}
-	newest := evs[0].Time
+	span := time.Duration(days) * chartDay
+	to := now.UTC()
+	from := to.Add(-span)
+	inside := func(t time.Time) bool { return !t.Before(from) && !t.After(to) }
+	if !slices.ContainsFunc(evs, func(e triage.CrashEvent) bool { return inside(e.Time) }) {
+		newest := evs[0].Time
+		for _, e := range evs {
+			if e.Time.After(newest) {
+				newest = e.Time
+			}
+		}
+		to, v.Newest = newest.UTC(), true
+		from = to.Add(-span)
+	}
+	shown := make([]triage.CrashEvent, 0, len(evs))
 	for _, e := range evs {
-		if e.Time.After(newest) {
-			newest = e.Time
+		switch {
+		case e.Time.Before(from):
+			v.Older++
+		case e.Time.After(to):
+			v.Newer++
+		default:
+			shown = append(shown, e)
 		}
 	}
-	from := newest.Add(-time.Duration(days) * chartDay)
-	oldest := newest
-	for _, e := range evs {
-		if !e.Time.Before(from) && e.Time.Before(oldest) {
-			oldest = e.Time
-		}
-	}
-	b := pickBuckets(oldest, newest, chartMaxBuckets)
-	all := crashSeries(evs, b)
+	b := pickBuckets(from, to, chartMaxBuckets)
+	all := crashSeries(shown, b)
 	for _, s := range all {
 		v.Events += s.Total
 	}
-	v.Signatures, v.Older = len(all), len(evs)-v.Events
+	v.Signatures = len(all)
+	v.From, v.To = from.Format("2006-01-02 15:04"), to.Format("2006-01-02 15:04")
 	top := topSeries(all, chartTopSignatures)
 	classes := seriesClasses(top)
 	peak := 0
@@ -562,8 +581,8 @@ func crashChart(idx int, project string, evs []triage.CrashEvent, days int) cras
 	}
 	yTop := niceMax(peak)
 	labels := b.labels()
-	v.Step, v.From, v.To = stepWords(b.Step), labels[0], labels[b.N-1]
-	v.Axis = chartAxis(yTop, b, v.To)
+	v.Step = stepWords(b.Step)
+	v.Axis = axisView{YTop: strconv.Itoa(yTop), YMid: strconv.Itoa(yTop / 2), XFrom: v.From, XTo: v.To}
 	v.Table = chartTable{ID: v.ID + "-table", Caption: fmt.Sprintf("Crash events of %s per %s, by signature", project, v.Step), Period: chartPeriodHeading(b)}
 	for k, s := range top {
 		name := s.Name
@@ -612,7 +631,8 @@ func stateChart(hist sqlstore.CaseStates, now time.Time, states []string) stateC
 	yTop := niceMax(stackTop(top))
 	labels := b.labels()
 	v.Step, v.From, v.To, v.Truncated = stepWords(b.Step), when(since), when(now), hist.Truncated
-	v.Axis = chartAxis(yTop, b, "now")
+	// The x axis is labelled with the window's own ends, to the minute.
+	v.Axis = axisView{YTop: strconv.Itoa(yTop), YMid: strconv.Itoa(yTop / 2), XFrom: since.UTC().Format("2006-01-02 15:04"), XTo: "now"}
 	names := make([]string, len(top))
 	for k, s := range top {
 		names[k] = s.Name

@@ -326,12 +326,15 @@ func TestChartCrashChart(t *testing.T) {
 		add("2026-09-0"+strconv.Itoa(i%5+1)+"T12:00:00Z", "sig-"+strconv.Itoa(i), 10-i)
 	}
 	add("2026-07-01T00:00:00Z", "old", 2)
-	v := crashChart(3, "game", evs, 30)
-	if v.ID != "crash-3" || v.Project != "game" || v.Events != 55 || v.Signatures != 10 || v.Older != 2 {
+	// Long after the data: the page asks for the last 30 days, which hold
+	// none of it, so the chart shows the 30 days up to the newest event and
+	// says so; its axis spans exactly those days.
+	v := crashChart(3, "game", evs, 30, chartTime("2026-12-07T09:30:00Z"))
+	if v.ID != "crash-3" || v.Project != "game" || v.Events != 55 || v.Signatures != 10 || v.Older != 2 || v.Newer != 0 || !v.Newest || v.Days != 30 {
 		t.Fatalf("crash chart %+v", v)
 	}
-	if v.Step != "2 hours" || v.From != "2026-09-01 12:00" || v.To != "2026-09-05 12:00" {
-		t.Fatalf("periods: %s from %s to %s", v.Step, v.From, v.To)
+	if v.Step != "day" || v.From != "2026-08-06 12:00" || v.To != "2026-09-05 12:00" || v.Axis.XFrom != v.From || v.Axis.XTo != v.To {
+		t.Fatalf("periods: %s from %s to %s, axis %+v", v.Step, v.From, v.To, v.Axis)
 	}
 	if len(v.Panels) != chartTopSignatures+1 {
 		t.Fatalf("%d panels", len(v.Panels))
@@ -349,10 +352,35 @@ func TestChartCrashChart(t *testing.T) {
 	for _, row := range v.Table.Rows {
 		total += row.Total
 	}
-	if total != 55 || len(v.Table.Rows) != 49 || len(v.Table.Cols) != 9 || v.Table.ID != "crash-3-table" {
-		t.Fatalf("table: %d rows, %d columns, total %d", len(v.Table.Rows), len(v.Table.Cols), total)
+	if total != 55 || len(v.Table.Rows) != 31 || len(v.Table.Cols) != 9 || v.Table.ID != "crash-3-table" ||
+		v.Table.Rows[0].Label != "2026-08-06" || v.Table.Rows[30].Label != "2026-09-05" {
+		t.Fatalf("table: %d rows (%s…), %d columns, total %d", len(v.Table.Rows), v.Table.Rows[0].Label, len(v.Table.Cols), total)
 	}
-	if empty := crashChart(0, "quiet", nil, 30); empty.Events != 0 || empty.Panels != nil {
+
+	// In the middle of the data: the last 7 days up to now are charted,
+	// from now-7d to now; the days before and an event dated after now
+	// (a skewed clock) are counted but not plotted.
+	during := append(slices.Clone(evs), triage.CrashEvent{Time: chartTime("2026-09-11T00:00:00Z"), Signature: "future"})
+	v = crashChart(0, "game", during, 7, chartTime("2026-09-10T12:00:00Z"))
+	if v.Newest || v.Events != 27 || v.Signatures != 6 || v.Older != 30 || v.Newer != 1 {
+		t.Fatalf("the last 7 days: %+v", v)
+	}
+	if v.From != "2026-09-03 12:00" || v.To != "2026-09-10 12:00" || v.Axis.XFrom != v.From || v.Axis.XTo != v.To || v.Step != "3 hours" {
+		t.Fatalf("the last 7 days: %s from %s to %s, axis %+v", v.Step, v.From, v.To, v.Axis)
+	}
+	total = 0
+	for _, row := range v.Table.Rows {
+		total += row.Total
+	}
+	if n := len(v.Table.Rows); total != 27 || n != 57 || v.Table.Rows[0].Label != "2026-09-03 12:00" || v.Table.Rows[n-1].Label != "2026-09-10 12:00" {
+		t.Fatalf("the last 7 days' table: %d rows from %s, total %d", n, v.Table.Rows[0].Label, total)
+	}
+	for _, p := range v.Panels {
+		if p.Label == "sig-0" || p.Label == "future" || p.Label == "old" {
+			t.Errorf("%s is outside the window but has a panel", p.Label)
+		}
+	}
+	if empty := crashChart(0, "quiet", nil, 30, chartTime("2026-09-10T12:00:00Z")); empty.Events != 0 || empty.Panels != nil {
 		t.Fatalf("no events: %+v", empty)
 	}
 }
@@ -391,6 +419,9 @@ func TestChartStateChart(t *testing.T) {
 		t.Fatalf("table rows %q, want %q", rows[28:], want)
 	}
 	// 29 days of one case received, then 1, 2 and 2 rectangles.
+	if v.Axis.XFrom != "2026-08-10 12:00" || v.Axis.XTo != "now" {
+		t.Fatalf("the x axis is labelled %s to %s, not the window's ends", v.Axis.XFrom, v.Axis.XTo)
+	}
 	if len(v.Rects) != 34 || v.Axis.YTop != "2" {
 		t.Fatalf("%d rects, top %s", len(v.Rects), v.Axis.YTop)
 	}
@@ -628,6 +659,17 @@ func TestChartsPage(t *testing.T) {
 	site.clock.Advance(24 * time.Hour)
 	now := site.clock.Now()
 	day := func(back int) string { return now.Add(-time.Duration(back) * 24 * time.Hour).Format("2006-01-02") }
+	recent, err := site.st.CreateProject(ctx, owner, signoff.ProjectInput{Name: "recent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fresh []triage.CrashEvent
+	for _, back := range []time.Duration{24 * time.Hour, 24 * time.Hour, 40 * 24 * time.Hour} {
+		fresh = append(fresh, triage.CrashEvent{Time: now.Add(-back), Signature: "Timeout:Checkout", AppVersion: "2.4.0"})
+	}
+	if err := site.st.AddCrashes(ctx, owner, recent.ID, fresh); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, role := range []signoff.Role{signoff.RoleOperator, signoff.RoleViewer} {
 		b := site.browser(t)
@@ -673,25 +715,43 @@ func TestChartsPage(t *testing.T) {
 			t.Error("the state chart says it is cut or empty")
 		}
 
-		// Crashes of the game: per signature, most events first.
+		// Crashes of the game: per signature, most events first. None is
+		// of the last 30 days, so the chart shows the 30 days up to the
+		// newest event, and says so.
 		summary := chartElement(body, "crash-0-summary")
-		if !strings.Contains(summary, "9 crash events in 3 signatures, per 2 hours, from 2026-09-01 10:00 to 2026-09-05 20:00") ||
-			!strings.Contains(summary, "1 older event, more than 30 days before the newest") {
+		if !strings.Contains(summary, "9 crash events in 3 signatures, per day, from 2026-08-06 21:00 to 2026-09-05 21:00.") ||
+			!strings.Contains(summary, "1 older event is not shown") || strings.Contains(summary, "the last 30 days") {
 			t.Errorf("crash summary %s", summary)
 		}
+		if newest := chartElement(body, "crash-0-newest"); !strings.Contains(newest, "No crash events in the last 30 days. Shown instead: the crash events of 2026-08-06 21:00 to 2026-09-05 21:00, the newest data") {
+			t.Errorf("the game's chart does not say it shows older data: %q", newest)
+		}
+		if !strings.Contains(chartElement(body, "chart-days"), "Showing the last 30 days, up to "+now.Format("2006-01-02 15:04")) {
+			t.Errorf("page range: %s", chartElement(body, "chart-days"))
+		}
+		// A project with crashes of the last days: charted from 30 days
+		// ago to now, the crash of 40 days ago left out.
+		recent := chartElement(body, "crash-2-summary")
+		if !strings.Contains(recent, "2 crash events in 1 signature, per day, from "+now.Add(-30*24*time.Hour).Format("2006-01-02 15:04")+" to "+now.Format("2006-01-02 15:04")+" (the last 30 days).") ||
+			!strings.Contains(recent, "1 older event is not shown") || strings.Contains(body, `id="crash-2-newest"`) {
+			t.Errorf("recent crashes: %s", recent)
+		}
+		if _, rows, order := chartNumbers(chartElement(body, "crash-2-table")); len(order) != 31 || !slices.Equal(rows[day(1)], []int{2, 2}) || order[0] != day(30) || order[30] != day(0) {
+			t.Errorf("recent crashes' table: %v %v", order, rows)
+		}
 		cols, rows, _ = chartNumbers(chartElement(body, "crash-0-table"))
-		if want := []string{"Period from (UTC)", "NullPointer:Cart", "&lt;script&gt;x&lt;/script&gt;", "OOM:LevelLoader", "Total"}; !slices.Equal(cols, want) {
+		if want := []string{"Day (UTC)", "NullPointer:Cart", "&lt;script&gt;x&lt;/script&gt;", "OOM:LevelLoader", "Total"}; !slices.Equal(cols, want) {
 			t.Errorf("crash table columns %q, want %q", cols, want)
 		}
 		if got := columnSums(rows); !slices.Equal(got, []int{6, 2, 1, 9}) {
 			t.Errorf("crash table sums %v", got)
 		}
-		if got := rows["2026-09-05 20:00"]; !slices.Equal(got, []int{3, 1, 1, 5}) {
-			t.Errorf("crash table at 2026-09-05 20:00: %v", got)
+		if got := rows["2026-09-05"]; !slices.Equal(got, []int{3, 1, 1, 5}) {
+			t.Errorf("crash table on 2026-09-05: %v", got)
 		}
 		for k, want := range []string{"NullPointer:Cart", "&lt;script&gt;x&lt;/script&gt;", "OOM:LevelLoader"} {
 			svg := chartElement(body, "crash-0-svg-"+strconv.Itoa(k))
-			if !strings.Contains(svg, `aria-label="Crash events of `+want+` per 2 hours`) || !strings.Contains(svg, `<title>Crash events of `+want) ||
+			if !strings.Contains(svg, `aria-label="Crash events of `+want+` per day from 2026-08-06 21:00 to 2026-09-05 21:00`) || !strings.Contains(svg, `<title>Crash events of `+want) ||
 				!strings.Contains(svg, `<rect class="series-`+strconv.Itoa(k)+`"`) {
 				t.Errorf("crash chart %d: %s", k, svg)
 			}
@@ -711,7 +771,7 @@ func TestChartsPage(t *testing.T) {
 	b.signIn(signoff.RoleOwner)
 	// A longer range takes in the old crash, in periods of 2 days.
 	_, _, body := b.do("GET", "/charts?days=90", nil)
-	if s := chartElement(body, "crash-0-summary"); !strings.Contains(s, "10 crash events in 3 signatures, per 2 days, from 2026-06-30 to 2026-09-04") {
+	if s := chartElement(body, "crash-0-summary"); !strings.Contains(s, "10 crash events in 3 signatures, per 2 days, from 2026-06-07 21:00 to 2026-09-05 21:00.") {
 		t.Errorf("90 days: %s", s)
 	}
 	if !strings.Contains(body, `<a href="/charts?days=90" aria-current="page">90 days</a>`) {
@@ -733,7 +793,7 @@ func TestChartsPage(t *testing.T) {
 			}
 		}
 		status, header, body := b.do("GET", "/charts", nil)
-		if status != http.StatusSeeOther || header.Get("Location") != "/login" || strings.Contains(body, "NullPointer") {
+		if status != http.StatusSeeOther || !strings.HasPrefix(header.Get("Location"), "/login") || strings.Contains(body, "NullPointer") {
 			t.Errorf("%q: charts %d %s", role, status, header.Get("Location"))
 		}
 	}
