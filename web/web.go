@@ -206,6 +206,7 @@ func (s *server) routes() {
 	s.mux.HandleFunc("POST /cases/{id}/harness/review", s.signedInPost(s.reviewHarness))
 	s.mux.HandleFunc("POST /cases/{id}/decisions/{decision}", s.signedInPost(s.decide))
 	s.mux.HandleFunc("POST /cases/{id}/resume-triage", s.signedInPost(s.resumeTriage))
+	s.caseRoutes()
 	s.changeRoutes()
 	s.chartRoutes()
 	s.peopleRoutes()
@@ -299,7 +300,7 @@ func securityHeaders(h http.Header) {
 }
 
 // withRequest sets the security headers, a deadline (except on the live
-// stream) and one access log line, which names the route pattern, never
+// streams of the desk and of a case) and one access log line, which names the route pattern, never
 // the path: paths hold tracking secrets and sign-in codes.
 func (s *server) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -308,7 +309,7 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 		sw := &httplog.StatusWriter{ResponseWriter: w}
 		securityHeaders(w.Header())
 		ctx, cancel := context.WithValue(r.Context(), infoKey{}, info), context.CancelFunc(func() {})
-		if !(r.Method == http.MethodGet && r.URL.Path == eventsPath) {
+		if !(r.Method == http.MethodGet && (r.URL.Path == eventsPath || isCaseEventsPath(r.URL.Path))) {
 			ctx, cancel = context.WithTimeout(ctx, requestTimeout)
 		}
 		defer cancel()
