@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/mail"
 )
 
 // The public report form: no account, no CAPTCHA, rate limited per client
@@ -25,6 +27,9 @@ type reportedView struct {
 	Path    string
 	URL     string
 	Title   string
+	// Contact says what happens with the e-mail address the reporter
+	// gave, "" when they gave none.
+	Contact string
 }
 
 func (s *server) reportForm(w http.ResponseWriter, r *http.Request) error {
@@ -74,6 +79,40 @@ func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	s.render(w, r, http.StatusCreated, "reported", page{Title: "Thank you", Body: reportedView{Project: name, Path: p, URL: scheme + "://" + r.Host + p, Title: c.Title}})
+	v := reportedView{Project: name, Path: p, URL: scheme + "://" + r.Host + p, Title: c.Title, Contact: s.contactNote(r.Context(), c.WorkspaceID, in.Contact)}
+	s.render(w, r, http.StatusCreated, "reported", page{Title: "Thank you", Script: "track.js", Body: v})
 	return nil
+}
+
+// contactNote tells a reporter who left an e-mail address what it is used
+// for, and only what the code does: the tracking link is never mailed (the
+// server keeps only its hash, so it could not send it later either), and
+// the address gets news of the case only when the workspace has an enabled
+// e-mail channel (notify's sendMail writes reporters on the moves that
+// concern them, without the link).
+func (s *server) contactNote(ctx context.Context, ws, contact string) string {
+	if contact == "" {
+		return ""
+	}
+	const notMailed = "We did not send this link by e-mail, and cannot send it later: we keep only a fingerprint of it. "
+	if _, ok := mail.ValidAddress(contact); ok && s.mailsReporters(ctx, ws) {
+		return notMailed + "We will write to the address you gave when we need your answer and when your report is closed; those messages do not carry the link, so keep it."
+	}
+	return notMailed + "We do not send news by e-mail: this link is how you follow your report. Only the team's owners see the address you gave."
+}
+
+// mailsReporters reports whether the workspace has an enabled e-mail
+// channel. An error counts as no: the page must not promise a message.
+func (s *server) mailsReporters(ctx context.Context, ws string) bool {
+	chs, err := s.store.ListChannels(ctx, signoff.SystemActor(ws))
+	if err != nil {
+		s.log.ErrorContext(ctx, "list channels for the report page", "err", err)
+		return false
+	}
+	for _, ch := range chs {
+		if ch.Kind == signoff.ChannelEmail && ch.Enabled {
+			return true
+		}
+	}
+	return false
 }

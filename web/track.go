@@ -1,9 +1,13 @@
 package web
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/bugdesk"
@@ -26,7 +30,7 @@ var stateWords = map[string]string{
 	"awaiting_triage_approval":       "We are looking into it: a person is reviewing what we found.",
 	"ticketed":                       "We confirmed the problem and filed it to be fixed.",
 	"reproducing":                    "We are reproducing the problem.",
-	"awaiting_reporter_repro":        "We need you: is this the bug you saw?",
+	"awaiting_reporter_repro":        "We need your answer: does our test show the problem you saw? The question is below.",
 	"reproduced":                     "We reproduced the problem and are working on a fix.",
 	"fixing":                         "We are working on a fix.",
 	"verifying":                      "We are checking a fix.",
@@ -35,7 +39,7 @@ var stateWords = map[string]string{
 	"approved":                       "A fix was approved and will be released.",
 	"merged":                         "A fix is ready and on its way to release.",
 	"released":                       "A fix is live; we are checking it.",
-	"awaiting_reporter_confirmation": "We need you: does the live fix work for you?",
+	"awaiting_reporter_confirmation": "We need your answer: a fix is live. Does it work for you? The question is below.",
 	"verified":                       "Fixed: you confirmed that the fix works. Thank you!",
 	"reopened":                       "You told us it still goes wrong, so we are working on it again.",
 	"unconfirmed":                    "A fix went live but we did not hear back from you, so the case is closed as unconfirmed.",
@@ -122,28 +126,36 @@ func words(state string) string {
 
 // trackView is the tracking page.
 type trackView struct {
-	Secret     string
-	Title      string
-	State      string
-	Words      string
-	Updated    time.Time
-	Question   string
-	Kind       string
-	Shown      string
-	Digest     string
-	NeedsInfo  bool
-	InfoAsk    string
-	CSRF       string
-	Error      string
-	Answer     string
-	Text       string
-	ShownLabel string
+	Secret   string
+	Title    string
+	State    string
+	Words    string
+	Updated  time.Time
+	Question string
+	Kind     string
+	// Plain says what the question is about in plain words; Technical is
+	// what the reporter's answer is bound to (the question's digest covers
+	// it), folded under "Technical details".
+	Plain     string
+	Technical string
+	TechNote  string
+	Digest    string
+	NeedsInfo bool
+	InfoAsk   string
+	CSRF      string
+	Error     string
+	Answer    string
+	Text      string
 	// InfoLang is the language of InfoAsk, for the page's lang attribute.
 	InfoLang string
 	// Received confirms the reporter's answer; History is the case in
 	// plain steps.
 	Received string
 	History  []historyStep
+	// Path is the page's own address, for its Refresh link and track.js's
+	// polling; Version changes whenever anything the page shows changes.
+	Path    string
+	Version string
 }
 
 // track reads the page of secret: through the bug desk when it runs, which
@@ -169,12 +181,14 @@ func (s *server) renderTrack(w http.ResponseWriter, r *http.Request, secret stri
 	}
 	v.Secret, v.Title, v.State, v.Words, v.Updated = secret, t.Title, t.State, words(t.State), t.UpdatedAt
 	if t.Digest != "" {
-		v.Question, v.Kind, v.Shown, v.Digest, v.ShownLabel = t.Question, t.Kind, t.Shown, t.Digest, questionLabel(t.Kind)
+		v.Question, v.Kind, v.Digest = t.Question, t.Kind, t.Digest
+		v.Plain, v.Technical, v.TechNote = questionWords(t.Kind), technical(t.Shown), technicalNote(t.Kind)
 	}
 	if t.State == "needs_info" {
 		v.NeedsInfo, v.InfoAsk, v.InfoLang = true, t.Question, t.QuestionLanguage
 	}
 	v.Received, v.History = received(t.Tracking), history(t.History)
+	v.Path, v.Version = "/t/"+secret, trackVersion(t)
 	v.CSRF = s.anonCSRF(w, r)
 	title := "Your report"
 	if v.Question != "" {
@@ -283,13 +297,65 @@ func (s *server) trackInfo(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// questionLabel is the form's heading for a question kind.
-func questionLabel(kind string) string {
+// questionWords says in plain words what a question is about, for a
+// reporter who does not read test output.
+func questionWords(kind string) string {
 	switch kind {
 	case repair.AskRepro:
-		return "This is what our test shows when it reproduces the problem:"
+		return "We wrote an automatic test that shows the problem: it fails the way you described. " +
+			"If this is the problem you saw, answer Yes and we start working on a fix. If it is not, answer No and tell us what is different, and we try again."
 	case repair.AskFix:
-		return "This is what went live:"
+		return "A fix for your report is live. Please try again what went wrong before, and tell us whether it works now. " +
+			"If it still goes wrong, answer No and tell us what happens: we reopen your report."
 	}
 	return ""
+}
+
+// technicalNote says where the technical details come from.
+func technicalNote(kind string) string {
+	if kind == repair.AskRepro {
+		return "The names of our tests and the first lines of their output, written by our automated tools, not by a person."
+	}
+	return "What our tools recorded about the release."
+}
+
+// maxTechnical bounds the technical details the page shows, in bytes.
+const maxTechnical = 8 << 10
+
+// technical is what a question shows under "Technical details": for a
+// reproduction, the failing tests' names and the first lines of their
+// output; for a live fix, the commits and the smoke checks.
+//
+// The test output is written by an agent (the reproducer's test and its
+// failure messages), so it is agent text on a public page. It is still
+// shown, folded and labelled as machine output, because the reporter's Yes
+// is bound to it: the question's digest covers exactly this text, and a
+// confirmation of something the reporter could not look at would be
+// worthless as evidence. It is never trusted: html/template escapes it,
+// the template's "visible" marks control, bidi and invalid bytes (nothing
+// can hide or reorder text), no link in it is made clickable, it is
+// bounded, and the page says it never asks the reporter to do anything.
+// Staff notes, actors and agent prose (investigations, reasons) are not on
+// the page at all: only this one text, which the bug desk chose to show.
+func technical(shown string) string {
+	shown = strings.TrimSpace(shown)
+	if len(shown) <= maxTechnical {
+		return shown
+	}
+	cut := maxTechnical
+	for cut > 0 && !utf8.RuneStart(shown[cut]) {
+		cut--
+	}
+	return shown[:cut] + "\n… (cut: the rest is longer than this page shows)"
+}
+
+// trackVersion is a short digest of everything the page shows that can
+// change, so track.js can tell an update from the same page again.
+func trackVersion(t bugdesk.TrackView) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%d", t.State, t.UpdatedAt.UnixNano(), t.Digest, t.Question, len(t.History))
+	if t.AnsweredAt != nil {
+		fmt.Fprintf(h, "\x00%d", t.AnsweredAt.UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -76,7 +76,8 @@ func TestReportAndTrack(t *testing.T) {
 	c := r.caseOf(t, link)
 	r.askRepro(t, c, "--- FAIL: TestCouponTwice\n    total = 80, want 90")
 	track = b.get(link)
-	if !strings.Contains(elementByID(track.body, "state"), "is this the bug you saw?") || !strings.Contains(track.body, "TestCouponTwice") {
+	if !strings.Contains(elementByID(track.body, "state"), "We need your answer") || !strings.Contains(elementByID(track.body, "question"), "Is this the bug you saw?") ||
+		!strings.Contains(elementByID(track.body, "technical"), "TestCouponTwice") {
 		t.Fatalf("question not shown: %s", mainElement(track.body))
 	}
 	for _, want := range []string{`id="answer-form"`, `action="` + link + `/answer"`, `<input type="radio" id="answer-yes" name="answer" value="yes"`,
