@@ -286,7 +286,8 @@ func (s *server) passkeyRegisterFinish(r *http.Request, sess sqlstore.WebSession
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"key_id": k.ID, "redirect": "/people#passkeys"}, nil
+	// A new query: the same path with only a fragment would not reload.
+	return map[string]any{"key_id": k.ID, "redirect": "/people?registered=" + k.ID + "#passkeys"}, nil
 }
 
 func (s *server) passkeyRevoke(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
