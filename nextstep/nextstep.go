@@ -70,6 +70,8 @@ type Facts struct {
 	Quorum    int
 	// NoSelfApproval and ProposerCannotApprove are the policy's exclusions.
 	NoSelfApproval, ProposerCannotApprove bool
+	// ApproverGroup, when set, is the only people the policy lets approve.
+	ApproverGroup []string
 	// PendingDecisions counts the case's unexpired pending decisions.
 	PendingDecisions int
 	// ReporterQuestion says a question to the reporter is open.
@@ -348,6 +350,10 @@ func approve(f Facts, what, yourLabel string) Step {
 	case !identity.Can(f.Me.Role, identity.OpApprove):
 		s.Who, s.Role, s.Why = Person, "owner or operator", fmt.Sprintf("your role (%s) does not approve", f.Me.Role)
 		s.WhoText = "an owner or operator"
+		return s
+	case len(f.ApproverGroup) > 0 && !slices.Contains(f.ApproverGroup, f.Me.ID):
+		s.Who, s.Why = Person, "the policy names other approvers"
+		s.WhoText = "an approver the policy names"
 		return s
 	case f.ProposerCannotApprove && f.ProposedBy != "" && f.ProposedBy == f.Me.ID:
 		s.Who, s.Why = Person, "you proposed it, so the policy needs someone else"

@@ -124,6 +124,7 @@ type deskPolicies struct {
 	by     signoff.Actor
 	bug    map[string]*approval.Policy
 	change *approval.Policy
+	group  []string
 	read   bool
 }
 
@@ -149,6 +150,7 @@ func (p *deskPolicies) of(ctx context.Context, c signoff.Case) *approval.Policy 
 			if p.s.o.ChangeDesk != nil {
 				if cp, _, err := p.s.o.ChangeDesk.Policy(ctx, c.WorkspaceID); err == nil {
 					p.change = &approval.Policy{Quorum: cp.Approvals.Required, NoSelfApproval: cp.NoSelfApproval, ProposerCannotApprove: cp.ProposerCannotApprove}
+					p.group = cp.Approvals.Group
 				}
 			}
 		}
@@ -174,6 +176,9 @@ func (s *server) deskStep(ctx context.Context, by signoff.Actor, d sqlstore.Desk
 	if c.State == workflow.BugAwaitingApproval || c.State == workflow.ChangeAwaitingApproval {
 		if pol := pols.of(ctx, c); pol != nil {
 			f.Quorum, f.NoSelfApproval, f.ProposerCannotApprove = pol.Quorum, pol.NoSelfApproval, pol.ProposerCannotApprove
+			if c.Kind == signoff.KindChange {
+				f.ApproverGroup = pols.group
+			}
 		} else {
 			// Unknown policy: exclude as the strictest one would, so
 			// the inbox never offers what the gate will refuse.

@@ -116,7 +116,7 @@ func (s *server) waitingOn(ctx context.Context, by signoff.Actor, c signoff.Case
 		}
 	case c.Kind == signoff.KindChange && c.State == workflow.ChangeAwaitingApproval && s.o.ChangeDesk != nil:
 		if cd, err := s.o.ChangeDesk.Card(ctx, by, c.ID); err == nil {
-			f.OpenedBy, f.ProposedBy, f.Quorum = cd.Opener, cd.Proposer, cd.Policy.Quorum
+			f.OpenedBy, f.ProposedBy, f.Quorum, f.ApproverGroup = cd.Opener, cd.Proposer, cd.Policy.Quorum, cd.Approvers
 			f.NoSelfApproval, f.ProposerCannotApprove = cd.Policy.NoSelfApproval, cd.Policy.ProposerCannotApprove
 			f.Approvers = approversOf(cd.Approvals, cd.SubjectDigest)
 		}
