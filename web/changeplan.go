@@ -167,6 +167,7 @@ var ruleWords = map[string]string{
 	change.RuleChangeWindow:       "Inside a change window",
 	change.RulePlanNotExpired:     "The plan has not expired",
 	change.RuleHealthCheck:        "It has a bounded health check",
+	change.RuleHealthHost:         "The health check probes a host the server may probe",
 	change.RuleRollback:           "It can be rolled back",
 	change.RuleRunbookNetwork:     "The runbook's network access is allowed",
 	change.RuleDigests:            "Its state digests are well formed",

@@ -260,7 +260,11 @@ func crashWords(ev map[string]any) ([]string, []shareView, []fieldView) {
 		use("reporter_version")
 	}
 	if days, ok := num("days_to_code_freeze"); ok {
-		crash = append(crash, fmt.Sprintf("%.0f day(s) to the code freeze of %s (%s).", days, str("next_release"), str("code_freeze")))
+		if days < 0 {
+			crash = append(crash, fmt.Sprintf("The code freeze of %s (%s) passed %.0f day(s) ago.", str("next_release"), str("code_freeze"), -days))
+		} else {
+			crash = append(crash, fmt.Sprintf("%.0f day(s) to the code freeze of %s (%s).", days, str("next_release"), str("code_freeze")))
+		}
 		use("days_to_code_freeze", "next_release", "code_freeze")
 	}
 	var versions []shareView
