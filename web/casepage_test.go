@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,17 +26,11 @@ import (
 	"github.com/signoff-dev/signoff/web"
 )
 
-// casePageRig is a rig whose web UI has the case page's own routes (the
-// live stream, the bundle download, the merge).
+// casePageRig is a rig for the case page's tests (its routes are the
+// web UI's own: caseRoutes).
 func casePageRig(t *testing.T) *rig {
 	t.Helper()
-	r := newRig(t)
-	r.handler = web.NewWithCaseRoutes(web.Options{Store: r.store, BugDesk: r.bug, ChangeDesk: r.change, Now: r.clock.Now,
-		IntakePerIP: web.Limit{Rate: 1000, Burst: 1000}, TrackPerIP: web.Limit{Rate: 1000, Burst: 1000}, LoginPerIP: web.Limit{Rate: 1000, Burst: 1000},
-		EventPoll: 20 * time.Millisecond})
-	r.srv = httptest.NewServer(r.handler)
-	t.Cleanup(r.srv.Close)
-	return r
+	return newRig(t)
 }
 
 // caseTask opens a task for the triager on c, records n model calls on
