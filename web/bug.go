@@ -44,6 +44,9 @@ type bugView struct {
 	// page was refused (nothing merged).
 	MergeForm    *mergeFormView
 	MergeRefused string
+	// Names names every actor the section shows (the id itself when it
+	// names no one): ids are on hover.
+	Names map[string]string
 }
 
 // mergeFormView is what the merge form carries, so that the desk merges
@@ -131,7 +134,33 @@ func shares(m map[string]int) []shareView {
 }
 
 func (s *server) bugSection(ctx context.Context, by signoff.Actor, c signoff.Case) (*bugView, error) {
-	v := &bugView{}
+	v := &bugView{Names: map[string]string{}}
+	names := s.timelineActors(ctx, c.WorkspaceID)
+	defer func() {
+		// Every id the section shows, after it is built.
+		ids := []string{}
+		if v.Triage != nil && v.Triage.Gate != nil {
+			ids = append(ids, v.Triage.Gate.ApprovedBy)
+		}
+		for _, h := range v.Harnesses {
+			ids = append(ids, h.ProposedBy)
+			if h.StaffReview != nil {
+				ids = append(ids, h.StaffReview.By)
+			}
+		}
+		for _, cand := range v.Candidates {
+			ids = append(ids, cand.SubmittedBy)
+			if cand.Review != nil {
+				ids = append(ids, cand.Review.By)
+			}
+		}
+		if v.Merge != nil {
+			ids = append(ids, v.Merge.By)
+		}
+		for _, id := range ids {
+			v.Names[id] = names.name(id)
+		}
+	}()
 	tr, err := s.store.GetTriage(ctx, by, c.ID)
 	switch {
 	case err == nil:

@@ -285,6 +285,15 @@ func TestCaseMergeRefusals(t *testing.T) {
 	op := r.visitor(t)
 	op.signIn(signoff.RoleOperator)
 	csrf := op.csrf("/cases/" + c.ID)
+	// The bug section names who proposed, submitted and reviewed, ids on hover.
+	tr, opr := r.actors[signoff.RoleTriager], r.actors[signoff.RoleOperator]
+	cands := elementByID(op.get("/cases/"+c.ID).body, "candidates")
+	if !strings.Contains(cands, `by <span class="actor" title="`+tr.ID+`">`+tr.Name+`</span> (triager)`) {
+		t.Errorf("the candidate does not name its submitter: %s", cands)
+	}
+	if h := elementByID(op.get("/cases/"+c.ID).body, "reproduction"); !strings.Contains(h, "("+opr.Name+")") || !strings.Contains(h, `title="`+tr.ID+`">`+tr.Name) {
+		t.Errorf("the reproduction does not name its proposer and reviewer: %s", h)
+	}
 	// A stale page: the case moved since it was shown.
 	got := op.post(path, url.Values{"csrf": {csrf}, "version": {fmt.Sprint(c.Version - 1 + 100)}, "candidate": {"cand_1"}, "subject_digest": {"x"}})
 	refused := elementByID(got.body, "merge-refused")
