@@ -127,3 +127,25 @@ func TestOpenStrict(t *testing.T) {
 		t.Fatal("a DSSE envelope claims to be a passkey envelope")
 	}
 }
+
+func TestVerifyRegistration(t *testing.T) {
+	a := passkeytest.New("localhost")
+	challenge := []byte("0123456789abcdef0123456789abcdef")
+	origin := "http://localhost:8080"
+	reg, err := passkey.VerifyRegistration(a.Register(challenge, origin), challenge, "localhost", []string{origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Credential.KeyID() != a.Credential.KeyID() || reg.Attestation != "none" {
+		t.Fatalf("registered %+v", reg)
+	}
+	if _, err := passkey.VerifyRegistration(a.Register([]byte("another challenge, another day!!"), origin), challenge, "localhost", []string{origin}); err == nil {
+		t.Fatal("a registration for another challenge verified")
+	}
+	if _, err := passkey.VerifyRegistration(a.Register(challenge, "http://evil.localhost:8080"), challenge, "localhost", []string{origin}); err == nil {
+		t.Fatal("a registration from another origin verified")
+	}
+	if _, err := passkey.VerifyRegistration(a.Register(challenge, origin), challenge, "example.com", []string{origin}); err == nil {
+		t.Fatal("a registration for another RP id verified")
+	}
+}

@@ -96,3 +96,35 @@ func (a *Authenticator) Assert(statement []byte, o Options) passkey.Envelope {
 	return passkey.Envelope{Format: passkey.Format, Statement: statement, KeyID: a.Credential.KeyID(), CredentialID: a.Credential.ID,
 		AuthenticatorData: ad, ClientDataJSON: cd, Signature: sig}
 }
+
+// Register answers navigator.credentials.create as a browser would with
+// attestation "none": the PublicKeyCredential as JSON with base64url
+// buffers, for challenge, on origin.
+func (a *Authenticator) Register(challenge []byte, origin string) []byte {
+	b64 := base64.RawURLEncoding
+	cd, _ := json.Marshal(map[string]any{"type": "webauthn.create", "challenge": b64.EncodeToString(challenge), "origin": origin, "crossOrigin": false})
+	rp := sha256.Sum256([]byte(a.Credential.RPID))
+	ad := append(rp[:], 0x01|0x04|0x40) // UP, UV, attested credential data
+	ad = binary.BigEndian.AppendUint32(ad, a.Counter)
+	ad = append(ad, make([]byte, 16)...) // AAGUID
+	ad = binary.BigEndian.AppendUint16(ad, uint16(len(a.Credential.ID)))
+	ad = append(ad, a.Credential.ID...)
+	ad = append(ad, a.Credential.PublicKey...)
+	att, err := webauthncbor.Marshal(map[string]any{"fmt": "none", "attStmt": map[string]any{}, "authData": ad})
+	if err != nil {
+		panic(err)
+	}
+	out, _ := json.Marshal(map[string]any{"id": b64.EncodeToString(a.Credential.ID), "rawId": b64.EncodeToString(a.Credential.ID), "type": "public-key",
+		"response": map[string]any{"clientDataJSON": b64.EncodeToString(cd), "attestationObject": b64.EncodeToString(att)}, "clientExtensionResults": map[string]any{}})
+	return out
+}
+
+// AssertionJSON is an assertion as the browser hands it to the page's
+// script (PublicKeyCredential with base64url buffers).
+func AssertionJSON(e passkey.Envelope) []byte {
+	b64 := base64.RawURLEncoding
+	out, _ := json.Marshal(map[string]any{"id": b64.EncodeToString(e.CredentialID), "rawId": b64.EncodeToString(e.CredentialID), "type": "public-key",
+		"response": map[string]any{"clientDataJSON": b64.EncodeToString(e.ClientDataJSON), "authenticatorData": b64.EncodeToString(e.AuthenticatorData),
+			"signature": b64.EncodeToString(e.Signature)}})
+	return out
+}
