@@ -38,6 +38,9 @@ type changeActions struct {
 	// CanPlan: the person may draft the plan now; CanExecute: it is
 	// approved and the person may run the gate on it.
 	CanPlan, CanExecute bool
+	// Awaiting: the plan waits for signed approvals (given on the
+	// approval page or with signoff approve, not here).
+	Awaiting bool
 	// Note says why nothing is offered, when the person's role would
 	// allow it but the case or the server does not.
 	Note string
@@ -77,6 +80,7 @@ func (s *server) changeActions(ctx context.Context, by signoff.Actor, c signoff.
 		a.CanPlan = slices.ContainsFunc(t.Allowed(c.State, by.Role, workflow.Facts{}), func(tr workflow.Transition) bool { return tr.Command == "plan" })
 	}
 	a.CanExecute = canExec && c.State == workflow.ChangeApproved && l.State.ApprovedDigest != ""
+	a.Awaiting = c.State == workflow.ChangeAwaitingApproval
 	if a.CanPlan && l.State.PlanID == "" {
 		// What the builtin planner would make of the request, read
 		// without drafting anything: it reads flags only.
