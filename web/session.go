@@ -72,7 +72,8 @@ func (s *server) signedIn(fn sessionFunc) http.HandlerFunc {
 			return
 		}
 		if !ok {
-			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			// Back here after signing in (signin_next.go).
+			http.Redirect(w, r, loginPath(r), http.StatusSeeOther)
 			return
 		}
 		if err := fn(w, r, sess); err != nil {
@@ -230,14 +231,23 @@ type loginView struct {
 	// Link is the one-time sign-in link's path, when the page confirms
 	// one.
 	Link string
+	// Next is the local path signing in returns to ("" for the desk),
+	// checked by safeNext.
+	Next string
 }
 
 func (s *server) loginForm(w http.ResponseWriter, r *http.Request) {
+	next := safeNext(r.URL.Query().Get("next"))
 	if _, _, ok := s.session(r); ok {
-		http.Redirect(w, r, "/desk", http.StatusSeeOther)
+		dest := next
+		if dest == "" {
+			dest = "/desk"
+		}
+		http.Redirect(w, r, dest, http.StatusSeeOther)
 		return
 	}
-	s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r)}})
+	rememberNext(w, r, next)
+	s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Next: next}})
 }
 
 // login signs a person in with an API token. Agents and reporters are
@@ -253,15 +263,16 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
+	next := safeNext(r.PostFormValue("next"))
 	if token == "" {
-		s.render(w, r, http.StatusUnprocessableEntity, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Error: "Paste your API token to sign in."}})
+		s.render(w, r, http.StatusUnprocessableEntity, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Next: next, Error: "Paste your API token to sign in."}})
 		return nil
 	}
 	secret, sess, err := s.store.SignIn(r.Context(), token, s.o.SessionTTL)
 	switch signoff.ErrorCode(err) {
 	case "":
 	case signoff.EUNAUTHORIZED:
-		s.render(w, r, http.StatusUnauthorized, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Error: "That token did not work: it is unknown, revoked or expired."}})
+		s.render(w, r, http.StatusUnauthorized, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Next: next, Error: "That token did not work: it is unknown, revoked or expired."}})
 		return nil
 	case signoff.EFORBIDDEN:
 		return errForPeople
@@ -282,7 +293,8 @@ func (s *server) loginLinkForm(w http.ResponseWriter, r *http.Request) error {
 	if !tokenShapedCode(r.PathValue("code")) {
 		return errBadLink
 	}
-	s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Link: "/login/" + r.PathValue("code")}})
+	s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Link: "/login/" + r.PathValue("code"),
+		Next: safeNext(r.URL.Query().Get("next"))}})
 	return nil
 }
 
@@ -321,7 +333,8 @@ func (s *server) loginLink(w http.ResponseWriter, r *http.Request) error {
 }
 
 // startSession ends the browser's previous session, if any, sets the new
-// session's cookie and goes to the desk.
+// session's cookie and goes to the page the person came from
+// (nextAfterSignIn), else the desk. The form must have been parsed.
 func (s *server) startSession(w http.ResponseWriter, r *http.Request, secret string, sess sqlstore.WebSession) {
 	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
 		if err := s.store.SignOut(r.Context(), c.Value); err != nil {
@@ -332,7 +345,11 @@ func (s *server) startSession(w http.ResponseWriter, r *http.Request, secret str
 	c := cookie(r, SessionCookie, secret, int(s.o.SessionTTL.Seconds()))
 	c.Expires = sess.ExpiresAt
 	http.SetCookie(w, c)
-	http.Redirect(w, r, "/desk", http.StatusSeeOther)
+	dest := nextAfterSignIn(r)
+	if _, err := r.Cookie(nextCookie); err == nil {
+		http.SetCookie(w, cookie(r, nextCookie, "", -1))
+	}
+	http.Redirect(w, r, dest, http.StatusSeeOther)
 }
 
 // logout ends the session. The post must carry the session's token, or,
