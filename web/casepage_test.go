@@ -440,3 +440,18 @@ func TestCaseEventsPath(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseHarnessPageNames: the reproduction review page names who
+// proposed the test, its id on hover.
+func TestCaseHarnessPageNames(t *testing.T) {
+	t.Parallel()
+	r := casePageRig(t)
+	tr := r.actors[signoff.RoleOperator]
+	c, _ := r.riggedRepro(t, tr)
+	b := r.visitor(t)
+	b.signIn(signoff.RoleViewer)
+	got := b.get("/cases/" + c.ID + "/harness")
+	if got.status != http.StatusOK || !strings.Contains(got.body, `by <span class="actor" title="`+tr.ID+`">`+tr.Name+`</span> (round`) {
+		t.Fatalf("harness page: %d, proposer not named", got.status)
+	}
+}

@@ -32,6 +32,8 @@ type harnessPage struct {
 	// signed-in person may give it. Why says why not, when it waits.
 	CanReview bool
 	Why       string
+	// Names names the proposer and the reviewer (ids on hover).
+	Names map[string]string
 }
 
 // maxWebNote bounds a staff note typed on the page.
@@ -43,7 +45,7 @@ func (s *server) harnessPage(w http.ResponseWriter, r *http.Request, sess sqlsto
 	if err != nil {
 		return notFoundCase(err)
 	}
-	v := harnessPage{Case: c}
+	v := harnessPage{Case: c, Names: map[string]string{}}
 	switch {
 	case c.Kind != signoff.KindBug:
 		v.Closed = "Only bug cases have reproductions."
@@ -70,6 +72,11 @@ func (s *server) harnessPage(w http.ResponseWriter, r *http.Request, sess sqlsto
 		}
 	}
 	me := by
+	names := s.timelineActors(ctx, c.WorkspaceID)
+	v.Names[v.H.ProposedBy] = names.name(v.H.ProposedBy)
+	if v.H.StaffReview != nil {
+		v.Names[v.H.StaffReview.By] = names.name(v.H.StaffReview.By)
+	}
 	s.render(w, r, http.StatusOK, "harness", page{Title: "Reproduction review: " + c.Title, Me: &me, CSRF: sess.CSRF, Body: v})
 	return nil
 }
