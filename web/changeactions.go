@@ -285,6 +285,11 @@ func (s *server) executeChange(w http.ResponseWriter, r *http.Request, sess sqls
 	if err := s.stalePlan(ctx, by, caseID, r.PostFormValue("plan_id")); err != nil {
 		return again(err)
 	}
+	// As the API does: the page answers after the plan's health window,
+	// which may be longer than the server's write timeout (the desk goes
+	// on with an execution the gate let through whether or not the
+	// browser waits).
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Duration(change.MaxHealthWindowSeconds)*time.Second + 2*time.Minute))
 	if _, err := d.Execute(ctx, by, caseID); err != nil {
 		if signoff.ErrorCode(err) == signoff.ENOTFOUND {
 			return notFoundCase(err)
