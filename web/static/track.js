@@ -90,8 +90,9 @@
     }
   }
 
-  // typing reports whether the reporter has started on a form: its text
-  // or a choice differs from what the page came with, or they are in it.
+  // typing reports whether a form holds anything of the reporter's: a
+  // choice made or text written (also what the server sent back with an
+  // error, which a fresh page would not have), or they are in it.
   function typing() {
     var forms = live.querySelectorAll('form');
     for (var i = 0; i < forms.length; i++) {
@@ -101,10 +102,10 @@
         if (el.type === 'hidden') {
           continue;
         }
-        if ((el.type === 'radio' || el.type === 'checkbox') && el.checked !== el.defaultChecked) {
+        if ((el.type === 'radio' || el.type === 'checkbox') && el.checked) {
           return true;
         }
-        if ((el.tagName === 'TEXTAREA' || el.type === 'text') && el.value !== el.defaultValue) {
+        if ((el.tagName === 'TEXTAREA' || el.type === 'text') && el.value !== '') {
           return true;
         }
       }
