@@ -69,6 +69,7 @@ func TestPasskeyBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/cases/"+caseID+"/approval"),
 		chromedp.WaitVisible(chromedp.ID("passkey-approve-btn")))
 	b.checkPage("approval with passkey")
+	b.shotOf("passkey-approve-form", "#how-h + #passkey-approve")
 	b.run("approve with the passkey",
 		chromedp.Click(chromedp.ID("passkey-approve-btn")),
 		chromedp.WaitVisible(chromedp.ID("decided")))
