@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -52,12 +53,18 @@ type Credential struct {
 }
 
 // KeyID is the credential's 16-hex-digit id among approver keys: the
-// first 8 bytes of SHA-256 over a domain tag and the COSE key, so it
-// never equals an Ed25519 key's id for the same bytes.
+// first 8 bytes of SHA-256 over a domain tag, the RP id, the credential id
+// and the COSE key (each length-prefixed), so that it never equals an
+// Ed25519 key's id and no part of the credential can change under it.
 func (c Credential) KeyID() string {
 	h := sha256.New()
 	h.Write([]byte("signoff passkey\x00"))
-	h.Write(c.PublicKey)
+	for _, part := range [][]byte{[]byte(c.RPID), c.ID, c.PublicKey} {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 

@@ -105,6 +105,10 @@ func TestCredentialRoundTrip(t *testing.T) {
 	if c.KeyID() != a.Credential.KeyID() || c.RPID != "localhost" || string(c.ID) != string(a.Credential.ID) {
 		t.Fatalf("round trip changed the credential: %+v", c)
 	}
+	moved, err := passkey.ParseCredential(strings.Replace(text, "Rp-Id: localhost", "Rp-Id: evil.example", 1))
+	if err != nil || moved.KeyID() == c.KeyID() {
+		t.Fatalf("another RP id keeps the key id: %v", err)
+	}
 	if _, err := passkey.ParseCredential(strings.Replace(text, "Rp-Id: localhost", "Rp-Id: evil.example/x", 1)); err == nil {
 		t.Fatal("a bad RP id parsed")
 	}

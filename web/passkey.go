@@ -51,6 +51,9 @@ const (
 	passkeyFreshSession = 15 * time.Minute
 	passkeyTimeoutMS    = 120000
 	passkeyMaxPending   = 10000
+	// passkeyMaxPerActor bounds one person's open requests, so that no
+	// one fills the table for everyone else.
+	passkeyMaxPerActor = 20
 )
 
 // passkeyCeremony is one request to the authenticator waiting for its
@@ -82,6 +85,15 @@ func putCeremony(c passkeyCeremony, now time.Time) (string, error) {
 		if !now.Before(p.expires) {
 			delete(passkeyPending.m, id)
 		}
+	}
+	mine := 0
+	for _, p := range passkeyPending.m {
+		if p.actor == c.actor {
+			mine++
+		}
+	}
+	if mine >= passkeyMaxPerActor {
+		return "", signoff.Errorf(signoff.ERATELIMIT, "You have too many passkey requests open; wait a few minutes.")
 	}
 	if len(passkeyPending.m) >= passkeyMaxPending {
 		return "", signoff.Errorf(signoff.EUNAVAILABLE, "Too many passkey requests are waiting; try again in a few minutes.")
