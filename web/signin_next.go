@@ -31,8 +31,8 @@ const nextCookieAge = 30 * 60
 // a single leading slash ("//host", "/\host", schemes, "host/path"),
 // backslashes, control characters, spaces and non-ASCII bytes (raw or
 // percent-encoded), encoded slashes, backslashes or percent signs (double
-// encoding), dot segments, fragments, values longer than maxNext, and the
-// sign-in pages themselves (a loop).
+// encoding), dot segments, fragments, values longer than maxNext, the
+// sign-in pages themselves (a loop) and the public pages.
 func safeNext(next string) string {
 	if next == "" || len(next) > maxNext || next[0] != '/' {
 		return ""
@@ -54,6 +54,11 @@ func safeNext(next string) string {
 		return ""
 	}
 	if p == "/login" || strings.HasPrefix(p, "/login/") || p == "/logout" {
+		return ""
+	}
+	// The public pages need no sign-in, and a tracking link is a
+	// capability that has no business in another page's query.
+	if strings.HasPrefix(p, "/t/") || strings.HasPrefix(p, "/p/") {
 		return ""
 	}
 	q, err := url.ParseQuery(u.RawQuery)

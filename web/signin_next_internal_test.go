@@ -69,6 +69,8 @@ func TestSafeNextRefusesEveryWayOff(t *testing.T) {
 		"/login",                           // a loop
 		"/login/sol_abc",                   // a loop
 		"/logout",                          // a loop
+		"/t/sot_secret",                    // a capability, public
+		"/p/prj_1/report",                  // public
 		"/" + strings.Repeat("a", maxNext), // too long
 		"/desk?q=" + strings.Repeat("a", maxNext), // too long with a query
 	} {
