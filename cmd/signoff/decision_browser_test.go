@@ -174,5 +174,20 @@ func TestDecisionBrowser(t *testing.T) {
 		t.Fatalf("original after its rollback: %+v %v", c.State, err)
 	}
 	b.checkPage("rolled back")
+
+	// The card and the change page at 390 px: no sideways scrolling.
+	phone := newBrowser(t, exe, 390, 844)
+	phone.run("sign in (390 px)",
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), d.ownerToken),
+		chromedp.Click(chromedp.ID("login-submit")),
+		chromedp.WaitVisible(chromedp.ID("who")))
+	phone.run("gate card (390 px)", chromedp.Navigate(base+"/cases/"+caseID), chromedp.WaitVisible(chromedp.CSS(card+" .gate")))
+	phone.checkPage("gate card (390 px)")
+	phone.run("change (390 px)", chromedp.Navigate(base+"/cases/"+changeCase), chromedp.WaitVisible(chromedp.ID("plan-summary")))
+	phone.checkPage("change (390 px)")
+	phone.run("request page (390 px)", chromedp.Navigate(base+"/changes/new"), chromedp.WaitVisible(chromedp.ID("change-reason")))
+	phone.checkPage("request page (390 px)")
 	t.Logf("whole browser walk: %s", time.Since(start).Round(time.Millisecond))
 }
