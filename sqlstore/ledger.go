@@ -56,7 +56,7 @@ func (s *DB) appendEvents(ctx context.Context, tx *sql.Tx, ws string, in []Event
 		}
 		// A demo walk's simulated person is simulated in the ledger too
 		// (simulated.go); nothing else is relabelled.
-		if simulatedBy(ctx, ei.ActorID) {
+		if simulatedBy(ctx, ei.ActorID, func(id string) bool { return s.humanActor(ctx, tx, ws, id) }) {
 			if body, err = simulatedPayload(body); err != nil {
 				return nil, fmt.Errorf("append %s: simulated payload: %w", ei.Type, err)
 			}

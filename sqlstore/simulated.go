@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"strings"
 
@@ -11,11 +12,13 @@ import (
 
 // simulatedBy reports whether an event by actorID, appended under ctx, is
 // the act of a person the demo simulates (signoff.WithSimulatedPerson):
-// the marked request's own authenticated person, or on a public route the
-// public intake and the reporter acting through their tracking link. An
-// agent's, the server's or any other actor's event in the same request
-// keeps the evidence it has.
-func simulatedBy(ctx context.Context, actorID string) bool {
+// the marked request's own authenticated person; or, on a public route
+// (no credential), the public intake, the reporter acting through their
+// tracking link, or a person answering through a chat platform, whom
+// person (looked up only for a marked request) says is human. An agent's,
+// the server's or any other actor's event in the same request keeps the
+// evidence it has.
+func simulatedBy(ctx context.Context, actorID string, person func(id string) bool) bool {
 	principal, public, ok := signoff.SimulatedPrincipal(ctx)
 	switch {
 	case !ok || actorID == "":
@@ -23,9 +26,19 @@ func simulatedBy(ctx context.Context, actorID string) bool {
 	case principal != "":
 		return actorID == principal
 	case public:
-		return actorID == IntakeActor || strings.HasPrefix(actorID, signoff.PrefixTracking+"_")
+		return actorID == IntakeActor || strings.HasPrefix(actorID, signoff.PrefixTracking+"_") ||
+			(strings.HasPrefix(actorID, signoff.PrefixActor+"_") && person(actorID))
 	}
 	return false
+}
+
+// humanActor reports whether id is a person of workspace ws, read in tx.
+func (s *DB) humanActor(ctx context.Context, tx *sql.Tx, ws, id string) bool {
+	var role string
+	if err := tx.QueryRowContext(ctx, `SELECT role FROM actors WHERE id = $1 AND workspace_id = $2`, id, ws).Scan(&role); err != nil {
+		return false
+	}
+	return signoff.Role(role).IsHuman()
 }
 
 // simulatedPayload is body (a canonical JSON object) with its evidence

@@ -50,7 +50,9 @@ func TestSimulatedPayloadOnlyLowers(t *testing.T) {
 func TestSimulatedBy(t *testing.T) {
 	human := signoff.Actor{ID: "act_person", Role: signoff.RoleOperator}
 	agent := signoff.Actor{ID: "act_agent", Role: signoff.RoleFixer}
-	actors := []string{"act_person", "act_agent", "system", "cli", IntakeActor, "trk_link", ""}
+	actors := []string{"act_person", "act_agent", "act_chat", "system", "cli", IntakeActor, "trk_link", ""}
+	// act_chat is a person (answering in chat), act_agent is not.
+	person := func(id string) bool { return id == "act_chat" || id == "act_person" }
 	for _, tc := range []struct {
 		name string
 		ctx  func() context.Context
@@ -83,7 +85,7 @@ func TestSimulatedBy(t *testing.T) {
 			ctx := signoff.WithSimulatedPerson(context.Background())
 			signoff.BindSimulatedPublic(ctx)
 			return ctx
-		}, map[string]bool{IntakeActor: true, "trk_link": true}},
+		}, map[string]bool{IntakeActor: true, "trk_link": true, "act_chat": true, "act_person": true}},
 		{"public, then a person", func() context.Context {
 			ctx := signoff.WithSimulatedPerson(context.Background())
 			signoff.BindSimulatedPublic(ctx)
@@ -93,7 +95,7 @@ func TestSimulatedBy(t *testing.T) {
 	} {
 		ctx := tc.ctx()
 		for _, a := range actors {
-			if got := simulatedBy(ctx, a); got != tc.want[a] {
+			if got := simulatedBy(ctx, a, person); got != tc.want[a] {
 				t.Errorf("%s: simulatedBy(%q) = %v, want %v", tc.name, a, got, tc.want[a])
 			}
 		}

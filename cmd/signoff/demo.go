@@ -5,8 +5,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/signoff-dev/signoff/changedesk"
 	"log/slog"
 	"maps"
 	"net"
@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/signoff-dev/signoff/changedesk"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
@@ -53,10 +55,12 @@ type demo struct {
 
 func runDemo(ctx context.Context, e *env, args []string) error {
 	var addr, dir, walk, provider, record, replay string
+	var verbose bool
 	var a demoAgents
-	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--walk bug|change] [--provider openai --base-url URL --model NAME [--api-key-env VAR]] [--record FILE | --replay FILE]")
-	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (a free port is chosen if this one is taken)")
-	fs.StringVar(&dir, "dir", "", "keep the demo's database, keys and ShopLite repository here (default: a new temporary directory)")
+	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--verbose] [--walk bug|change] [--provider openai --base-url URL --model NAME [--api-key-env VAR]] [--record FILE | --replay FILE]")
+	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address, walks included (a free port is chosen if this one is taken)")
+	fs.StringVar(&dir, "dir", "", "keep the demo's database, keys and ShopLite repository here; an earlier demo's state in it is replaced (default: a new temporary directory, deleted on Ctrl-C)")
+	fs.BoolVar(&verbose, "verbose", false, "log every HTTP request and job in the terminal too (always in DIR/demo.log)")
 	fs.StringVar(&walk, "walk", "", `run a whole loop headlessly and exit: "bug" walks the ShopLite coupon bug (with a model: all three ShopLite bugs) from report to the reporter's last word; "change" walks the checkout flag incident through the change desk`)
 	fs.StringVar(&provider, "provider", agent.ProviderAuthored, `who writes the reproducer's tests and the fixer's patches: "authored" (the demo's human-written fixtures for the coupon bug) or "openai" (a model at --base-url, any OpenAI-compatible endpoint with tool calling, e.g. Ollama)`)
 	fs.StringVar(&a.baseURL, "base-url", "", "with --provider openai: the endpoint's base URL, e.g. http://localhost:11434/v1")
@@ -88,7 +92,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if dir == "" {
+	created := dir == ""
+	if created {
 		var err error
 		if dir, err = os.MkdirTemp("", "signoff-demo-"); err != nil {
 			return err
@@ -96,13 +101,36 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	log := newLogger(e.stderr, "text")
-	if walk != "" {
-		log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		addr = "127.0.0.1:0"
+	// A folder the demo made holds private keys and is of no use once the
+	// demo is stopped: Ctrl-C (or a failed setup) deletes it. A --dir is
+	// the user's and stays.
+	var setupErr error
+	defer func() {
+		if created && (ctx.Err() != nil || setupErr != nil) {
+			if err := os.RemoveAll(dir); err != nil {
+				fmt.Fprintf(e.stderr, "signoff demo: remove %s: %v\n", dir, err)
+			} else {
+				fmt.Fprintf(e.stderr, "signoff demo: removed %s\n", dir)
+			}
+		}
+	}()
+	replaced, err := clearDemoDir(dir)
+	if err != nil {
+		setupErr = err
+		return err
+	}
+	log, closeLog, err := demoLogger(e, dir, verbose)
+	if err != nil {
+		setupErr = err
+		return err
+	}
+	defer closeLog()
+	if replaced {
+		fmt.Fprintf(e.stdout, "%s held an earlier demo: its database, keys and ShopLite were replaced by a new demo.\n", dir)
 	}
 	d, err := setupDemoWith(ctx, e, dir, addr, log, a)
 	if err != nil {
+		setupErr = err
 		return err
 	}
 	defer d.s.Close()
@@ -118,8 +146,62 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	case "change":
 		return d.walkChange(ctx, e, log)
 	}
-	d.printIntro(e)
-	return serveUntilDone(ctx, e, log, d.ln, d.s, d.st)
+	d.printIntro(e, created)
+	if err := serveUntilDone(ctx, e, log, d.ln, d.s, d.st); err != nil && ctx.Err() == nil {
+		return err
+	}
+	// Stopped by Ctrl-C, possibly while the jobs were still starting:
+	// that is a clean stop.
+	return nil
+}
+
+// demoState are the names the demo writes in its directory; an earlier
+// demo's are removed before a new one starts there (clearDemoDir).
+var demoState = []string{"signoff.db", "signoff.db-wal", "signoff.db-shm", "signoff.key", "operator-approval.key", "shoplite", "production", demoLogName}
+
+// demoLogName is the demo's full log in its directory: every HTTP
+// request and job, which the terminal leaves out unless --verbose.
+const demoLogName = "demo.log"
+
+// clearDemoDir removes an earlier demo's state from dir, so that --dir can
+// be given again: a demo's workspace, keys and ShopLite repository are
+// made fresh on every start (the old database's keys would otherwise be
+// registered twice). Only the demo's own names are touched; it reports
+// whether there was anything to replace.
+func clearDemoDir(dir string) (bool, error) {
+	found := false
+	for _, name := range demoState {
+		p := filepath.Join(dir, name)
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return false, fmt.Errorf("earlier demo in %s: %w", dir, err)
+		}
+		if name != demoLogName {
+			found = true
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return false, fmt.Errorf("replace the earlier demo in %s: %w", dir, err)
+		}
+	}
+	return found, nil
+}
+
+// demoLogger writes the whole log (every HTTP request and job, at info) to
+// demo.log in dir, and to the terminal only warnings and errors, or
+// everything with --verbose: the tokens and the sign-in link printed in
+// the terminal must not scroll away under access lines.
+func demoLogger(e *env, dir string, verbose bool) (*slog.Logger, func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, demoLogName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo log: %w", err)
+	}
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewMultiHandler(slog.NewTextHandler(f, nil), slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})))
+	return log, func() { f.Close() }, nil
 }
 
 // demoAgents is how the demo's reproducer and fixer run: on the authored
@@ -453,29 +535,22 @@ func shopFixtures(base string) ([]agent.Fixture, error) {
 	return out, nil
 }
 
-func (d *demo) printIntro(e *env) {
+func (d *demo) printIntro(e *env, temporary bool) {
 	// A one-time sign-in link for the operator: the web desk without
 	// copying a token. If it cannot be made, the token still signs in.
-	signIn := d.url + "/login (paste the operator token)"
+	signIn := d.url + "/login   (paste the operator token)"
 	if code, _, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
-		signIn = d.url + "/login/" + code + "   (operator, one use; or paste a token at /login)"
+		signIn = d.url + "/login/" + code + "   (signs the operator in, once, within 15 minutes; or paste a token at /login)"
 	}
 	agents := "builtin and authored agents"
 	if d.agents.model() {
 		agents = "builtin agents; the reproducer and fixer on " + d.agents.describe()
 	}
-	fmt.Fprintf(e.stdout, `Signoff demo (SQLite, %[12]s)
-
-  server      %[1]s   (the desk: API, MCP, reporter pages)
-  web desk    %[11]s
-  report form %[1]s/p/%[9]s/report   (public, no account; the reporter's tracking link follows)
-  ShopLite    %[2]s   (production, built from main %[3]s; GET /version)
-  repository  %[4]s
-  database    %[5]s
-  owner       token: %[6]s
-  operator    token: %[7]s   approval key %[8]s
-
-Evidence types: LIVE = executed here (airlock, triage builtin, sandbox runs,
+	kept := "kept after the demo stops (yours, from --dir)"
+	if temporary {
+		kept = "deleted on Ctrl-C (it holds private keys); give --dir to keep it"
+	}
+	fmt.Fprintf(e.stdout, `Evidence types: LIVE = executed here (airlock, triage builtin, sandbox runs,
 verification, git, deploy, smoke); AUTHORED = written by people for the demo
 (ShopLite's reproduction test and the two candidate fixes, the sample triage
 data); SIMULATED = the demo standing in for a person (the report text).
@@ -483,7 +558,7 @@ data); SIMULATED = the demo standing in for a person (the report text).
 Walk the bug loop (or run it all headlessly: signoff demo --walk bug). Every step shows on the
 web desk as it happens: the case page has the timeline, triage evidence, reproduction, candidates
 side by side with their verdict tables, and the approval page shows the exact digest to sign.
- 1. Report the coupon bug through the report form above, or the API (public intake, airlock, then the triage crew):
+ 1. Report the coupon bug through the report form below, or the API (public intake, airlock, then the triage crew):
     curl -s -H 'Content-Type: application/json' -d '{"text":"SAVE10 takes 19%% off: my 100.00 lamp cost 81.00 at checkout","device":"Firefox 133","os":"Linux","app_version":"1.0.0","steps":"add the lamp, apply SAVE10, check out"}' %[1]s/api/v1/projects/%[9]s/reports
     Keep the tracking token. The reproducer's test (authored) runs on main in the sandbox (live).
  2. As staff, read the test's source and approve it (or on the case page's reproduction review):
@@ -517,12 +592,24 @@ flag checkout_v2_new_payment_flow (prod, off) from this server over OFREP; on, c
     signoff change show --case CASE; signoff evidence export --case CASE --out DIR; signoff evidence verify DIR
 
 Triage crew on the sample game (%[10]s): POST reports to %[1]s/api/v1/projects/%[10]s/reports
+("signoff" above is "go run ./cmd/signoff" from a checkout.)
 
-("signoff" above is "go run ./cmd/signoff" from a checkout.) Press Ctrl-C to stop.
-`, d.url, d.live.URL, short(d.sample.Base), d.sample.Dir, filepath.Join(d.dir, "signoff.db"), d.ownerToken, d.operatorToken, d.opKeyPath, d.shop.ID, d.game.ID, signIn, agents)
+=== Signoff demo is ready (SQLite, %[12]s) ===
+  web desk    %[11]s
+  server      %[1]s   (API, MCP, reporter pages)
+  report form %[1]s/p/%[9]s/report   (public, no account; the reporter's tracking link follows)
+  ShopLite    %[2]s   (production, built from main %[3]s; GET /version)
+  repository  %[4]s
+  database    %[5]s   (every HTTP request and job is logged to %[13]s)
+  owner       token: %[6]s
+  operator    token: %[7]s   approval key %[8]s
+  folder      %[14]s: %[15]s
+`, d.url, d.live.URL, short(d.sample.Base), d.sample.Dir, filepath.Join(d.dir, "signoff.db"), d.ownerToken, d.operatorToken, d.opKeyPath, d.shop.ID, d.game.ID, signIn, agents,
+		filepath.Join(d.dir, demoLogName), d.dir, kept)
 	if d.agents.model() {
 		fmt.Fprintf(e.stdout, "\nWith a model, the reproducer's tests and the fixer's patches are the model's (LIVE), not the authored\nfixtures: report any of ShopLite's three bugs (coupon applied twice, negative total, subtotal overflow).\n")
 	}
+	fmt.Fprintln(e.stdout, "Press Ctrl-C to stop.")
 }
 
 func short(id string) string {

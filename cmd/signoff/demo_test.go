@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -82,5 +84,168 @@ func TestDemoTriagesAReport(t *testing.T) {
 			t.Fatalf("report never triaged (last %d %+v)", resp.StatusCode, tr.Run)
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// demoRun is one `signoff demo` subprocess up to its banner.
+type demoRun struct {
+	cmd    *exec.Cmd
+	banner string
+	stderr *strings.Builder
+	done   chan error
+}
+
+// startDemo starts the built binary's demo with args and reads its
+// terminal up to "Press Ctrl-C"; tmp is its TMPDIR.
+func startDemo(t *testing.T, tmp string, args ...string) *demoRun {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"demo", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + tmp, "GOCACHE=" + goCache(t)}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &demoRun{cmd: cmd, stderr: &strings.Builder{}, done: make(chan error, 1)}
+	cmd.Stderr = r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var banner strings.Builder
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(3 * time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the demo ended before its banner:\n%s\nstderr:\n%s", banner.String(), r.stderr.String())
+			}
+			banner.WriteString(l + "\n")
+			if strings.Contains(l, "Press Ctrl-C") {
+				r.banner = banner.String()
+				go func() {
+					for range lines {
+					}
+					r.done <- cmd.Wait()
+				}()
+				return r
+			}
+		case <-timeout:
+			t.Fatalf("no banner after 3 minutes:\n%s\nstderr:\n%s", banner.String(), r.stderr.String())
+		}
+	}
+}
+
+// stop sends sig and waits for the demo to end.
+func (r *demoRun) stop(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("the demo ended with %v after %v; stderr:\n%s", err, sig, r.stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the demo did not stop on %v", sig)
+	}
+}
+
+// goCache is the Go build cache the tests share, so each demo's ShopLite
+// build is warm.
+func goCache(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Skipf("go env GOCACHE: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestDemoTerminal runs the built binary's demo as a person would, three
+// times. With --dir D: the important lines (desk, sign-in link, tokens,
+// folder) come last, after the walkthrough; HTTP requests are not logged
+// in the terminal but in D/demo.log; Ctrl-C stops it and leaves D. Again
+// with the same --dir: it says it replaced the earlier demo, and works.
+// Without --dir: SIGTERM removes the temporary folder it made, private
+// keys and all.
+func TestDemoTerminal(t *testing.T) {
+	t.Parallel()
+	for _, b := range []string{"git", "go"} {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("%s not installed", b)
+		}
+	}
+	tmp, dir := t.TempDir(), t.TempDir()
+
+	first := startDemo(t, tmp, "--dir", dir)
+	text := first.banner
+	desk, walk := strings.Index(text, "=== Signoff demo is ready"), strings.Index(text, "Walk the change desk")
+	if desk < 0 || walk < 0 || desk < walk || !strings.Contains(text[desk:], "token: so_") || !strings.Contains(text[desk:], "/login/") ||
+		!strings.Contains(text[desk:], "folder      "+dir+": kept") {
+		t.Fatalf("the important lines are not last:\n%s", text)
+	}
+	base := regexp.MustCompile(`server\s+(http://\S+)`).FindStringSubmatch(text)
+	token := regexp.MustCompile(`operator\s+token: (so_\S+)`).FindStringSubmatch(text)
+	if base == nil || token == nil {
+		t.Fatalf("banner:\n%s", text)
+	}
+	me := func(base, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"/api/v1/me", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range 3 {
+		if st := me(base[1], token[1]); st != http.StatusOK {
+			t.Fatalf("GET /api/v1/me: %d", st)
+		}
+	}
+	first.stop(t, os.Interrupt)
+	if strings.Contains(first.stderr.String(), "http request") {
+		t.Errorf("HTTP requests are logged in the terminal:\n%s", first.stderr.String())
+	}
+	if log, err := os.ReadFile(filepath.Join(dir, "demo.log")); err != nil || !strings.Contains(string(log), "route=\"GET /api/v1/me\"") {
+		t.Errorf("demo.log lacks the requests (%v):\n%s", err, log)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "signoff.db")); err != nil {
+		t.Fatalf("Ctrl-C removed the --dir the user gave: %v", err)
+	}
+
+	second := startDemo(t, tmp, "--dir", dir)
+	if !strings.Contains(second.banner, dir+" held an earlier demo: its database, keys and ShopLite were replaced") {
+		t.Errorf("the second run does not say it replaced the first:\n%s", second.banner)
+	}
+	base = regexp.MustCompile(`server\s+(http://\S+)`).FindStringSubmatch(second.banner)
+	token = regexp.MustCompile(`operator\s+token: (so_\S+)`).FindStringSubmatch(second.banner)
+	if base == nil || token == nil || me(base[1], token[1]) != http.StatusOK {
+		t.Fatalf("the second demo does not serve its operator:\n%s", second.banner)
+	}
+	second.stop(t, os.Interrupt)
+
+	third := startDemo(t, tmp)
+	m := regexp.MustCompile(`folder +(\S+): deleted on Ctrl-C`).FindStringSubmatch(third.banner)
+	if m == nil || !strings.HasPrefix(m[1], tmp) {
+		t.Fatalf("the temporary demo does not name its folder under %s:\n%s", tmp, third.banner)
+	}
+	if _, err := os.Stat(filepath.Join(m[1], "operator-approval.key")); err != nil {
+		t.Fatalf("the temporary folder has no approval key: %v", err)
+	}
+	third.stop(t, syscall.SIGTERM)
+	if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
+		t.Errorf("SIGTERM left the temporary folder %s (%v); stderr:\n%s", m[1], err, third.stderr.String())
 	}
 }

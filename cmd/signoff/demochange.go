@@ -53,7 +53,7 @@ preapproved_rollbacks: [flag]
 // turns it back on and fails its health check (restored automatically),
 // and a compensating rollback of the first restores its original state.
 func (d *demo) walkChange(ctx context.Context, e *env, log *slog.Logger) error {
-	srv := httpapi.NewServer(d.ln.Addr().String(), handler(d.s, log, d.st))
+	srv := httpapi.NewServer(d.ln.Addr().String(), handlerWith(d.s, log, d.st, nil, false, serveConfig{simulatedPeople: true}))
 	go srv.Serve(d.ln)
 	defer srv.Close()
 
@@ -72,6 +72,7 @@ func (d *demo) walkChange(ctx context.Context, e *env, log *slog.Logger) error {
 		return fmt.Errorf("ledger verify: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "ledger: %d events, chain verified\n", res.Events)
+	d.printDesk(ctx, e, w.changeCases)
 	fmt.Fprintf(e.stdout, "final: %s\n", strings.Join(outcomes, ", "))
 	return nil
 }
@@ -199,6 +200,7 @@ func (w *walker) walkChange() ([]string, error) {
 		return nil, err
 	}
 	first := created.Case.ID
+	w.changeCases = append(w.changeCases, first)
 	if len(created.PlannerError) > 0 && string(created.PlannerError) != "null" {
 		return nil, fmt.Errorf("the builtin planner failed: %s", created.PlannerError)
 	}
@@ -270,6 +272,7 @@ func (w *walker) walkChange() ([]string, error) {
 		return nil, err
 	}
 	second := created.Case.ID
+	w.changeCases = append(w.changeCases, second)
 	hc := change.HealthCheck{Kind: change.HealthHTTP, Method: "POST", URL: d.live.URL + "/checkout",
 		Body: `{"items":[{"sku":"lamp","price_cents":10000,"quantity":1}]}`, ExpectStatus: 200, WindowSeconds: 4, IntervalSeconds: 2}
 	var planned struct {
@@ -324,6 +327,7 @@ func (w *walker) walkChange() ([]string, error) {
 	if rb.Execution == nil || rb.Execution.Outcome != changedesk.OutcomeExecuted || rb.Execution.Predicate.RestoredMatchesOriginal == nil || !*rb.Execution.Predicate.RestoredMatchesOriginal {
 		return nil, fmt.Errorf("the compensating rollback %s is %s and did not restore the original state (execution %+v)", rb.Case.ID, rb.Case.State, rb.Execution)
 	}
+	w.changeCases = append(w.changeCases, rb.Case.ID)
 	orig, err := w.waitState(first, []string{"reverted"})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -90,6 +91,20 @@ func TestDemoWalkChange(t *testing.T) {
 	if len(page.Cases) != 3 {
 		t.Fatalf("%d change cases, want 3: %+v", len(page.Cases), page.Cases)
 	}
+	// Honest badges: the requests, plans by a person, approvals and the
+	// execute the walk plays are simulated; the planner agent, the
+	// reviewer, the gate's execution and health checks are not. Each case
+	// is named on the desk at the walk's address.
+	var ids []string
+	for _, c := range page.Cases {
+		ids = append(ids, c.ID)
+		if !regexp.MustCompile(`case +http://127\.0\.0\.1:\d+/cases/` + c.ID).MatchString(text) {
+			t.Errorf("the walk does not give %s's desk URL", c.ID)
+		}
+	}
+	badgesOpen(t, dir, ids).checkHonest(t, []string{"case.created", "approval.recorded", "approval.quorum"},
+		[]string{"change.executed", "change.rolled_back", "change.review_note", "agent.call", "task.recorded", "change.requested"})
+
 	byState := map[string]signoff.Case{}
 	for _, c := range page.Cases {
 		if _, dup := byState[c.State]; dup {

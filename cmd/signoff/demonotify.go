@@ -140,6 +140,8 @@ func (w *walker) answerGate(n *demoNotify, id string) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	// The operator answering in chat is the demo too (walker.call).
+	req.Header.Set(signoff.SimulatedPersonHeader, signoff.SimulatedPersonValue)
 	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("X-Slack-Signature", chat.SignSlack(n.signing, now, body))
 	resp, err := w.hc.Do(req)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -81,6 +82,8 @@ type walker struct {
 	// notify, in the bug walk, is where notifications go; the triage gate
 	// is then answered in (stand-in) Slack.
 	notify *demoNotify
+	// changeCases are the change walk's cases, for the desk's links.
+	changeCases []string
 }
 
 // stageTimeout bounds how long the walk waits for one stage.
@@ -105,6 +108,9 @@ func (w *walker) call(method, path, token string, in, out any) (int, error) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	// The walk plays the people of the loop: what they do is recorded as
+	// simulated (the demo's server honours this; no other does).
+	req.Header.Set(signoff.SimulatedPersonHeader, signoff.SimulatedPersonValue)
 	resp, err := w.hc.Do(req)
 	if err != nil {
 		return 0, err
@@ -236,7 +242,7 @@ func (d *demo) walkBug(ctx context.Context, e *env, log *slog.Logger, stories []
 		return fmt.Errorf("notifications: %w", err)
 	}
 	defer nt.close()
-	var cfg serveConfig
+	cfg := serveConfig{simulatedPeople: true}
 	if len(stories) > 1 {
 		// The walk plays several reporters from one address: the public
 		// intake's limit per address is for the public, not for them.
@@ -290,6 +296,11 @@ func (d *demo) walkBug(ctx context.Context, e *env, log *slog.Logger, stories []
 		return fmt.Errorf("ledger verify: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "ledger: %d events, chain verified\n", res.Events)
+	ids := make([]string, 0, len(done))
+	for _, r := range done {
+		ids = append(ids, r.caseID)
+	}
+	d.printDesk(ctx, e, ids)
 	fmt.Fprintln(e.stdout, "final: verified")
 	return nil
 }
@@ -656,4 +667,20 @@ func (w *walker) decideGate(id string) error {
 		}
 	}
 	return fmt.Errorf("case %s waits at the gate but has no pending decision", id)
+}
+
+// printDesk says how to open a walk's cases on the web desk: the walk's
+// server stops with it, so `signoff serve` on the walk's database serves
+// them again, at the address the walk used, and a one-time link signs the
+// operator in.
+func (d *demo) printDesk(ctx context.Context, e *env, caseIDs []string) {
+	db := filepath.Join(d.dir, "signoff.db")
+	fmt.Fprintf(e.stdout, "\nOpen the walk on the web desk (the walk's server has stopped; this serves its database again):\n  signoff serve --db %s --addr %s\n", db, d.ln.Addr())
+	if code, _, err := d.s.CreateLoginLink(ctx, d.operator.ID, loginLinkTTL); err == nil {
+		fmt.Fprintf(e.stdout, "  sign in     %s/login/%s   (the operator, once, within 15 minutes)\n", d.url, code)
+	}
+	fmt.Fprintf(e.stdout, "  or later    signoff login-link --db %s --actor %s --url %s\n", db, d.operator.ID, d.url)
+	for _, id := range caseIDs {
+		fmt.Fprintf(e.stdout, "  case        %s/cases/%s\n", d.url, id)
+	}
 }

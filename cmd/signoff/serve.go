@@ -81,6 +81,9 @@ type serveConfig struct {
 	// intakePerIP and intakePerProject, when set, replace the public
 	// intake's limits per client address and per project.
 	intakePerIP, intakePerProject httpapi.Limit
+	// simulatedPeople honours the demo walks' marker
+	// (httpapi.WithSimulatedPeople): set by `signoff demo --walk` only.
+	simulatedPeople bool
 }
 
 // scrapeTimeout bounds the database reads of one metrics scrape.
@@ -125,6 +128,9 @@ func handlerWith(s *sqlstore.DB, log *slog.Logger, st *stack, reg *metrics.Regis
 		httpapi.WithNotify(st.notify), httpapi.WithMetrics(reg)}
 	if cfg.intakePerIP != (httpapi.Limit{}) && cfg.intakePerProject != (httpapi.Limit{}) {
 		opts = append(opts, httpapi.WithIntakeLimits(cfg.intakePerIP, cfg.intakePerProject))
+	}
+	if cfg.simulatedPeople {
+		opts = append(opts, httpapi.WithSimulatedPeople())
 	}
 	mux.Handle("/", httpapi.New(s, log, opts...))
 	return mux
