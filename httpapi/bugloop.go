@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/bugdesk"
 )
 
@@ -139,6 +140,12 @@ func (s *server) approve(w http.ResponseWriter, r *http.Request, by signoff.Acto
 	var in approvalInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
+	}
+	// A passkey approval is given on the approval page, which also checks
+	// the authenticator's signature counter (a cloned authenticator); the
+	// API takes only signatures made on the approver's machine.
+	if in.Via == approval.ViaWebPasskey {
+		return signoff.Errorf(signoff.EINVALID, "passkey approvals are given on the approval page (/cases/%s/approval), not through the API", r.PathValue("id"))
 	}
 	if kind, err := s.caseKind(r, by); err != nil {
 		return err

@@ -118,7 +118,7 @@ func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess sqlst
 			v.Approvals = apvs
 		}
 		v.Approvers = s.approverRows(ctx, by, v.Approvals, v.Digest)
-		w := s.waitingOn(withWaitingURL(r), by, c)
+		w := s.waitingOn(s.withWaitingURL(r), by, c)
 		v.Waiting = &w
 		v.Decided = fmt.Sprintf("This case is not waiting for an approval: it is %s.", c.State)
 		v.Closed = v.Decided
@@ -159,9 +159,9 @@ func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess sqlst
 		v.Closed = fmt.Sprintf("The approval card for this digest expired at %s. Expired cards fail closed: nothing can be approved on it.", when(current.ExpiresAt))
 	}
 	if v.Closed == "" {
-		v.Command = waitingCommand(requestBaseURL(r), []string{"approve", "--case", c.ID, "--key", defaultApprovalKey})
+		v.Command = waitingCommand(s.baseURL(r), []string{"approve", "--case", c.ID, "--key", s.approvalKey()})
 		v.Approvers = s.approverRows(ctx, by, v.Approvals, v.Digest)
-		if rpID, _, err := relyingParty(r); err == nil && v.CanApprove {
+		if rpID, _, err := s.relyingParty(r); err == nil && v.CanApprove {
 			if ks, _, err := s.myPasskeys(ctx, by, rpID); err == nil {
 				v.Passkeys = len(ks)
 			}

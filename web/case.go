@@ -116,7 +116,7 @@ func (s *server) casePage(w http.ResponseWriter, r *http.Request, sess sqlstore.
 		return fmt.Errorf("decisions of %s: %w", c.ID, err)
 	}
 	v.Ledger = s.ledgerStatus(ctx, c.WorkspaceID)
-	v.Waiting = s.waitingOn(withWaitingURL(r), by, c)
+	v.Waiting = s.waitingOn(s.withWaitingURL(r), by, c)
 	v.StateLabel = v.Waiting.Label
 	v.ProjectName, v.OpenerName = s.caseNames(ctx, c)
 	me := by

@@ -200,7 +200,7 @@ func (s *server) rowView(ctx context.Context, by signoff.Actor, d sqlstore.DeskC
 		title = c.ID
 	}
 	return deskRowView{ID: c.ID, Title: title, Kind: string(c.Kind), State: c.State, StateLabel: st.Label, Severity: d.Severity, Owner: d.Owner,
-		Project: project, ProjectID: c.ProjectID, Waiting: waitingFor(st, c, base),
+		Project: project, ProjectID: c.ProjectID, Waiting: waitingFor(st, c, base, s.approvalKey()),
 		Age: age(s.o.Now(), c.CreatedAt), Created: c.CreatedAt, Version: c.Version}
 }
 
@@ -282,7 +282,7 @@ func (s *server) desk(w http.ResponseWriter, r *http.Request, sess sqlstore.WebS
 		v.Older = "/desk?" + next.Encode()
 	}
 	pols := &deskPolicies{s: s, by: by}
-	base := requestBaseURL(r)
+	base := s.baseURL(r)
 	for _, c := range cases {
 		v.Rows = append(v.Rows, s.rowView(ctx, by, c, pols, base))
 	}
@@ -321,7 +321,7 @@ func (s *server) deskRow(w http.ResponseWriter, r *http.Request, sess sqlstore.W
 	}
 	var row deskRowView
 	if len(cases) > 0 {
-		row = s.rowView(ctx, sess.Actor, cases[0], &deskPolicies{s: s, by: sess.Actor}, requestBaseURL(r))
+		row = s.rowView(ctx, sess.Actor, cases[0], &deskPolicies{s: s, by: sess.Actor}, s.baseURL(r))
 	}
 	if len(cases) == 0 || (needs && !row.Waiting.Needs) {
 		// Missing, another workspace's, or filtered out: the script

@@ -79,8 +79,9 @@ var (
 )
 
 // TestApprovalPage: the page shows the complete plan, its digest and the
-// policy results, and the approve command; there is no button to click
-// for anyone, and a viewer reads the same page. The API still refuses a
+// policy results, and the approve command as pasted; with no passkey
+// registered there is no button to click for anyone, and a viewer reads
+// the same page. The API still refuses a
 // viewer's approval.
 func TestApprovalPage(t *testing.T) {
 	t.Parallel()
@@ -101,7 +102,7 @@ func TestApprovalPage(t *testing.T) {
 		if buttonRE.MatchString(main) {
 			t.Errorf("%s: the approval page offers something to click: %s", role, main)
 		}
-		if cmd := elementByID(got.body, "approve-command"); !strings.Contains(cmd, ">signoff approve --case "+c.ID+"<") {
+		if cmd := elementByID(got.body, "approve-command"); !strings.Contains(cmd, " signoff approve --case "+c.ID+" --key ~/.config/signoff/approver.key<") || !strings.Contains(cmd, ">SIGNOFF_URL=") {
 			t.Errorf("%s: approve command %q", role, cmd)
 		}
 		if d := elementByID(got.body, "digest"); !strings.Contains(d, ">"+cd.SubjectDigest+"<") {
@@ -490,8 +491,8 @@ func TestLinkFromAnotherSite(t *testing.T) {
 		t.Fatalf("cross-site link: %d %s", got.status, got.body)
 	}
 	assertSecurityHeaders(t, "continue page", got.header)
-	if got := b.get("/cases/" + c.ID + "?continued=1"); got.status != http.StatusSeeOther || got.header.Get("Location") != "/login" {
-		t.Fatalf("continued without a session: %d", got.status)
+	if got := b.get("/cases/" + c.ID + "?continued=1"); got.status != http.StatusSeeOther || got.header.Get("Location") != "/login?next="+url.QueryEscape("/cases/"+c.ID) {
+		t.Fatalf("continued without a session: %d %s", got.status, got.header.Get("Location"))
 	}
 	b.signIn(signoff.RoleViewer)
 	if got := b.get("/cases/" + c.ID + "?continued=1"); got.status != http.StatusOK || !strings.Contains(got.body, c.Title) {

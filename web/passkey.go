@@ -120,11 +120,15 @@ func takeCeremony(id string, sess sqlstore.WebSession, register bool, now time.T
 }
 
 // relyingParty is the RP id (the host name the browser is on) and the
-// exact origin of r. Forwarded headers are not trusted: behind a proxy
-// that terminates TLS the origin does not match and passkeys fail closed.
-func relyingParty(r *http.Request) (rpID, origin string, err error) {
-	base := requestBaseURL(r)
-	host := strings.ToLower(r.Host)
+// exact origin of r, or of Options.PublicURL when it is set (behind a
+// proxy that terminates TLS). Forwarded headers are not trusted: behind
+// such a proxy without PublicURL the origin does not match and passkeys
+// fail closed.
+func (s *server) relyingParty(r *http.Request) (rpID, origin string, err error) {
+	base, host := requestBaseURL(r), strings.ToLower(r.Host)
+	if s.o.PublicURL != "" {
+		base, host = s.o.PublicURL, strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(s.o.PublicURL, "https://"), "http://"))
+	}
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
 		host = host[:i]
 	}
@@ -250,7 +254,7 @@ func (s *server) passkeyRegisterBegin(r *http.Request, sess sqlstore.WebSession,
 	if s.o.Now().Sub(sess.CreatedAt) > passkeyFreshSession {
 		return nil, signoff.Errorf(signoff.EFORBIDDEN, "Registering a passkey needs a fresh session: sign out and sign in again with your API token (sessions older than %d minutes cannot).", int(passkeyFreshSession/time.Minute))
 	}
-	rpID, origin, err := relyingParty(r)
+	rpID, origin, err := s.relyingParty(r)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +372,7 @@ func (s *server) passkeyApproveBegin(r *http.Request, sess sqlstore.WebSession, 
 	if shown := r.PostFormValue("digest"); shown != digest {
 		return nil, signoff.Errorf(signoff.ECONFLICT, "The subject changed since this page was loaded (it showed %s, the card is now %s): reload the page and read it again.", shortDigest(shown), shortDigest(digest))
 	}
-	rpID, origin, err := relyingParty(r)
+	rpID, origin, err := s.relyingParty(r)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func TestPeoplePage(t *testing.T) {
 	if _, _, err := r.store.DisableActor(ctx, r.owner, op.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := operator.get("/people"); got.status != http.StatusSeeOther || got.header.Get("Location") != "/login" {
+	if got := operator.get("/people"); got.status != http.StatusSeeOther || got.header.Get("Location") != "/login?next=%2Fpeople" {
 		t.Fatalf("a disabled person's page = %d %s", got.status, got.header.Get("Location"))
 	}
 	if got := owner.get("/people"); got.status != http.StatusOK || !strings.Contains(elementByID(got.body, "person-"+op.ID), "Disabled") {

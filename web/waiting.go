@@ -58,8 +58,25 @@ type waitingURLKey struct{}
 // withWaitingURL returns r's context carrying the server's URL as the
 // request came in, for the commands the waiting line prints. A page
 // handler passes it to waitingOn.
-func withWaitingURL(r *http.Request) context.Context {
-	return context.WithValue(r.Context(), waitingURLKey{}, requestBaseURL(r))
+func (s *server) withWaitingURL(r *http.Request) context.Context {
+	return context.WithValue(r.Context(), waitingURLKey{}, s.baseURL(r))
+}
+
+// baseURL is the URL printed commands name: Options.PublicURL when set,
+// else the one r came in on.
+func (s *server) baseURL(r *http.Request) string {
+	if s.o.PublicURL != "" {
+		return s.o.PublicURL
+	}
+	return requestBaseURL(r)
+}
+
+// approvalKey is the key path approve commands name.
+func (s *server) approvalKey() string {
+	if s.o.ApprovalKey != "" {
+		return s.o.ApprovalKey
+	}
+	return defaultApprovalKey
 }
 
 // safeHost is what a Host header may hold to be printed in a shell
@@ -127,7 +144,7 @@ func (s *server) waitingOn(ctx context.Context, by signoff.Actor, c signoff.Case
 			}
 		}
 	}
-	return waitingFor(nextstep.Next(f), c, waitingBaseURL(ctx))
+	return waitingFor(nextstep.Next(f), c, waitingBaseURL(ctx), s.approvalKey())
 }
 
 // approversOf are the distinct people whose approvals of digest still
@@ -147,7 +164,7 @@ func approversOf(as []signoff.Approval, digest string) []string {
 
 // waitingFor turns a step into the line: the link where the signed-in
 // person acts, and the command for the steps a terminal takes.
-func waitingFor(st nextstep.Step, c signoff.Case, base string) waitingView {
+func waitingFor(st nextstep.Step, c signoff.Case, base, key string) waitingView {
 	v := waitingView{CaseID: c.ID, Who: string(st.Who), WhoText: st.WhoText, Action: string(st.Action), Text: st.Text, Why: st.Why,
 		Label: st.Label, State: c.State, Done: st.Done, Stuck: st.Stuck, Needs: st.Needs()}
 	mine := st.Who == nextstep.You || (st.Stuck && st.CanHelp)
@@ -164,7 +181,7 @@ func waitingFor(st nextstep.Step, c signoff.Case, base string) waitingView {
 		args = []string{"harness", "review", "--case", c.ID, "--approve"}
 	case nextstep.ActApprove:
 		v.Href, v.LinkText = page+"/approval", "Review and approve"
-		args = []string{"approve", "--case", c.ID, "--key", defaultApprovalKey}
+		args = []string{"approve", "--case", c.ID, "--key", key}
 	case nextstep.ActMerge:
 		v.Href, v.LinkText = page+"#merge", "Merge"
 		args = []string{"merge", "--case", c.ID}

@@ -7,9 +7,11 @@
 // Pages are html/template, the assets are embedded, and the only script is
 // a static file (/static/desk.js) under a strict Content-Security-Policy
 // with no inline script or style. Every state-changing request is a POST
-// that carries a CSRF token. The web UI approves nothing in this version:
-// the approval page shows the exact subject and digest and the signoff
-// approve command that signs it on the approver's machine.
+// that carries a CSRF token. Signed approvals are given on the approval
+// page with a registered passkey (passkey.go: the authenticator signs the
+// digest of the exact approval statement) or with the signoff approve
+// command the page shows, which signs on the approver's machine; both go
+// through the desks' Approve and the same gate.
 package web
 
 import (
@@ -23,6 +25,7 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
@@ -106,6 +109,13 @@ type Options struct {
 	// often it checks the session again (30 s), and how long one
 	// connection lasts (1 h; the browser reconnects with Last-Event-ID).
 	EventPoll, EventRecheck, EventMaxAge time.Duration
+	// PublicURL is the server's URL as people reach it (behind a proxy,
+	// say): the commands pages print name it in SIGNOFF_URL. Empty: the
+	// URL the request came in on.
+	PublicURL string
+	// ApprovalKey is the approval key path the approve commands name
+	// (~/.config/signoff/approver.key, where signoff keys init puts it).
+	ApprovalKey string
 }
 
 func (o Options) withDefaults() Options {
@@ -176,6 +186,14 @@ func New(o Options) http.Handler {
 		panic("web: Options.Store is required")
 	}
 	o = o.withDefaults()
+	if o.PublicURL != "" {
+		u := strings.TrimSuffix(o.PublicURL, "/")
+		scheme, host, ok := strings.Cut(u, "://")
+		if !ok || (scheme != "http" && scheme != "https") || !safeHost.MatchString(host) {
+			panic(fmt.Sprintf("web: Options.PublicURL %q is not http(s)://host[:port]", o.PublicURL))
+		}
+		o.PublicURL = u
+	}
 	s := &server{o: o, store: o.Store, log: o.Log, mux: http.NewServeMux(), pages: parsePages(), static: loadAssets(),
 		intakeIP: ratelimit.New(o.IntakePerIP), intakeProject: ratelimit.New(o.IntakePerProject),
 		trackIP: ratelimit.New(o.TrackPerIP), loginIP: ratelimit.New(o.LoginPerIP), trusted: o.Trusted}
