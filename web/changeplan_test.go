@@ -91,3 +91,51 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// FuzzPlanDiff: for any two texts, the line diff's kept and removed lines
+// are the old text, its kept and added lines the new one, and the unified
+// diff read back by the side-by-side parser counts exactly its added and
+// removed lines (a line of the file that looks like a diff header stays
+// content).
+func FuzzPlanDiff(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nc\nd")
+	f.Add("--- a\n+++ b\n@@ -1 +1 @@\n", "--- a\n@@ x\n\\ No newline at end of file\n")
+	f.Add("", "x")
+	f.Add(strings.Repeat("x\n", 30), strings.Repeat("x\n", 14)+"y\n"+strings.Repeat("x\n", 15))
+	f.Fuzz(func(t *testing.T, before, after string) {
+		if len(before) > 4096 || len(after) > 4096 {
+			return
+		}
+		ops := lineDiff(splitLines(before), splitLines(after))
+		var old, new strings.Builder
+		adds, dels := 0, 0
+		for _, op := range ops {
+			if op.kind != '+' {
+				old.WriteString(op.line)
+			}
+			if op.kind != '-' {
+				new.WriteString(op.line)
+			}
+			switch op.kind {
+			case '+':
+				adds++
+			case '-':
+				dels++
+			}
+		}
+		if old.String() != before || new.String() != after {
+			t.Fatalf("the ops do not rebuild the texts: %q %q", old.String(), new.String())
+		}
+		text := unifiedDiff("a/f", "b/f", before, after)
+		if (text == "") != (before == after) {
+			t.Fatalf("diff of %q and %q: %q", before, after, text)
+		}
+		if text == "" {
+			return
+		}
+		files := sideBySide(text)
+		if len(files) != 1 || files[0].Added != adds || files[0].Deleted != dels {
+			t.Fatalf("parsed back: %+v, want +%d −%d:\n%s", files, adds, dels, text)
+		}
+	})
+}
