@@ -338,7 +338,6 @@ func (s *server) changeRoutes() {
 	s.mux.HandleFunc("POST /cases/{id}/execute", s.signedInPost(s.executeChange))
 	s.mux.HandleFunc("GET /changes/new", s.signedIn(s.changeNewPage))
 	s.mux.HandleFunc("POST /changes/new", s.signedInPost(s.requestChange))
-	s.addChangeNewPage()
 }
 
 // rollback asks the change desk for a compensating change of an executed

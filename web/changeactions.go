@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
-	"io/fs"
 	"net/http"
 	"slices"
 	"strings"
@@ -314,25 +312,6 @@ type changeNew struct {
 type changeNewForm struct {
 	Project, Title, Reason, Incident, Message string
 	Builtin                                   bool
-}
-
-// addChangeNewPage parses the change request page like every page (the
-// layout, the partials and its own template), unless the page list
-// already has it.
-func (s *server) addChangeNewPage() {
-	if _, ok := s.pages["changenew"]; ok {
-		return
-	}
-	funcs := template.FuncMap{
-		"when":    when,
-		"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"visible": visibleSource,
-	}
-	files := []string{"templates/base.html", "templates/partials.html", "templates/changenew.html"}
-	if _, err := fs.Stat(templateFS, files[2]); err != nil {
-		panic(err)
-	}
-	s.pages["changenew"] = template.Must(template.New("changenew").Funcs(funcs).ParseFS(templateFS, files...))
 }
 
 func (s *server) changeNewPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {

@@ -31,7 +31,7 @@ type page struct {
 
 // pageNames are the page templates; each is parsed with the layout and
 // the shared partials.
-var pageNames = []string{"login", "desk", "case", "approval", "harness", "report", "reported", "track", "error", "continue", "charts", "people"}
+var pageNames = []string{"login", "desk", "case", "approval", "harness", "report", "reported", "track", "error", "continue", "charts", "people", "changenew"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
