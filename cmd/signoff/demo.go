@@ -17,11 +17,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/signoff-dev/signoff/changedesk"
-
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/samples"
 	"github.com/signoff-dev/signoff/shoplite"
