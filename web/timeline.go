@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/signoff-dev/signoff"
 )
@@ -83,7 +85,7 @@ func (s *server) timelineActors(ctx context.Context, ws string) timelineActors {
 // tracking link, or the id itself.
 func (n timelineActors) name(id string) string {
 	if v, ok := n[id]; ok && v != "" {
-		return v
+		return markHidden(v)
 	}
 	if strings.HasPrefix(id, "trk_") {
 		return "the reporter"
@@ -100,9 +102,69 @@ func payloadOf(e signoff.Event) map[string]any {
 	return p
 }
 
+// hiddenRune reports whether r hides or reorders text where it is shown:
+// a control or format character (bidi overrides and isolates, zero-width
+// characters, tags), a line or paragraph separator, a private-use or
+// surrogate code point.
+func hiddenRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs)
+}
+
+// markHidden shows every hidden rune of s as a visible ⟨U+XXXX⟩ and an
+// invalid byte as U+FFFD. Agent and reporter text reaches the timeline
+// through the ledger's payloads: an unterminated right-to-left override
+// in a note would otherwise reverse the rest of its line, "by <actor>"
+// included, and a zero-width one hide what is there.
+func markHidden(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return hiddenRune(r) || r == '\uFFFD' }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if hiddenRune(r) {
+			fmt.Fprintf(&b, "⟨%U⟩", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// visibleJSON escapes the hidden runes of JSON text as \uXXXX (a UTF-16
+// pair outside the BMP): the same JSON value, with nothing that hides or
+// reorders what is shown. JSON allows hidden runes only inside strings,
+// where the escape means the rune itself; text that is not JSON gets the
+// marks of markHidden.
+func visibleJSON(s string) string {
+	if !json.Valid([]byte(s)) {
+		return markHidden(s)
+	}
+	if !strings.ContainsFunc(s, hiddenRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r' || !hiddenRune(r):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
 // summary says in a plain line what an event did. Every string in it
-// comes from the ledger, so the template escapes it like any other text.
+// comes from the ledger, so the template escapes it like any other text,
+// and its hidden characters are marked (markHidden).
 func summary(e signoff.Event, names timelineActors) string {
+	return markHidden(summaryText(e, names))
+}
+
+func summaryText(e signoff.Event, names timelineActors) string {
 	p := payloadOf(e)
 	if p == nil {
 		return ""
@@ -257,7 +319,7 @@ func (s *server) timeline(ctx context.Context, by signoff.Actor, c signoff.Case)
 // oneEvent is the view of one event.
 func oneEvent(e signoff.Event, names timelineActors) eventView {
 	return eventView{Seq: e.Seq, Type: e.Type, ActorID: e.ActorID, ActorName: names.name(e.ActorID), Time: e.Time,
-		Evidence: evidenceOf(e.Payload), Summary: summary(e, names), Payload: indentJSON(e.Payload)}
+		Evidence: evidenceOf(e.Payload), Summary: summary(e, names), Payload: visibleJSON(indentJSON(e.Payload))}
 }
 
 // bookkeeping events record state another line already says (the loop's

@@ -1,0 +1,98 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+)
+
+// Attacks on the case page, the desk, sign-in and the tracking page
+// through real HTTP, each kept as a regression test of its fix.
+
+// webAttackHidden are characters that hide or reorder text: a right-to-left
+// override, a left-to-right isolate, a zero-width space and a tag
+// character (outside the BMP).
+const webAttackHidden = "\u202e\u2066\u200b\U000E0041"
+
+// TestWebAttackTimelineHiddenCharacters: an agent's note (here an attention
+// request; hand-off reasons and call outcomes are the same) carries bidi
+// overrides and invisible characters. The timeline line, its payload and
+// the live stream's summary show each as a visible mark, never raw: an
+// unterminated override would otherwise reverse the rest of the line,
+// "by <actor>" and the time included.
+func TestWebAttackTimelineHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	r := casePageRig(t)
+	ctx := context.Background()
+	c, _ := r.report(t, "checkout fails")
+	r.caseTask(t, c, "triage", 1, signoff.EvidenceReplayed) // the agent holds a task on the case
+	evs, err := r.store.ListEvents(ctx, r.owner, c.ID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1].Seq
+	note := "all checks passed " + webAttackHidden + "devorppa"
+	if _, err := r.store.RequestAttention(ctx, r.actors[signoff.RoleTriager], c.ID, note); err != nil {
+		t.Fatal(err)
+	}
+	b := r.visitor(t)
+	b.signIn(signoff.RoleViewer)
+	got := b.get("/cases/" + c.ID)
+	if got.status != http.StatusOK {
+		t.Fatalf("case page: %d", got.status)
+	}
+	tl := html.UnescapeString(elementByID(got.body, "timeline"))
+	if !strings.Contains(tl, "devorppa") {
+		t.Fatalf("the note is not on the timeline: %s", tl)
+	}
+	for _, ch := range webAttackHidden {
+		if strings.ContainsRune(tl, ch) {
+			t.Errorf("the timeline holds %U raw", ch)
+		}
+	}
+	for _, mark := range []string{"U+202E", "U+2066", "U+200B", "U+E0041"} {
+		if !strings.Contains(tl, mark) {
+			t.Errorf("the summary does not mark %s", mark)
+		}
+	}
+	// The payload stays the same JSON value: the characters escaped.
+	if !strings.Contains(tl, `\u202e\u2066\u200b\udb40\udc41devorppa`) {
+		t.Errorf("the payload does not escape the hidden characters: %s", tl)
+	}
+
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, "GET", fmt.Sprintf("%s/cases/%s/events?after=%d", r.srv.URL, c.ID, last), nil)
+	res, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var d struct{ Type, Summary string }
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Type != "case.attention" {
+			continue
+		}
+		if strings.ContainsAny(d.Summary, webAttackHidden) || !strings.Contains(d.Summary, "U+202E") {
+			t.Errorf("stream summary %q", d.Summary)
+		}
+		return
+	}
+	t.Fatal("the stream ended without the attention event")
+}
