@@ -71,12 +71,30 @@ func (s *server) baseURL(r *http.Request) string {
 	return requestBaseURL(r)
 }
 
-// approvalKey is the key path approve commands name.
+// approvalKey is the key path approve commands name, as one shell word:
+// a configured path with spaces, quotes or $(...) in it is quoted, so the
+// pasted command never runs what the path holds (a leading ~/ stays
+// unquoted for the shell to expand).
 func (s *server) approvalKey() string {
-	if s.o.ApprovalKey != "" {
-		return s.o.ApprovalKey
+	if s.o.ApprovalKey == "" {
+		return defaultApprovalKey
 	}
-	return defaultApprovalKey
+	if rest, ok := strings.CutPrefix(s.o.ApprovalKey, "~/"); ok {
+		return "~/" + shellWord(rest)
+	}
+	return shellWord(s.o.ApprovalKey)
+}
+
+// shellPlain is a word the shell reads as itself.
+var shellPlain = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
+
+// shellWord is s as one word of a POSIX shell: itself when plain, else in
+// single quotes (a quote inside written '\'').
+func shellWord(s string) string {
+	if shellPlain.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // safeHost is what a Host header may hold to be printed in a shell
@@ -205,8 +223,9 @@ func waitingFor(st nextstep.Step, c signoff.Case, base, key string) waitingView 
 }
 
 // waitingCommand is the signoff command line with SIGNOFF_URL set. Every
-// part is an id, a flag or a URL checked by safeHost; the default key path
-// keeps its ~ unquoted so the shell expands it.
+// part is an id, a flag, a URL checked by safeHost or a key path made one
+// shell word by approvalKey; a key path's leading ~ stays unquoted so the
+// shell expands it.
 func waitingCommand(base string, args []string) string {
 	return "SIGNOFF_URL=" + base + " signoff " + strings.Join(args, " ")
 }

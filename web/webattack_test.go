@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/web"
 )
 
 // Attacks on the case page, the desk, sign-in and the tracking page
@@ -95,4 +99,53 @@ func TestWebAttackTimelineHiddenCharacters(t *testing.T) {
 		return
 	}
 	t.Fatal("the stream ended without the attention event")
+}
+
+// TestWebAttackApprovalKeyCommand: the approval key path the server is
+// configured with is printed in the approve command people paste into a
+// shell (the waiting-on line and the approval page). A path with spaces,
+// quotes or $(...) must reach signoff as one argument and run nothing:
+// the command is run here through sh with a stand-in signoff that prints
+// its arguments.
+func TestWebAttackApprovalKeyCommand(t *testing.T) {
+	t.Parallel()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	pwned := filepath.Join(dir, "pwned")
+	stub := filepath.Join(dir, "signoff")
+	if err := os.WriteFile(stub, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"/keys/$(touch " + pwned + ")/it's my key", "~/my keys/`touch " + pwned + "`.key", "/etc/signoff/ana.key"} {
+		r := newRig(t, rigOptions{opts: web.Options{ApprovalKey: key}})
+		c, _ := r.changeAwaitingApproval(t)
+		b := r.visitor(t)
+		b.signIn(signoff.RoleOperator)
+		for page, id := range map[string]string{"/cases/" + c.ID: "waiting-command", "/cases/" + c.ID + "/approval": "approve-command"} {
+			cmd := textOf(elementByID(b.get(page).body, id))
+			if cmd == "" {
+				t.Fatalf("%s: no #%s", page, id)
+			}
+			run := exec.Command(sh, "-c", cmd)
+			run.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOME=/home/ana"}
+			out, err := run.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %q: %v %s", page, cmd, err, out)
+			}
+			if _, err := os.Stat(pwned); err == nil {
+				t.Fatalf("%s: the command %q ran what the key path holds", page, cmd)
+			}
+			want := key
+			if rest, ok := strings.CutPrefix(key, "~/"); ok {
+				want = "/home/ana/" + rest
+			}
+			args := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			if got := args[len(args)-1]; got != want || len(args) != 5 {
+				t.Errorf("%s: %q gave the arguments %q, want the key %q last of 5", page, cmd, args, want)
+			}
+		}
+	}
 }
