@@ -89,7 +89,7 @@ func (s *server) approvalKey() string {
 var shellPlain = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
 
 // shellWord is s as one word of a POSIX shell: itself when plain, else in
-// single quotes (a quote inside written '\'').
+// single quotes (a quote inside written '\”).
 func shellWord(s string) string {
 	if shellPlain.MatchString(s) {
 		return s
