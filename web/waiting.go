@@ -89,7 +89,8 @@ func (s *server) approvalKey() string {
 var shellPlain = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
 
 // shellWord is s as one word of a POSIX shell: itself when plain, else in
-// single quotes (a quote inside written '\”).
+// single quotes (each quote inside closes the quoting, is escaped and
+// reopens it).
 func shellWord(s string) string {
 	if shellPlain.MatchString(s) {
 		return s
