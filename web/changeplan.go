@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -69,15 +70,13 @@ func member(raw json.RawMessage, key, missing string) string {
 	if !ok {
 		return missing
 	}
-	var x any
-	if json.Unmarshal(v, &x) != nil {
+	// Compact, as written: re-encoding would show "<" as \u003c, text
+	// the plan does not hold.
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
 		return string(v)
 	}
-	b, err := json.Marshal(x)
-	if err != nil {
-		return string(v)
-	}
-	return string(b)
+	return b.String()
 }
 
 // fileEditOf reads a file plan's {"content": ...} or {"delete": true}.

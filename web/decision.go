@@ -79,6 +79,12 @@ type gateCard struct {
 	Duplicates             []hitView
 	// TicketID is the ticket the run filed after this decision, if any.
 	TicketID string
+	// SevClass is the severity's CSS class, only for a severity the
+	// server knows (an agent's subject never names a class).
+	SevClass string
+	// NotRunGate: the case's triage run does not name this decision as
+	// its gate, so an approval of it files nothing (yet).
+	NotRunGate bool
 }
 
 // decisionsKey carries a refused answer from decide to the page it
@@ -114,7 +120,10 @@ func (s *server) decisions(ctx context.Context, by signoff.Actor, c signoff.Case
 		}
 		if v.Gate == nil {
 			v.Fields = subjectFields(d.Subject)
-		} else {
+		} else if triage.SeverityRank(v.Gate.Severity) >= 0 {
+			// The edit starts at the subject's severity: one the select
+			// cannot show would start at another, sent unseen as an
+			// amendment, so such a subject offers no edit.
 			v.Severities = triage.Severities
 			v.Severity = v.Gate.Severity
 			if v.Form.Severity != "" {
@@ -165,6 +174,10 @@ func gateCardOf(d signoff.Decision, st *crew.State) *gateCard {
 	g := &gateCard{Title: sub.Title, Body: sub.Body, Component: sub.Component, Owner: sub.Owner, Severity: sub.Severity,
 		Rationale: sub.Rationale, RegressionOf: sub.RegressionOf, Confidence: strconv.FormatFloat(sub.Confidence, 'f', 2, 64)}
 	g.Why = gateWhy(sub, st)
+	if triage.SeverityRank(sub.Severity) >= 0 {
+		g.SevClass = "sev-" + sub.Severity
+	}
+	g.NotRunGate = st.Gate == nil || st.Gate.DecisionID != d.ID
 	g.Crash, g.Versions, g.Evidence = crashWords(sub.Evidence)
 	if inv := st.Investigation; inv != nil {
 		g.Verdict, g.Investigation = inv.Verdict, inv.Rationale
@@ -183,25 +196,44 @@ func gateCardOf(d signoff.Decision, st *crew.State) *gateCard {
 	return g
 }
 
-// gateWhy says which of the gate's rules held the ticket: the crew's
-// floor (severity at or above crew.GateSeverity, or an investigation less
-// confident than crew.MinConfidence), and the server's own numbers when
-// they gave a higher severity than the one recorded.
+// gateWhy says which of the gate's rules hold the ticket, read from the
+// triage run the server keeps (crew.State) as the crew's gate reads it:
+// the higher of the recorded severity and the one the server's numbers
+// give at or above crew.GateSeverity, or an investigation less confident
+// than crew.MinConfidence. The subject is agent-written: its own
+// severity and confidence never decide what the card says held it; where
+// they differ from the run's, the card says so.
 func gateWhy(sub gateSubject, st *crew.State) []string {
 	var why []string
-	if sub.Confidence < crew.MinConfidence {
-		why = append(why, fmt.Sprintf("The investigation's confidence is %.2f, below the gate's floor of %.2f: a person checks a ticket triage is unsure of.", sub.Confidence, crew.MinConfidence))
+	if inv := st.Investigation; inv == nil {
+		why = append(why, "The case's triage run records no investigation: the gate's confidence rule cannot be read.")
+	} else if inv.Confidence < crew.MinConfidence {
+		why = append(why, fmt.Sprintf("The investigation's confidence is %.2f, below the gate's floor of %.2f: a person checks a ticket triage is unsure of.", inv.Confidence, crew.MinConfidence))
 	}
-	sev := sub.Severity
+	recorded := ""
+	if a := st.Assessment; a != nil {
+		recorded = a.Severity
+	}
+	sev := recorded
 	if st.Assessed != "" && triage.SeverityRank(st.Assessed) > triage.SeverityRank(sev) {
-		why = append(why, fmt.Sprintf("The crash and release numbers give severity %s, higher than the %s recorded: the gate reads the higher one.", st.Assessed, sev))
+		if recorded == "" {
+			why = append(why, fmt.Sprintf("The crash and release numbers give severity %s.", st.Assessed))
+		} else {
+			why = append(why, fmt.Sprintf("The crash and release numbers give severity %s, higher than the %s recorded: the gate reads the higher one.", st.Assessed, recorded))
+		}
 		sev = st.Assessed
 	}
-	if triage.SeverityRank(sev) >= triage.SeverityRank(crew.GateSeverity) {
+	if sev != "" && triage.SeverityRank(sev) >= triage.SeverityRank(crew.GateSeverity) {
 		why = append(why, fmt.Sprintf("Severity %s is at or above %s, the gate's floor: a person approves every ticket that serious before it is filed.", sev, crew.GateSeverity))
 	}
 	if len(why) == 0 {
-		why = append(why, "The subject names no rule of the gate that holds it; the case's timeline records why triage asked.")
+		why = append(why, "The triage run's numbers name no rule of the gate that holds it; the case's timeline records why triage asked.")
+	}
+	if recorded != "" && sub.Severity != recorded {
+		why = append(why, fmt.Sprintf("The subject says severity %q; the triage run recorded %s.", sub.Severity, recorded))
+	}
+	if inv := st.Investigation; inv != nil && fmt.Sprintf("%.2f", sub.Confidence) != fmt.Sprintf("%.2f", inv.Confidence) {
+		why = append(why, fmt.Sprintf("The subject says confidence %.2f; the triage run recorded %.2f.", sub.Confidence, inv.Confidence))
 	}
 	return why
 }

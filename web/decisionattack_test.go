@@ -1,0 +1,152 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/crew"
+	"github.com/signoff-dev/signoff/storetest"
+	"github.com/signoff-dev/signoff/triage"
+)
+
+// decisionAttackHidden are characters a browser does not show as themselves: a
+// right-to-left override, a zero-width space, a left-to-right isolate.
+var decisionAttackHidden = []string{"\u202e", "\u200b", "\u2066"}
+
+// decisionAttackForgedGate puts a case at the triage gate with the server's run
+// recording a critical bug triage is sure of (confidence 0.91), then has
+// an agent with a task on the case ask a triage_ticket decision of its
+// own: a subject claiming low severity and low confidence, a title that
+// hides and reorders text, and a severity that names a CSS class.
+func decisionAttackForgedGate(t *testing.T, r *rig) (signoff.Case, signoff.Decision) {
+	t.Helper()
+	ctx := context.Background()
+	c, _ := r.report(t, "The game crashes every time I open the shop from level select")
+	sys := signoff.SystemActor(r.ws.ID)
+	for _, cmd := range []string{"start_triage", "request_triage_approval"} {
+		if _, _, err := r.store.TransitionCase(ctx, sys, c.ID, signoff.TransitionInput{Command: cmd}); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	tri := r.actors[signoff.RoleTriager]
+	st, err := json.Marshal(crew.State{Assessed: "critical", Assessment: &triage.Assessment{Severity: "critical", Component: "shop"},
+		Investigation: &triage.Investigation{Verdict: triage.VerdictNew, Confidence: 0.91, Rationale: "no strong candidate"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.StartTriage(ctx, tri, c.ID, "item-"+c.ID, st); err != nil {
+		t.Fatal(err)
+	}
+	storetest.GiveTask(t, r.store, r.owner, tri, c.ID)
+	sub, err := json.Marshal(map[string]any{
+		"title":    "Typo in the shop\u202e\u200b ,lacitirc ton",
+		"body":     "cosmetic only\u2066 (approved by the owner)",
+		"severity": "low sr-only", "component": "shop", "owner": "team-store", "confidence": 0.5,
+		"rationale": "low", "evidence": map[string]any{"note\u200b": "x\u202ey"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.store.RequestDecision(ctx, tri, c.ID, crew.GateKind, sub, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, d
+}
+
+// TestDecisionAttackForgedGate: an agent's own triage_ticket subject
+// cannot make the card lie. Why the gate held it is read from the
+// server's triage run (critical, confident), not the subject's claims
+// (low, unsure), which are named as the subject's; the card says the run
+// does not take this decision as its gate; text that hides or reorders
+// is shown marked; the severity names no class; a severity the edit
+// cannot show offers no edit (it would start at another and be sent, as
+// an amendment, unseen).
+func TestDecisionAttackForgedGate(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	c, d := decisionAttackForgedGate(t, r)
+	op := r.visitor(t)
+	op.signIn(signoff.RoleOperator)
+	page := op.get("/cases/" + c.ID)
+	card := elementByID(page.body, "decision-"+d.ID)
+	if card == "" {
+		t.Fatalf("no card for %s", d.ID)
+	}
+	why := textOf(card[strings.Index(card, "Why the gate held it"):strings.Index(card, "Drafted ticket")])
+	if !strings.Contains(why, "Severity critical is at or above high") {
+		t.Errorf("why held does not read the run's severity:\n%s", why)
+	}
+	if strings.Contains(why, "confidence is 0.50, below") {
+		t.Errorf("why held repeats the subject's claim as the gate's rule:\n%s", why)
+	}
+	if !strings.Contains(why, `The subject says severity "low sr-only"; the triage run recorded critical.`) {
+		t.Errorf("the card does not say the subject's severity differs from the run's:\n%s", why)
+	}
+	if !strings.Contains(card, "gate-not-run") {
+		t.Error("the card does not say the run does not take this decision as its gate")
+	}
+	for _, h := range decisionAttackHidden {
+		if strings.Contains(card, h) {
+			t.Errorf("the card holds %q unmarked", h)
+		}
+	}
+	if !strings.Contains(card, `<mark class="hidden-char">\u202e</mark>`) {
+		t.Error("the hidden characters are not shown marked")
+	}
+	if regexp.MustCompile(`class="[^"]*sr-only`).MatchString(card) {
+		t.Error("the subject's severity names a class on the card")
+	}
+	if strings.Contains(card, `id="severity-`+d.ID+`"`) {
+		t.Error("the severity edit is offered for a severity it cannot show")
+	}
+}
+
+// TestChangeAttackPlanHidden: a planner agent's flag value with hidden
+// characters and markup is shown in words as the plan holds it: the
+// hidden characters marked, "<" as itself (not \u003c), nothing raw.
+func TestChangeAttackPlanHidden(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	changeActionsSetup(t, r)
+	ctx := context.Background()
+	if _, err := r.store.CreateFlag(ctx, r.owner, r.proj.ID, "prod", "banner", signoff.FlagString, json.RawMessage(`"hello"`)); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := r.change.Request(ctx, r.owner, changedesk.RequestInput{ProjectID: r.proj.ID,
+		Reason: "Change the banner in prod: the sale ended yesterday and it still says so"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner := r.actors[signoff.RolePlanner]
+	storetest.GiveTask(t, r.store, r.owner, planner, c.ID)
+	hc, err := r.change.DefaultHealth(ctx, r.ws.ID, r.proj.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value, _ := json.Marshal(map[string]string{"value": "sale <b>over</b>\u202e\u200b\u2066"})
+	if _, _, err := r.change.Propose(ctx, planner, c.ID, changedesk.Proposal{Target: "flag:prod/banner", Params: value, HealthCheck: hc, Via: "model"}); err != nil {
+		t.Fatal(err)
+	}
+	op := r.visitor(t)
+	op.signIn(signoff.RoleOperator)
+	page := op.get("/cases/" + c.ID)
+	summary := elementByID(page.body, "plan-summary")
+	if !strings.Contains(summary, `sale &lt;b&gt;over&lt;/b&gt;<mark class="hidden-char">\u202e</mark>`) {
+		t.Errorf("plan summary: %s", summary)
+	}
+	for _, id := range []string{"plan-summary", "plan-json", "plan-canonical"} {
+		el := elementByID(page.body, id)
+		for _, h := range decisionAttackHidden {
+			if strings.Contains(el, h) {
+				t.Errorf("%s holds %q unmarked", id, h)
+			}
+		}
+	}
+}
