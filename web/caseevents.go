@@ -113,6 +113,7 @@ func (s *server) caseEvents(w http.ResponseWriter, r *http.Request) {
 	cctx, cancel = call()
 	names := s.timelineActors(cctx, c.WorkspaceID)
 	cancel()
+	tried := map[string]bool{}
 	poll := func() ([]signoff.Event, error) {
 		cctx, cancel := call()
 		defer cancel()
@@ -158,9 +159,12 @@ func (s *server) caseEvents(w http.ResponseWriter, r *http.Request) {
 		if len(evs) > 0 {
 			buf.Reset()
 			for _, e := range evs {
-				if _, known := names[e.ActorID]; !known && !strings.HasPrefix(e.ActorID, "trk_") {
+				if _, known := names[e.ActorID]; !known && !tried[e.ActorID] && !strings.HasPrefix(e.ActorID, "trk_") {
 					// Someone new acted (an actor made since the stream
-					// opened): read the names again.
+					// opened): read the names again, once per id, so
+					// that events by an id that is no actor (the CLI)
+					// do not each read the workspace's actors.
+					tried[e.ActorID] = true
 					cctx, cancel := call()
 					names = s.timelineActors(cctx, c.WorkspaceID)
 					cancel()

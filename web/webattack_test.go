@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/web"
 )
 
@@ -147,5 +150,62 @@ func TestWebAttackApprovalKeyCommand(t *testing.T) {
 				t.Errorf("%s: %q gave the arguments %q, want the key %q last of 5", page, cmd, args, want)
 			}
 		}
+	}
+}
+
+// webAttackCountingStore counts the reads of the workspace's actors.
+type webAttackCountingStore struct {
+	*sqlstore.DB
+	actorReads atomic.Int64
+}
+
+func (s *webAttackCountingStore) ListActors(ctx context.Context, ws string) ([]signoff.Actor, error) {
+	s.actorReads.Add(1)
+	return s.DB.ListActors(ctx, ws)
+}
+
+// TestWebAttackCaseStreamNameReads: events by an id that is no actor (the
+// CLI with database access) do not make an open case stream read every
+// actor of the workspace once per event (a few hundred events, times
+// every open stream, on each poll).
+func TestWebAttackCaseStreamNameReads(t *testing.T) {
+	t.Parallel()
+	r := casePageRig(t)
+	ctx := context.Background()
+	counting := &webAttackCountingStore{DB: r.store}
+	srv := httptest.NewServer(web.New(web.Options{Store: counting, Now: r.clock.Now, EventPoll: 20 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	rc := *r
+	rc.srv = srv
+	c, _ := r.report(t, "checkout fails")
+	b := rc.visitor(t)
+	b.signIn(signoff.RoleViewer)
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, "GET", srv.URL+"/cases/"+c.ID+"/events", nil)
+	res, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	const n = 60
+	cli := signoff.CLIActor(r.ws.ID)
+	for i := range n {
+		if _, err := r.store.RequestAttention(ctx, cli, c.ID, fmt.Sprintf("note %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := bufio.NewScanner(res.Body)
+	seen := 0
+	for seen < n && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: ") {
+			seen++
+		}
+	}
+	if seen < n {
+		t.Fatalf("the stream ended after %d events", seen)
+	}
+	if reads := counting.actorReads.Load(); reads > 3 {
+		t.Errorf("%d events by the CLI read the actors %d times", n, reads)
 	}
 }
