@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -249,6 +250,10 @@ func (s *server) proposal(ctx context.Context, by signoff.Actor, caseID string, 
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p.HealthCheck); err != nil {
 			return p, signoff.Errorf(signoff.EINVALID, "Health check: not a health check as JSON (%v).", err)
+		}
+		// One object: what follows it would be dropped unseen.
+		if _, err := dec.Token(); err != io.EOF {
+			return p, signoff.Errorf(signoff.EINVALID, "Health check: write one JSON object, nothing after it.")
 		}
 		return p, nil
 	}

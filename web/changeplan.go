@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/signoff-dev/signoff/change"
@@ -139,7 +140,7 @@ func healthWords(h change.HealthCheck) string {
 	}
 	switch h.Kind {
 	case change.HealthHTTP:
-		s := fmt.Sprintf("%s %s must answer %d", h.Method, h.URL, h.ExpectStatus)
+		s := fmt.Sprintf("%s %s must answer %d", h.Method, wordURL(h.URL), h.ExpectStatus)
 		if h.ExpectBody != "" {
 			s += fmt.Sprintf(" with %q in the body", h.ExpectBody)
 		}
@@ -154,6 +155,16 @@ func healthWords(h change.HealthCheck) string {
 		return "No health check."
 	}
 	return "A health check of kind " + h.Kind + "."
+}
+
+// wordURL is a health check's URL in its sentence: quoted when it holds
+// a space, a quote or anything but printable ASCII, so an agent's URL
+// cannot write the rest of the sentence ("… must answer 200; …").
+func wordURL(u string) string {
+	if strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' }) {
+		return strconv.Quote(u)
+	}
+	return u
 }
 
 // ruleWords names the policy's review rules for people.

@@ -177,7 +177,9 @@ func gateCardOf(d signoff.Decision, st *crew.State) *gateCard {
 	if triage.SeverityRank(sub.Severity) >= 0 {
 		g.SevClass = "sev-" + sub.Severity
 	}
-	g.NotRunGate = st.Gate == nil || st.Gate.DecisionID != d.ID
+	// Only a pending one: an earlier round's answered gate is no longer
+	// the run's, and did what it did.
+	g.NotRunGate = d.Status == signoff.DecisionPending && (st.Gate == nil || st.Gate.DecisionID != d.ID)
 	g.Crash, g.Versions, g.Evidence = crashWords(sub.Evidence)
 	if inv := st.Investigation; inv != nil {
 		g.Verdict, g.Investigation = inv.Verdict, inv.Rationale

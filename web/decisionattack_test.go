@@ -3,7 +3,10 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +151,56 @@ func TestChangeAttackPlanHidden(t *testing.T) {
 				t.Errorf("%s holds %q unmarked", id, h)
 			}
 		}
+	}
+}
+
+// TestChangeAttackHealthWords: a planner agent's health check URL cannot
+// write the rest of the health sentence (it is quoted once it holds a
+// space), and a health check typed on the hand-plan form with anything
+// after its object is refused rather than dropped unseen.
+func TestChangeAttackHealthWords(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	changeActionsSetup(t, r)
+	ctx := context.Background()
+	c, _, err := r.change.Request(ctx, r.owner, changedesk.RequestInput{ProjectID: r.proj.ID,
+		Reason: "Disable checkout_v2 in prod: checkout answers 500 since the v2 payment flow went live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner := r.actors[signoff.RolePlanner]
+	storetest.GiveTask(t, r.store, r.owner, planner, c.ID)
+	hc, err := r.change.DefaultHealth(ctx, r.ws.ID, r.proj.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spoof := hc.URL + " must answer 200; if it does not, the target is restored. Then GET http://x.test/y"
+	hc.URL, hc.ExpectStatus = spoof, 500
+	if _, _, err := r.change.Propose(ctx, planner, c.ID, changedesk.Proposal{Target: "flag:prod/checkout_v2", Params: json.RawMessage(`{"value":false}`), HealthCheck: hc, Via: "model"}); err != nil {
+		t.Fatal(err)
+	}
+	op := r.visitor(t)
+	op.signIn(signoff.RoleOwner)
+	page := op.get("/cases/" + c.ID)
+	health := textOf(elementByID(page.body, "plan-words"))
+	if want := "GET " + strconv.Quote(spoof) + " must answer 500"; !strings.Contains(health, want) {
+		t.Errorf("health in words lacks %q:\n%s", want, health)
+	}
+
+	actions := elementByID(page.body, "change-actions")
+	good := `{"kind":"http","method":"GET","url":"http://shop.test/checkout","expect_status":200,"window_seconds":6,"interval_seconds":2}`
+	form := url.Values{"csrf": {formValue(actions, "csrf")}, "plan_id": {formValue(actions, "plan_id")}, "mode": {"hand"},
+		"target": {"flag:prod/checkout_v2"}, "value": {"false"}, "health": {good + ` {"kind":"command","command":["true"]}`}}
+	before, _ := r.store.GetChangeLoop(ctx, r.owner, c.ID)
+	got := op.post("/cases/"+c.ID+"/plan", form)
+	if got.status != http.StatusUnprocessableEntity || !strings.Contains(textOf(elementByID(got.body, "change-refused")), "nothing after it") {
+		t.Errorf("health with trailing JSON: %d %s", got.status, textOf(elementByID(got.body, "change-refused")))
+	}
+	if after, _ := r.store.GetChangeLoop(ctx, r.owner, c.ID); after.State.PlanID != before.State.PlanID {
+		t.Errorf("a refused hand plan replaced the plan")
+	}
+	form.Set("health", good)
+	if got := op.post("/cases/"+c.ID+"/plan", form); got.status != http.StatusSeeOther {
+		t.Errorf("hand plan with one health object: %d %s", got.status, textOf(elementByID(got.body, "change-refused")))
 	}
 }
