@@ -141,12 +141,23 @@ func healthWords(h change.HealthCheck) string {
 	switch h.Kind {
 	case change.HealthHTTP:
 		s := fmt.Sprintf("%s %s must answer %d", h.Method, wordURL(h.URL), h.ExpectStatus)
+		if h.Body != "" {
+			// What a POST sends is part of what is signed: said, not
+			// left to the JSON below.
+			s = fmt.Sprintf("%s %s, sent with the body %q, must answer %d", h.Method, wordURL(h.URL), h.Body, h.ExpectStatus)
+		}
 		if h.ExpectBody != "" {
 			s += fmt.Sprintf(" with %q in the body", h.ExpectBody)
 		}
 		return s + every + "; if it does not, the target is restored."
 	case change.HealthCommand:
-		s := fmt.Sprintf("the command %q must exit %d", strings.Join(h.Command, " "), h.ExpectStatus)
+		// Each argument quoted: joined bare, ["sh", "-c x"] and
+		// ["sh", "-c", "x"] would read the same.
+		args := make([]string, len(h.Command))
+		for i, a := range h.Command {
+			args[i] = strconv.Quote(a)
+		}
+		s := fmt.Sprintf("the command %s must exit %d", strings.Join(args, " "), h.ExpectStatus)
 		if h.ExpectBody != "" {
 			s += fmt.Sprintf(" with %q in its output", h.ExpectBody)
 		}

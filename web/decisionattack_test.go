@@ -204,3 +204,33 @@ func TestChangeAttackHealthWords(t *testing.T) {
 		t.Errorf("hand plan with one health object: %d %s", got.status, textOf(elementByID(got.body, "change-refused")))
 	}
 }
+
+// TestChangeAttackHealthPostBody: what a POST health check sends is said
+// in the plan's words, not only in its JSON.
+func TestChangeAttackHealthPostBody(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	changeActionsSetup(t, r)
+	ctx := context.Background()
+	c, _, err := r.change.Request(ctx, r.owner, changedesk.RequestInput{ProjectID: r.proj.ID,
+		Reason: "Disable checkout_v2 in prod: checkout answers 500 since the v2 payment flow went live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planner := r.actors[signoff.RolePlanner]
+	storetest.GiveTask(t, r.store, r.owner, planner, c.ID)
+	hc, err := r.change.DefaultHealth(ctx, r.ws.ID, r.proj.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.Method, hc.Body = "POST", `{"action":"delete_all_orders"}`
+	if _, _, err := r.change.Propose(ctx, planner, c.ID, changedesk.Proposal{Target: "flag:prod/checkout_v2", Params: json.RawMessage(`{"value":false}`), HealthCheck: hc, Via: "model"}); err != nil {
+		t.Fatal(err)
+	}
+	op := r.visitor(t)
+	op.signIn(signoff.RoleOwner)
+	words := textOf(elementByID(op.get("/cases/"+c.ID).body, "plan-words"))
+	if !strings.Contains(words, `sent with the body "{\"action\":\"delete_all_orders\"}"`) {
+		t.Errorf("the POST body is not in the plan's words:\n%s", words)
+	}
+}
