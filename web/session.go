@@ -141,9 +141,12 @@ func tokenShaped(v string) bool {
 
 // cookie returns a cookie with the flags every cookie of the web UI
 // carries: HttpOnly, SameSite=Strict, Path=/, Secure when the request came
-// over TLS.
-func cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
-	return &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode}
+// over TLS or people reach the server over https (Options.PublicURL: a
+// proxy ends TLS and the server sees plain HTTP, but the browser must
+// still never send the session to an http:// URL of the host).
+func (s *server) cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
+	secure := r.TLS != nil || strings.HasPrefix(s.o.PublicURL, "https://")
+	return &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode}
 }
 
 // anonCSRF returns the double-submit token for an anonymous form: the one
@@ -154,7 +157,7 @@ func (s *server) anonCSRF(w http.ResponseWriter, r *http.Request) string {
 	}
 	v := newToken()
 	// A session cookie: it lives as long as the browser session.
-	http.SetCookie(w, cookie(r, CSRFCookie, v, 0))
+	http.SetCookie(w, s.cookie(r, CSRFCookie, v, 0))
 	return v
 }
 
@@ -246,7 +249,7 @@ func (s *server) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, dest, http.StatusSeeOther)
 		return
 	}
-	rememberNext(w, r, next)
+	s.rememberNext(w, r, next)
 	s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Body: loginView{CSRF: s.anonCSRF(w, r), Next: next}})
 }
 
@@ -342,12 +345,12 @@ func (s *server) startSession(w http.ResponseWriter, r *http.Request, secret str
 		}
 	}
 	infoFrom(r.Context()).actorID = sess.Actor.ID
-	c := cookie(r, SessionCookie, secret, int(s.o.SessionTTL.Seconds()))
+	c := s.cookie(r, SessionCookie, secret, int(s.o.SessionTTL.Seconds()))
 	c.Expires = sess.ExpiresAt
 	http.SetCookie(w, c)
 	dest := nextAfterSignIn(r)
 	if _, err := r.Cookie(nextCookie); err == nil {
-		http.SetCookie(w, cookie(r, nextCookie, "", -1))
+		http.SetCookie(w, s.cookie(r, nextCookie, "", -1))
 	}
 	http.Redirect(w, r, dest, http.StatusSeeOther)
 }
@@ -371,11 +374,11 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request) error {
 		// (that changes nothing on the server), but the post is still
 		// refused like any other without a valid token.
 		if _, err := r.Cookie(SessionCookie); err == nil {
-			http.SetCookie(w, cookie(r, SessionCookie, "", -1))
+			http.SetCookie(w, s.cookie(r, SessionCookie, "", -1))
 		}
 		return err
 	}
-	http.SetCookie(w, cookie(r, SessionCookie, "", -1))
+	http.SetCookie(w, s.cookie(r, SessionCookie, "", -1))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil
 }

@@ -111,9 +111,9 @@ func loginPath(r *http.Request) string {
 
 // rememberNext keeps a sign-in page's next in a cookie, for a one-time
 // link opened afterwards in this browser.
-func rememberNext(w http.ResponseWriter, r *http.Request, next string) {
+func (s *server) rememberNext(w http.ResponseWriter, r *http.Request, next string) {
 	if next != "" {
-		http.SetCookie(w, cookie(r, nextCookie, url.QueryEscape(next), nextCookieAge))
+		http.SetCookie(w, s.cookie(r, nextCookie, url.QueryEscape(next), nextCookieAge))
 	}
 }
 

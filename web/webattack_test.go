@@ -8,9 +8,11 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -207,5 +209,40 @@ func TestWebAttackCaseStreamNameReads(t *testing.T) {
 	}
 	if reads := counting.actorReads.Load(); reads > 3 {
 		t.Errorf("%d events by the CLI read the actors %d times", n, reads)
+	}
+}
+
+// TestWebAttackCookiesSecureBehindTLSProxy: behind a proxy that ends TLS
+// (Options.PublicURL https://...) the server sees plain HTTP, yet every
+// cookie it sets must be Secure: a session cookie without it is sent in
+// the clear to any http:// URL of the host an attacker on the network
+// sends the browser to.
+func TestWebAttackCookiesSecureBehindTLSProxy(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{opts: web.Options{PublicURL: "https://signoff.example.com"}})
+	b := r.visitor(t)
+	login := b.get("/login?next=/desk%3Fkind%3Dbug")
+	got := b.post("/login", url.Values{"csrf": {b.csrf("/login")}, "token": {r.tokens[signoff.RoleOperator]}})
+	if got.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", got.status)
+	}
+	out := b.post("/logout", url.Values{"csrf": {b.csrf("/desk")}})
+	var names []string
+	for _, res := range []served{login, got, out} {
+		for _, line := range res.header.Values("Set-Cookie") {
+			c, err := http.ParseSetCookie(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, c.Name)
+			if !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+				t.Errorf("cookie %s: Secure=%v HttpOnly=%v SameSite=%v", c.Name, c.Secure, c.HttpOnly, c.SameSite)
+			}
+		}
+	}
+	for _, want := range []string{web.SessionCookie, web.CSRFCookie, "signoff_next"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no %s cookie was set (%v)", want, names)
+		}
 	}
 }
