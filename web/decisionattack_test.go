@@ -234,3 +234,40 @@ func TestChangeAttackHealthPostBody(t *testing.T) {
 		t.Errorf("the POST body is not in the plan's words:\n%s", words)
 	}
 }
+
+// TestChangeAttackExecuteTwice: the execute form sent twice at once (a
+// double click, a replayed post) applies the plan once: one post goes
+// through the gate, the other is refused on the page.
+func TestChangeAttackExecuteTwice(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	c, _ := r.changeAwaitingApproval(t)
+	changeActionsApprove(t, r, c.ID)
+	ctx := context.Background()
+	op := r.visitor(t)
+	op.signIn(signoff.RoleOperator)
+	actions := elementByID(op.get("/cases/"+c.ID).body, "change-actions")
+	form := url.Values{"csrf": {formValue(actions, "csrf")}, "plan_id": {formValue(actions, "plan_id")}}
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() { codes <- op.post("/cases/"+c.ID+"/execute", form).status }()
+	}
+	got := map[int]int{}
+	for range 2 {
+		got[<-codes]++
+	}
+	if got[http.StatusSeeOther] != 1 || got[http.StatusConflict] != 1 {
+		t.Errorf("two executions at once: %v, want one 303 and one 409", got)
+	}
+	rs, err := r.store.ListReceipts(ctx, r.owner, c.ID)
+	if err != nil || len(rs) != 1 {
+		t.Errorf("two executions at once left %d receipts (%v), want 1", len(rs), err)
+	}
+	// And once more, after: refused, nothing applied again.
+	if again := op.post("/cases/"+c.ID+"/execute", form); again.status != http.StatusConflict {
+		t.Errorf("executing an executed change: %d", again.status)
+	}
+	if rs, _ := r.store.ListReceipts(ctx, r.owner, c.ID); len(rs) != 1 {
+		t.Errorf("executing an executed change left %d receipts", len(rs))
+	}
+}
