@@ -195,7 +195,9 @@ func (s *server) rowView(ctx context.Context, by signoff.Actor, d sqlstore.DeskC
 	if project == "" {
 		project = c.ProjectID
 	}
-	title := c.Title
+	// A title an agent or a person typed: its hidden characters are marked,
+	// so an override cannot reverse the rest of its cell.
+	title := markHidden(c.Title)
 	if strings.TrimSpace(title) == "" {
 		title = c.ID
 	}

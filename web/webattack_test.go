@@ -246,3 +246,31 @@ func TestWebAttackCookiesSecureBehindTLSProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestWebAttackDeskTitleHidden: a case title with a right-to-left
+// override (titles are checked for controls only) shows the override as a
+// mark on the desk, in the list and in a live row.
+func TestWebAttackDeskTitleHidden(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	by := r.actors[signoff.RoleTriager]
+	c, err := r.store.CreateCase(ctx, by, signoff.CaseInput{ProjectID: r.proj.ID, Kind: signoff.KindBug, Title: "refund \u202eevil"})
+	if err != nil {
+		if c, err = r.store.CreateCase(ctx, r.owner, signoff.CaseInput{ProjectID: r.proj.ID, Kind: signoff.KindBug, Title: "refund \u202eevil"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := r.visitor(t)
+	b.signIn(signoff.RoleViewer)
+	for _, page := range []string{"/desk", "/desk/rows/" + c.ID} {
+		got := b.get(page)
+		if got.status != http.StatusOK {
+			t.Fatalf("%s: %d", page, got.status)
+		}
+		body := html.UnescapeString(got.body)
+		if strings.ContainsRune(body, '\u202e') || !strings.Contains(body, "refund ⟨U+202E⟩evil") {
+			t.Errorf("%s shows the override raw or unmarked", page)
+		}
+	}
+}
