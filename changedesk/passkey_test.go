@@ -46,7 +46,7 @@ func TestPasskeyApprovalGate(t *testing.T) {
 	e.setPolicy(strings.Replace(policyYAML(group, ""), "required: 1", "required: 2", 1))
 	register := func(by signoff.Actor) (*passkeytest.Authenticator, signoff.ApproverKey) {
 		a := passkeytest.New(passkeyRP)
-		k, err := e.store.RegisterPasskey(e.ctx, by, a.Credential, 0)
+		k, err := e.store.RegisterPasskey(e.ctx, by, a.Credential, 0, "https://"+passkeyRP)
 		must(t, err)
 		return a, k
 	}
@@ -150,7 +150,7 @@ func TestPasskeyApprovalAlteredBeforeExecution(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, openSQLite)
 	bobPK := passkeytest.New(passkeyRP)
-	_, err := e.store.RegisterPasskey(e.ctx, e.bob, bobPK.Credential, 0)
+	_, err := e.store.RegisterPasskey(e.ctx, e.bob, bobPK.Credential, 0, "https://"+passkeyRP)
 	must(t, err)
 	c := e.request("false")
 	card, err := e.desk.Card(e.ctx, e.bob, c.ID)

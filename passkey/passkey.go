@@ -258,6 +258,13 @@ func CounterOK(stored, got uint32) bool {
 	return got > stored
 }
 
+// CheckOrigin reports whether origin is one an offline verifier accepts
+// for rpID: its host is rpID over https (any port), or http on a loopback
+// host. A passkey is registered only on such an origin.
+func CheckOrigin(origin, rpID string) error {
+	return checkOrigin(origin, rpID, nil)
+}
+
 // checkOrigin accepts origin when it is one of origins, or with none
 // given, when its host is rpID over https, or http on a loopback host.
 func checkOrigin(origin, rpID string, origins []string) error {

@@ -11,19 +11,23 @@ import (
 	"github.com/signoff-dev/signoff/passkey"
 )
 
-// RegisterPasskey stores a verified WebAuthn credential as an approval key
-// of by: a row of approver_keys whose public key is the credential's PEM
+// RegisterPasskey stores a verified WebAuthn credential, registered on
+// origin (the page's exact origin, on the credential's RP id), as an
+// approval key of by: a row of approver_keys whose public key is the credential's PEM
 // text (so approvals reference it, revocation voids them, and the gate
 // and evidence bundles find it like an Ed25519 key), its counter in
 // passkeys, and a passkey.registered event carrying the credential, so an
 // offline verifier can check an approval made with it later. As with
 // RegisterKey, only owners and operators register, each for themselves.
-func (s *DB) RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey.Credential, signCount uint32) (signoff.ApproverKey, error) {
+func (s *DB) RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey.Credential, signCount uint32, origin string) (signoff.ApproverKey, error) {
 	if (by.Role != signoff.RoleOwner && by.Role != signoff.RoleOperator) || isServer(by) {
 		return signoff.ApproverKey{}, signoff.Errorf(signoff.EFORBIDDEN, "only owners and operators register passkeys, each for themselves")
 	}
 	text := cred.Encode()
 	if _, err := passkey.ParseCredential(text); err != nil {
+		return signoff.ApproverKey{}, signoff.Errorf(signoff.EINVALID, "%v", err)
+	}
+	if err := passkey.CheckOrigin(origin, cred.RPID); err != nil {
 		return signoff.ApproverKey{}, signoff.Errorf(signoff.EINVALID, "%v", err)
 	}
 	credID := base64.RawURLEncoding.EncodeToString(cred.ID)
@@ -48,15 +52,15 @@ func (s *DB) RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey
 			}
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO passkeys (workspace_id, key_id, actor_id, credential_id, rp_id, sign_count, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, k.WorkspaceID, k.ID, k.ActorID, credID, cred.RPID, int64(signCount), micros(k.CreatedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO passkeys (workspace_id, key_id, actor_id, credential_id, rp_id, origin, sign_count, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.WorkspaceID, k.ID, k.ActorID, credID, cred.RPID, origin, int64(signCount), micros(k.CreatedAt)); err != nil {
 			if s.d.IsUnique(err) {
 				return signoff.Errorf(signoff.ECONFLICT, "this passkey is already registered")
 			}
 			return err
 		}
 		_, err := s.appendEvent(ctx, tx, k.WorkspaceID, "", "passkey.registered", by.ID, map[string]any{"key_id": k.ID, "actor_id": k.ActorID,
-			"kind": "passkey", "credential_id": credID, "rp_id": cred.RPID, "public_key": k.PublicKey})
+			"kind": "passkey", "credential_id": credID, "rp_id": cred.RPID, "origin": origin, "public_key": k.PublicKey})
 		return err
 	})
 	if err != nil {
@@ -66,18 +70,26 @@ func (s *DB) RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey
 }
 
 // AdvancePasskeyCounter records the signature counter of an assertion
-// made with a passkey of ws: WebAuthn's clone check refuses one that does
-// not go up (passkey.CounterOK; an authenticator that keeps no counter
-// sends 0 every time and is accepted). ENOTFOUND for an unknown passkey,
-// ECONFLICT for a counter that went backwards.
-func (s *DB) AdvancePasskeyCounter(ctx context.Context, ws, keyID string, got uint32) error {
+// made on origin with a passkey of ws. The origin must be the one the
+// passkey was registered on (EFORBIDDEN otherwise): the browser lets any
+// port of the RP id's host ask for an assertion, and the request's Host
+// header, which names the origin the server expects, is the sender's to
+// choose. WebAuthn's clone check refuses a counter that does not go up
+// (passkey.CounterOK; an authenticator that keeps no counter sends 0
+// every time and is accepted). ENOTFOUND for an unknown passkey, ECONFLICT
+// for a counter that went backwards.
+func (s *DB) AdvancePasskeyCounter(ctx context.Context, ws, keyID, origin string, got uint32) error {
 	return s.InTx(ctx, func(tx *sql.Tx) error {
 		var stored int64
-		err := tx.QueryRowContext(ctx, `SELECT sign_count FROM passkeys WHERE workspace_id = $1 AND key_id = $2`+s.d.ForUpdate, ws, keyID).Scan(&stored)
+		var registeredOn string
+		err := tx.QueryRowContext(ctx, `SELECT sign_count, origin FROM passkeys WHERE workspace_id = $1 AND key_id = $2`+s.d.ForUpdate, ws, keyID).Scan(&stored, &registeredOn)
 		if errors.Is(err, sql.ErrNoRows) {
 			return signoff.Errorf(signoff.ENOTFOUND, "passkey not found")
 		} else if err != nil {
 			return fmt.Errorf("passkey counter: %w", err)
+		}
+		if registeredOn == "" || origin != registeredOn {
+			return signoff.Errorf(signoff.EFORBIDDEN, "this passkey was registered on %s and approves only there, not on %s", registeredOn, origin)
 		}
 		if !passkey.CounterOK(uint32(stored), got) {
 			return signoff.Errorf(signoff.ECONFLICT, "the passkey's signature counter went from %d to %d: the authenticator may have been cloned; revoke this passkey", stored, got)

@@ -22,6 +22,9 @@ import (
 // credential on the ledger, registered once, its counter only goes up,
 // revoking it is revoking a key, and a session says whether a token or a
 // one-time link opened it.
+// pkOrigin is the origin the store tests register passkeys on.
+const pkOrigin = "http://localhost:8080"
+
 func TestPasskeyStore(t *testing.T) {
 	t.Parallel()
 	for name, open := range map[string]func(t *testing.T, o sqlstore.Options) *sqlstore.DB{
@@ -65,10 +68,10 @@ func testPasskeyStore(t *testing.T, s *sqlstore.DB) {
 		t.Fatal(err)
 	}
 	a := passkeytest.New("localhost")
-	if _, err := s.RegisterPasskey(ctx, viewer, a.Credential, 0); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+	if _, err := s.RegisterPasskey(ctx, viewer, a.Credential, 0, pkOrigin); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
 		t.Fatalf("a viewer registered a passkey: %v", err)
 	}
-	k, err := s.RegisterPasskey(ctx, op, a.Credential, 3)
+	k, err := s.RegisterPasskey(ctx, op, a.Credential, 3, pkOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func testPasskeyStore(t *testing.T, s *sqlstore.DB) {
 	if err != nil || got.ActorID != op.ID || got.PublicKey != a.Credential.Encode() || k.ID != a.Credential.KeyID() {
 		t.Fatalf("stored key %+v, %v", got, err)
 	}
-	if _, err := s.RegisterPasskey(ctx, op, a.Credential, 0); signoff.ErrorCode(err) != signoff.ECONFLICT {
+	if _, err := s.RegisterPasskey(ctx, op, a.Credential, 0, pkOrigin); signoff.ErrorCode(err) != signoff.ECONFLICT {
 		t.Fatalf("registered twice: %v", err)
 	}
 	// The ledger carries the credential for offline verifiers.
@@ -87,12 +90,25 @@ func testPasskeyStore(t *testing.T, s *sqlstore.DB) {
 	if !strings.Contains(payload, k.ID) || !strings.Contains(payload, passkey.PEMType) {
 		t.Fatalf("ledger payload %s", payload)
 	}
+	// Approvals are taken only on the origin the passkey was registered
+	// on: another port of the same host is another page.
+	for _, o := range []string{"http://localhost:1", "https://localhost:8443", ""} {
+		if err := s.AdvancePasskeyCounter(ctx, op.WorkspaceID, k.ID, o, 9); signoff.ErrorCode(err) != signoff.EFORBIDDEN {
+			t.Fatalf("an assertion on %q was taken: %v", o, err)
+		}
+	}
+	// A registration names an origin on the credential's RP id.
+	for _, o := range []string{"", "http://evil.example", "https://localhost.evil.example", "http://localhost:8080/path"} {
+		if _, err := s.RegisterPasskey(ctx, op, passkeytest.New("localhost").Credential, 0, o); signoff.ErrorCode(err) != signoff.EINVALID {
+			t.Fatalf("registered on origin %q: %v", o, err)
+		}
+	}
 	// The counter: up is fine, the same or lower is a clone signal.
-	if err := s.AdvancePasskeyCounter(ctx, op.WorkspaceID, k.ID, 4); err != nil {
+	if err := s.AdvancePasskeyCounter(ctx, op.WorkspaceID, k.ID, pkOrigin, 4); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []uint32{4, 2, 0} {
-		if err := s.AdvancePasskeyCounter(ctx, op.WorkspaceID, k.ID, n); signoff.ErrorCode(err) != signoff.ECONFLICT {
+		if err := s.AdvancePasskeyCounter(ctx, op.WorkspaceID, k.ID, pkOrigin, n); signoff.ErrorCode(err) != signoff.ECONFLICT {
 			t.Fatalf("counter 4 -> %d: %v", n, err)
 		}
 	}
@@ -101,12 +117,12 @@ func testPasskeyStore(t *testing.T, s *sqlstore.DB) {
 	}
 	// A counterless authenticator (always 0) is accepted.
 	z := passkeytest.New("localhost")
-	zk, err := s.RegisterPasskey(ctx, owner, z.Credential, 0)
+	zk, err := s.RegisterPasskey(ctx, owner, z.Credential, 0, pkOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := s.AdvancePasskeyCounter(ctx, owner.WorkspaceID, zk.ID, 0); err != nil {
+		if err := s.AdvancePasskeyCounter(ctx, owner.WorkspaceID, zk.ID, pkOrigin, 0); err != nil {
 			t.Fatalf("zero counter: %v", err)
 		}
 	}

@@ -33,8 +33,8 @@ import (
 // passkeyStore is the storage passkeys need beyond Store; *sqlstore.DB
 // implements it.
 type passkeyStore interface {
-	RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey.Credential, signCount uint32) (signoff.ApproverKey, error)
-	AdvancePasskeyCounter(ctx context.Context, ws, keyID string, got uint32) error
+	RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey.Credential, signCount uint32, origin string) (signoff.ApproverKey, error)
+	AdvancePasskeyCounter(ctx context.Context, ws, keyID, origin string, got uint32) error
 	WebSessionByToken(ctx context.Context, secret string) (bool, error)
 }
 
@@ -298,7 +298,7 @@ func (s *server) passkeyRegisterFinish(r *http.Request, sess sqlstore.WebSession
 	if err != nil {
 		return nil, signoff.Errorf(signoff.EINVALID, "The passkey could not be registered: %v", err)
 	}
-	k, err := ps.RegisterPasskey(ctx, me, reg.Credential, reg.SignCount)
+	k, err := ps.RegisterPasskey(ctx, me, reg.Credential, reg.SignCount, p.origin)
 	if err != nil {
 		return nil, err
 	}
@@ -467,12 +467,16 @@ func (s *server) passkeyApproveFinish(r *http.Request, sess sqlstore.WebSession,
 	}
 	env.KeyID = key.ID
 	// Online checks beyond the offline ones the desk repeats: the exact
-	// origin of this page, and the signature counter.
+	// origin of this page, which must be the one the passkey was
+	// registered on (the store checks: p.origin comes from the Host
+	// header, which whoever holds the session chooses, and the browser
+	// lets a page on any port of the host use the passkey), and the
+	// signature counter.
 	ck, err := passkey.Verify(env, cred, passkey.Expect{Origins: []string{p.origin}})
 	if err != nil {
 		return nil, signoff.Errorf(signoff.EFORBIDDEN, "The passkey's answer does not verify: %v", err)
 	}
-	if err := ps.AdvancePasskeyCounter(ctx, me.WorkspaceID, key.ID, ck.SignCount); err != nil {
+	if err := ps.AdvancePasskeyCounter(ctx, me.WorkspaceID, key.ID, p.origin, ck.SignCount); err != nil {
 		return nil, err
 	}
 	raw, err := env.Marshal()

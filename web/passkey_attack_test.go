@@ -1,0 +1,100 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/passkey/passkeytest"
+	"github.com/signoff-dev/signoff/workflow"
+)
+
+// passkeyAttackPost is passkeyPost on a Host of the caller's choosing,
+// with a matching Origin header: what anyone holding a session's cookie
+// and CSRF token can send (the server cannot tell it from a browser).
+func passkeyAttackPost(b *visitor, host, path, csrf string, form url.Values) served {
+	b.t.Helper()
+	req, err := http.NewRequest("POST", b.r.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Host = host
+	for _, c := range b.jar.Cookies(req.URL) {
+		req.AddCookie(c)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://"+host)
+	req.Header.Set("X-CSRF-Token", csrf)
+	return b.do(req)
+}
+
+// TestPasskeyAttackHostOrigin: the origin an approval is accepted from is
+// the one the passkey was registered on, not whatever the request's Host
+// names. WebAuthn scopes a passkey to a host name, not a port, so a page
+// on another port of the same host (a hostile agent's server on
+// localhost:PORT, another service on the host) can get the person's
+// authenticator to sign a challenge; with a stolen session, naming that
+// port in the Host header made the server expect exactly that origin and
+// record the approval.
+func TestPasskeyAttackHostOrigin(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	c, cd := r.changeAwaitingApproval(t)
+	_, origin := passkeyHost(r)
+
+	b := r.visitor(t)
+	b.signIn(signoff.RoleOperator)
+	csrf := b.csrf("/people")
+	got, out := passkeyPost(b, "/people/passkeys/begin", csrf, nil)
+	if got.status != http.StatusOK {
+		t.Fatalf("registration begin: %d %s", got.status, got.body)
+	}
+	a := passkeytest.New("localhost")
+	reg := url.Values{"pending": {out["pending"].(string)}, "credential": {string(a.Register(passkeyChallenge(t, out), origin))}}
+	if got, _ := passkeyPost(b, "/people/passkeys/finish", csrf, reg); got.status != http.StatusOK {
+		t.Fatalf("registration finish: %d %s", got.status, got.body)
+	}
+
+	// The attacker drives the session on localhost:1, where their page
+	// asked the authenticator.
+	const evilHost = "localhost:1"
+	begin := "/cases/" + c.ID + "/approval/passkey/begin"
+	finish := "/cases/" + c.ID + "/approval/passkey/finish"
+	got = passkeyAttackPost(b, evilHost, begin, csrf, url.Values{"decision": {"approve"}, "digest": {cd.SubjectDigest}})
+	if got.status == http.StatusOK {
+		// Refusing at begin is as good; if begin answers, finish must not.
+		var o struct {
+			Pending   string `json:"pending"`
+			Statement string `json:"statement"`
+		}
+		if err := json.Unmarshal([]byte(got.body), &o); err != nil {
+			t.Fatal(err)
+		}
+		env := a.Assert([]byte(o.Statement), passkeytest.Options{Origin: "http://" + evilHost})
+		got = passkeyAttackPost(b, evilHost, finish, csrf, url.Values{"pending": {o.Pending}, "credential": {string(passkeytest.AssertionJSON(env))}})
+		if got.status == http.StatusOK {
+			t.Fatalf("an assertion made on %s was accepted for a passkey registered on %s: %s", evilHost, origin, got.body)
+		}
+	}
+	if now, err := r.store.GetCase(ctx, r.owner, c.ID); err != nil || now.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("case %s %v", now.State, err)
+	}
+	if apvs, err := r.store.ListApprovals(ctx, r.owner, c.ID); err != nil || len(apvs) != 0 {
+		t.Fatalf("approvals %+v %v", apvs, err)
+	}
+
+	// The registered origin still works.
+	got, out = passkeyPost(b, begin, csrf, url.Values{"decision": {"approve"}, "digest": {cd.SubjectDigest}})
+	if got.status != http.StatusOK {
+		t.Fatalf("approval begin: %d %s", got.status, got.body)
+	}
+	env := a.Assert([]byte(out["statement"].(string)), passkeytest.Options{Origin: origin})
+	if got, _ := passkeyPost(b, finish, csrf, url.Values{"pending": {out["pending"].(string)}, "credential": {string(passkeytest.AssertionJSON(env))}}); got.status != http.StatusOK {
+		t.Fatalf("approval on the registered origin: %d %s", got.status, got.body)
+	}
+}
