@@ -79,6 +79,10 @@ type gateCard struct {
 	Duplicates             []hitView
 	// TicketID is the ticket the run filed after this decision, if any.
 	TicketID string
+	// Extra are the subject's members the card does not read (other keys,
+	// or a known one in another case, which Go's decoding would fold onto
+	// it): the digest covers them, so they are shown.
+	Extra []fieldView
 	// SevClass is the severity's CSS class, only for a severity the
 	// server knows (an agent's subject never names a class).
 	SevClass string
@@ -164,6 +168,10 @@ type gateSubject struct {
 	RegressionOf string         `json:"regression_of"`
 }
 
+// gateSubjectKeys are the members gateSubject reads, exactly as spelled.
+var gateSubjectKeys = map[string]bool{"title": true, "body": true, "severity": true, "component": true, "owner": true,
+	"confidence": true, "rationale": true, "evidence": true, "regression_of": true}
+
 // gateCardOf reads a triage gate's subject into its card, or nil when it
 // does not decode (the generic reading shows it then).
 func gateCardOf(d signoff.Decision, st *crew.State) *gateCard {
@@ -174,6 +182,11 @@ func gateCardOf(d signoff.Decision, st *crew.State) *gateCard {
 	g := &gateCard{Title: sub.Title, Body: sub.Body, Component: sub.Component, Owner: sub.Owner, Severity: sub.Severity,
 		Rationale: sub.Rationale, RegressionOf: sub.RegressionOf, Confidence: strconv.FormatFloat(sub.Confidence, 'f', 2, 64)}
 	g.Why = gateWhy(sub, st)
+	for _, f := range subjectFields(d.Subject) {
+		if !gateSubjectKeys[f.Key] {
+			g.Extra = append(g.Extra, f)
+		}
+	}
 	if triage.SeverityRank(sub.Severity) >= 0 {
 		g.SevClass = "sev-" + sub.Severity
 	}

@@ -271,3 +271,27 @@ func TestChangeAttackExecuteTwice(t *testing.T) {
 		t.Errorf("executing an executed change left %d receipts", len(rs))
 	}
 }
+
+// TestDecisionAttackGateExtraKeys: members of a gate subject the card
+// does not read are still shown in words: a key the card knows spelled in
+// another case ("Severity", which Go's decoding folds onto "severity"),
+// and a key it does not know at all.
+func TestDecisionAttackGateExtraKeys(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	c, _ := decisionGate(t, r)
+	sub := strings.Replace(decisionGateSubject, `"severity":"high"`, `"severity":"high","Severity":"low","assignee":"mallory"`, 1)
+	d, err := r.store.RequestDecision(context.Background(), r.actors[signoff.RoleTriager], c.ID, crew.GateKind, json.RawMessage(sub), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := r.visitor(t)
+	op.signIn(signoff.RoleOperator)
+	card := elementByID(op.get("/cases/"+c.ID).body, "decision-"+d.ID)
+	words := textOf(card[:strings.Index(card, "<details><summary>Subject as canonical JSON")])
+	for _, want := range []string{"Other fields of the subject", "Severity", "assignee", "mallory"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("the card's words lack %q:\n%s", want, words)
+		}
+	}
+}
