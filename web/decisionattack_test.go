@@ -295,3 +295,26 @@ func TestDecisionAttackGateExtraKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionAttackFieldLabels: an agent's subject keys cannot pass for
+// the page's own labels ("Subject digest" with a digest of something
+// else): every key is shown as a key, in code, never as a bare label.
+func TestDecisionAttackFieldLabels(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	c, _ := r.report(t, "The game crashes every time I open the shop from level select")
+	tri := r.actors[signoff.RoleTriager]
+	storetest.GiveTask(t, r.store, r.owner, tri, c.ID)
+	fake := "sha256:" + strings.Repeat("ab", 32)
+	d, err := r.store.RequestDecision(context.Background(), tri, c.ID, "release_note",
+		json.RawMessage(`{"Subject digest":"`+fake+`","note":"ship it"}`), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := r.visitor(t)
+	op.signIn(signoff.RoleOperator)
+	card := elementByID(op.get("/cases/"+c.ID).body, "decision-"+d.ID)
+	if strings.Contains(card, "<dt>Subject digest</dt>") || !strings.Contains(card, `<dt><code class="field-key">Subject digest</code></dt>`) {
+		t.Errorf("a subject key reads as the page's label:\n%s", card)
+	}
+}
