@@ -98,3 +98,69 @@ func TestPasskeyAttackHostOrigin(t *testing.T) {
 		t.Fatalf("approval on the registered origin: %d %s", got.status, got.body)
 	}
 }
+
+// TestPasskeyAttackCrossUse: an answer signed with another person's
+// passkey, a registration request spent on an approval, and a pending
+// approval finished by another person are all refused, and the case is
+// left awaiting approval.
+func TestPasskeyAttackCrossUse(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	c, cd := r.changeAwaitingApproval(t)
+	_, origin := passkeyHost(r)
+	register := func(role signoff.Role) (*visitor, string, *passkeytest.Authenticator) {
+		b := r.visitor(t)
+		b.signIn(role)
+		csrf := b.csrf("/people")
+		got, out := passkeyPost(b, "/people/passkeys/begin", csrf, nil)
+		if got.status != http.StatusOK {
+			t.Fatalf("%s registration begin: %d %s", role, got.status, got.body)
+		}
+		a := passkeytest.New("localhost")
+		reg := url.Values{"pending": {out["pending"].(string)}, "credential": {string(a.Register(passkeyChallenge(t, out), origin))}}
+		if got, _ := passkeyPost(b, "/people/passkeys/finish", csrf, reg); got.status != http.StatusOK {
+			t.Fatalf("%s registration finish: %d %s", role, got.status, got.body)
+		}
+		return b, csrf, a
+	}
+	ob, ocsrf, ownerPK := register(signoff.RoleOwner)
+	b, csrf, _ := register(signoff.RoleOperator)
+	begin := "/cases/" + c.ID + "/approval/passkey/begin"
+	finish := "/cases/" + c.ID + "/approval/passkey/finish"
+	form := url.Values{"decision": {"approve"}, "digest": {cd.SubjectDigest}}
+
+	// The operator's statement signed with the owner's passkey.
+	got, out := passkeyPost(b, begin, csrf, form)
+	if got.status != http.StatusOK {
+		t.Fatalf("approval begin: %d %s", got.status, got.body)
+	}
+	env := ownerPK.Assert([]byte(out["statement"].(string)), passkeytest.Options{Origin: origin})
+	if got, _ := passkeyPost(b, finish, csrf, url.Values{"pending": {out["pending"].(string)}, "credential": {string(passkeytest.AssertionJSON(env))}}); got.status != http.StatusForbidden {
+		t.Fatalf("another person's passkey: %d %s", got.status, got.body)
+	}
+	// A registration request answered on the approval route.
+	got, out = passkeyPost(b, "/people/passkeys/begin", csrf, nil)
+	if got.status != http.StatusOK {
+		t.Fatalf("registration begin: %d %s", got.status, got.body)
+	}
+	if got, _ := passkeyPost(b, finish, csrf, url.Values{"pending": {out["pending"].(string)}, "credential": {string(passkeytest.AssertionJSON(env))}}); got.status != http.StatusConflict {
+		t.Fatalf("a registration request spent on an approval: %d %s", got.status, got.body)
+	}
+	// The operator's pending approval finished by the owner with the
+	// owner's passkey (the statement names the operator).
+	got, out = passkeyPost(b, begin, csrf, form)
+	if got.status != http.StatusOK {
+		t.Fatalf("approval begin: %d %s", got.status, got.body)
+	}
+	env = ownerPK.Assert([]byte(out["statement"].(string)), passkeytest.Options{Origin: origin})
+	if got, _ := passkeyPost(ob, finish, ocsrf, url.Values{"pending": {out["pending"].(string)}, "credential": {string(passkeytest.AssertionJSON(env))}}); got.status != http.StatusConflict {
+		t.Fatalf("another person finished the operator's request: %d %s", got.status, got.body)
+	}
+	if now, err := r.store.GetCase(ctx, r.owner, c.ID); err != nil || now.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("case %s %v", now.State, err)
+	}
+	if apvs, err := r.store.ListApprovals(ctx, r.owner, c.ID); err != nil || len(apvs) != 0 {
+		t.Fatalf("approvals %+v %v", apvs, err)
+	}
+}
