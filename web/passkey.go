@@ -36,6 +36,7 @@ type passkeyStore interface {
 	RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey.Credential, signCount uint32, origin string) (signoff.ApproverKey, error)
 	AdvancePasskeyCounter(ctx context.Context, ws, keyID, origin string, got uint32) error
 	WebSessionByToken(ctx context.Context, secret string) (bool, error)
+	Authenticate(ctx context.Context, secret string) (signoff.Actor, error)
 }
 
 var _ passkeyStore = (*sqlstore.DB)(nil)
@@ -253,6 +254,16 @@ func (s *server) passkeyRegisterBegin(r *http.Request, sess sqlstore.WebSession,
 	}
 	if s.o.Now().Sub(sess.CreatedAt) > passkeyFreshSession {
 		return nil, signoff.Errorf(signoff.EFORBIDDEN, "Registering a passkey needs a fresh session: sign out and sign in again with your API token (sessions older than %d minutes cannot).", int(passkeyFreshSession/time.Minute))
+	}
+	// The token itself, typed again: the session's cookie and CSRF token
+	// alone (taken from the browser, or a screen left open) must not mint
+	// a passkey, which would outlive the session as a way to approve in
+	// this person's name.
+	if who, err := ps.Authenticate(ctx, strings.TrimSpace(r.PostFormValue("token"))); err != nil || who.ID != me.ID || who.WorkspaceID != me.WorkspaceID {
+		if err != nil && signoff.ErrorCode(err) != signoff.EUNAUTHORIZED {
+			return nil, err
+		}
+		return nil, signoff.Errorf(signoff.EFORBIDDEN, "Type your own API token to register a passkey (the one you sign in with).")
 	}
 	rpID, origin, err := s.relyingParty(r)
 	if err != nil {

@@ -50,7 +50,7 @@ func TestPasskeyAttackHostOrigin(t *testing.T) {
 	b := r.visitor(t)
 	b.signIn(signoff.RoleOperator)
 	csrf := b.csrf("/people")
-	got, out := passkeyPost(b, "/people/passkeys/begin", csrf, nil)
+	got, out := passkeyPost(b, "/people/passkeys/begin", csrf, url.Values{"token": {r.tokens[signoff.RoleOperator]}})
 	if got.status != http.StatusOK {
 		t.Fatalf("registration begin: %d %s", got.status, got.body)
 	}
@@ -113,7 +113,7 @@ func TestPasskeyAttackCrossUse(t *testing.T) {
 		b := r.visitor(t)
 		b.signIn(role)
 		csrf := b.csrf("/people")
-		got, out := passkeyPost(b, "/people/passkeys/begin", csrf, nil)
+		got, out := passkeyPost(b, "/people/passkeys/begin", csrf, url.Values{"token": {r.tokens[role]}})
 		if got.status != http.StatusOK {
 			t.Fatalf("%s registration begin: %d %s", role, got.status, got.body)
 		}
@@ -140,7 +140,7 @@ func TestPasskeyAttackCrossUse(t *testing.T) {
 		t.Fatalf("another person's passkey: %d %s", got.status, got.body)
 	}
 	// A registration request answered on the approval route.
-	got, out = passkeyPost(b, "/people/passkeys/begin", csrf, nil)
+	got, out = passkeyPost(b, "/people/passkeys/begin", csrf, url.Values{"token": {r.tokens[signoff.RoleOperator]}})
 	if got.status != http.StatusOK {
 		t.Fatalf("registration begin: %d %s", got.status, got.body)
 	}
@@ -162,5 +162,44 @@ func TestPasskeyAttackCrossUse(t *testing.T) {
 	}
 	if apvs, err := r.store.ListApprovals(ctx, r.owner, c.ID); err != nil || len(apvs) != 0 {
 		t.Fatalf("approvals %+v %v", apvs, err)
+	}
+}
+
+// TestPasskeyAttackStolenSession: a session's cookie and CSRF token alone
+// (taken from the browser, or a screen left open within minutes of
+// signing in) do not register a passkey: that would be a lasting way to
+// approve in the person's name, outliving the session. Registering asks
+// for the person's API token again; another person's token, or none, is
+// refused.
+func TestPasskeyAttackStolenSession(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	_, origin := passkeyHost(r)
+	b := r.visitor(t)
+	b.signIn(signoff.RoleOperator)
+	csrf := b.csrf("/people")
+	for name, tok := range map[string]string{"no token": "", "another person's token": r.tokens[signoff.RoleOwner], "a made-up token": "so_x_y"} {
+		got, out := passkeyPost(b, "/people/passkeys/begin", csrf, url.Values{"token": {tok}})
+		if got.status == http.StatusOK {
+			a := passkeytest.New("localhost")
+			reg := url.Values{"pending": {out["pending"].(string)}, "credential": {string(a.Register(passkeyChallenge(t, out), origin))}}
+			got, _ = passkeyPost(b, "/people/passkeys/finish", csrf, reg)
+		}
+		if got.status != http.StatusForbidden {
+			t.Fatalf("%s: registration %d %s", name, got.status, got.body)
+		}
+	}
+	if ks, err := r.store.ListKeys(ctx, r.actors[signoff.RoleOperator]); err != nil || len(ks) != 0 {
+		t.Fatalf("keys %+v %v", ks, err)
+	}
+	got, out := passkeyPost(b, "/people/passkeys/begin", csrf, url.Values{"token": {r.tokens[signoff.RoleOperator]}})
+	if got.status != http.StatusOK {
+		t.Fatalf("registration with the person's own token: %d %s", got.status, got.body)
+	}
+	a := passkeytest.New("localhost")
+	reg := url.Values{"pending": {out["pending"].(string)}, "credential": {string(a.Register(passkeyChallenge(t, out), origin))}}
+	if got, _ := passkeyPost(b, "/people/passkeys/finish", csrf, reg); got.status != http.StatusOK {
+		t.Fatalf("registration finish: %d %s", got.status, got.body)
 	}
 }

@@ -81,7 +81,7 @@ func TestPasskeyWeb(t *testing.T) {
 	if got, _ := passkeyPost(b, "/people/passkeys/begin", "", nil); got.status != http.StatusForbidden {
 		t.Fatalf("registration without CSRF: %d %s", got.status, got.body)
 	}
-	got, out := passkeyPost(b, "/people/passkeys/begin", csrf, nil)
+	got, out := passkeyPost(b, "/people/passkeys/begin", csrf, url.Values{"token": {r.tokens[signoff.RoleOperator]}})
 	if got.status != http.StatusOK {
 		t.Fatalf("registration begin: %d %s", got.status, got.body)
 	}

@@ -47,6 +47,8 @@ func TestPasskeyBrowser(t *testing.T) {
 	b.run("register a passkey",
 		chromedp.Navigate(base+"/people"),
 		chromedp.WaitVisible(chromedp.ID("passkey-register-btn")),
+		// Registering asks for the API token again, not only the session.
+		chromedp.SendKeys(chromedp.ID("passkey-token"), d.operatorToken),
 		chromedp.Click(chromedp.ID("passkey-register-btn")),
 		chromedp.WaitVisible(chromedp.ID("my-passkeys")))
 	b.checkPage("people")

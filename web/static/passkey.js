@@ -54,7 +54,9 @@
       var csrf = reg.elements.csrf.value;
       busy(reg, true);
       say(reg, "Asking your authenticator…");
-      post("/people/passkeys/begin", { csrf: csrf }).then(function (o) {
+      var token = reg.elements.token.value;
+      reg.elements.token.value = "";
+      post("/people/passkeys/begin", { csrf: csrf, token: token }).then(function (o) {
         var pk = o.publicKey;
         pk.challenge = fromB64u(pk.challenge);
         pk.user.id = fromB64u(pk.user.id);
