@@ -531,17 +531,12 @@ func (d *Desk) gateApprovals(ctx context.Context, c signoff.Case, st signoff.Cha
 // active approver.
 func (d *Desk) verifyStored(ctx context.Context, c signoff.Case, a signoff.Approval) (sigOK, keyOK bool) {
 	// Either kind of envelope: a DSSE one signed with an Ed25519 key or a
-	// passkey assertion over the statement's digest (approval.VerifyWith).
-	keyID, stmt, err := approval.OpenAny(a.Envelope)
-	if err != nil || stmt.Case != c.ID || stmt.SubjectDigest != a.SubjectDigest || stmt.Decision != a.Decision ||
-		stmt.Approver != a.ApproverID || stmt.PolicyDigest != a.PolicyDigest || !stmt.ExpiresAt.Equal(a.ExpiresAt) || keyID != a.KeyID {
+	// passkey assertion over the statement's digest (approval.VerifyRecord).
+	if a.CaseID != c.ID {
 		return false, false
 	}
 	k, err := d.Store.GetKey(ctx, c.WorkspaceID, a.KeyID)
-	if err != nil {
-		return false, false
-	}
-	if _, err := approval.VerifyWith(a.Envelope, k); err != nil {
+	if err != nil || approval.VerifyRecord(a, k) != nil {
 		return false, false
 	}
 	act, err := d.Store.GetActor(ctx, c.WorkspaceID, a.ApproverID)
