@@ -117,6 +117,13 @@ func (d *Desk) activeApprovals(ctx context.Context, ws string, list []signoff.Ap
 		if err != nil || k.RevokedAt != nil || k.ActorID != a.ApproverID {
 			continue
 		}
+		// The row must say what its envelope says, signed by that key: a
+		// row written or altered in the database behind the desk does not
+		// count toward a merge (the change gate checks the same).
+		if approval.VerifyRecord(a, k) != nil {
+			d.log().WarnContext(ctx, "stored approval does not verify: not counted", "case_id", a.CaseID, "approval_id", a.ID)
+			continue
+		}
 		out = append(out, a)
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -71,6 +72,13 @@ func (s *DB) RequestDecision(ctx context.Context, by signoff.Actor, caseID, kind
 	}
 	if err := checkToken("kind", kind); err != nil {
 		return signoff.Decision{}, err
+	}
+	// Approving a triage gate moves the case to ticketed and files what the
+	// crew recorded: only the triage crew asks for one. Another agent's (or
+	// a person's) request would supersede the crew's pending gate with a
+	// subject nobody files.
+	if kind == card.TriageDecisionKind && by.Role != signoff.RoleTriager && by.Role != signoff.RoleSystem {
+		return signoff.Decision{}, signoff.Errorf(signoff.EFORBIDDEN, "only the triage crew asks for a %s decision, not role %s", kind, by.Role)
 	}
 	if ttl == 0 {
 		ttl = DefaultDecisionTTL

@@ -76,6 +76,16 @@ func testTriageGateDecision(t *testing.T, b Backend) {
 			t.Fatal(cmd, err)
 		}
 	}
+	// Approving a triage gate moves the case to ticketed: only the triage
+	// crew asks for one, never another agent or a person (who would
+	// supersede the crew's gate with a subject the crew does not file).
+	for _, who := range []signoff.Actor{op, tb.actor(t, "fixer", signoff.RoleFixer), tb.actor(t, "planner", signoff.RolePlanner)} {
+		if who.Role.IsAgent() {
+			GiveTask(t, s, tb.owner, who, c.ID)
+		}
+		_, err := s.RequestDecision(ctx, who, c.ID, "triage_ticket", json.RawMessage(`{"severity":"low"}`), 0)
+		wantCode(t, err, signoff.EFORBIDDEN)
+	}
 	d, err := s.RequestDecision(ctx, tri, c.ID, "triage_ticket", json.RawMessage(`{"severity":"high"}`), 0)
 	if err != nil {
 		t.Fatal(err)

@@ -385,6 +385,24 @@ func TestBugLoopGates(t *testing.T) {
 		t.Errorf("reused approval: %d", code)
 	}
 
+	// A row altered in the database behind the desk (here its nonce, so it
+	// no longer says what its signed envelope says) does not count toward
+	// the merge; put back, it does.
+	db := g.d.s.SQL()
+	var nonce string
+	if err := db.QueryRow(`SELECT nonce FROM approvals WHERE case_id = ?`, g.caseID).Scan(&nonce); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE approvals SET nonce = ? WHERE case_id = ?`, strings.Repeat("ab", 16), g.caseID); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := g.call("POST", "/api/v1/cases/"+g.caseID+"/merge", g.d.operatorToken, nil, nil); code != http.StatusConflict {
+		t.Errorf("merge over an altered approval row: %d", code)
+	}
+	if _, err := db.Exec(`UPDATE approvals SET nonce = ? WHERE case_id = ?`, nonce, g.caseID); err != nil {
+		t.Fatal(err)
+	}
+
 	// Merge with deployment held back: the test plays the CD system.
 	g.d.st.desk.Deployers[g.d.shop.ID] = noDeploy{}
 	var m signoff.MergeRecord
