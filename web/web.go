@@ -160,6 +160,17 @@ func Paths() []string {
 	return []string{"/{$}", "/login", "/login/", "/logout", "/desk", "/desk/", "/cases/", "/charts", "/people", "/people/", "/changes/", "/p/", "/t/", "/static/"}
 }
 
+// CheckPublicURL says whether u can be Options.PublicURL: http(s)://host
+// with an optional port and nothing else, since it is printed in shell
+// commands and is a passkey's origin.
+func CheckPublicURL(u string) error {
+	scheme, host, ok := strings.Cut(strings.TrimSuffix(u, "/"), "://")
+	if !ok || (scheme != "http" && scheme != "https") || !safeHost.MatchString(host) {
+		return fmt.Errorf("%q is not http(s)://host[:port]", u)
+	}
+	return nil
+}
+
 // requestTimeout bounds one request's work, as in the API; the desk's
 // live stream bounds its own calls instead.
 const requestTimeout = 30 * time.Second
@@ -187,12 +198,10 @@ func New(o Options) http.Handler {
 	}
 	o = o.withDefaults()
 	if o.PublicURL != "" {
-		u := strings.TrimSuffix(o.PublicURL, "/")
-		scheme, host, ok := strings.Cut(u, "://")
-		if !ok || (scheme != "http" && scheme != "https") || !safeHost.MatchString(host) {
-			panic(fmt.Sprintf("web: Options.PublicURL %q is not http(s)://host[:port]", o.PublicURL))
+		if err := CheckPublicURL(o.PublicURL); err != nil {
+			panic("web: Options.PublicURL: " + err.Error())
 		}
-		o.PublicURL = u
+		o.PublicURL = strings.TrimSuffix(o.PublicURL, "/")
 	}
 	s := &server{o: o, store: o.Store, log: o.Log, mux: http.NewServeMux(), pages: parsePages(), static: loadAssets(),
 		intakeIP: ratelimit.New(o.IntakePerIP), intakeProject: ratelimit.New(o.IntakePerProject),

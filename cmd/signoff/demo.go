@@ -118,6 +118,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		setupErr = err
 		return err
 	}
+	if err := markDemoDir(dir); err != nil {
+		setupErr = err
+		return err
+	}
 	log, closeLog, err := demoLogger(e, dir, verbose)
 	if err != nil {
 		setupErr = err
@@ -146,7 +150,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		return d.walkChange(ctx, e, log)
 	}
 	d.printIntro(e, created)
-	if err := serveUntilDone(ctx, e, log, d.ln, d.s, d.st); err != nil && ctx.Err() == nil {
+	if err := serveUntilDone(ctx, e, log, d.ln, d.s, d.st, serveConfig{approvalKey: d.opKeyPath}); err != nil && ctx.Err() == nil {
 		return err
 	}
 	// Stopped by Ctrl-C, possibly while the jobs were still starting:
@@ -166,24 +170,49 @@ const demoLogName = "demo.log"
 // be given again: a demo's workspace, keys and ShopLite repository are
 // made fresh on every start (the old database's keys would otherwise be
 // registered twice). Only the demo's own names are touched; it reports
-// whether there was anything to replace.
+// whether there was anything to replace. The names are common ones (a
+// server's signoff.db and signoff.key, a project's production/): in a
+// folder no demo marked (demoMarkName) nothing is removed and the demo is
+// refused.
 func clearDemoDir(dir string) (bool, error) {
-	found := false
+	var present []string
 	for _, name := range demoState {
-		p := filepath.Join(dir, name)
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
 			continue
 		} else if err != nil {
 			return false, fmt.Errorf("earlier demo in %s: %w", dir, err)
 		}
+		present = append(present, name)
+	}
+	if len(present) == 0 {
+		return false, nil
+	}
+	if _, err := os.Lstat(filepath.Join(dir, demoMarkName)); err != nil {
+		return false, fmt.Errorf("%s holds %s, which no signoff demo made there: the demo would replace them, so it does not start; give --dir an empty folder (or the folder of an earlier demo)",
+			dir, strings.Join(present, ", "))
+	}
+	found := false
+	for _, name := range present {
 		if name != demoLogName {
 			found = true
 		}
-		if err := os.RemoveAll(p); err != nil {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return false, fmt.Errorf("replace the earlier demo in %s: %w", dir, err)
 		}
 	}
 	return found, nil
+}
+
+// demoMarkName marks a folder as a demo's: written when a demo starts in
+// it, and what clearDemoDir needs before it removes anything there.
+const demoMarkName = ".signoff-demo"
+
+// markDemoDir marks dir as holding a demo's state.
+func markDemoDir(dir string) error {
+	if err := os.WriteFile(filepath.Join(dir, demoMarkName), []byte("a signoff demo's folder: signoff demo --dir replaces its state\n"), 0o600); err != nil {
+		return fmt.Errorf("mark the demo folder: %w", err)
+	}
+	return nil
 }
 
 // demoLogger writes the whole log (every HTTP request and job, at info) to

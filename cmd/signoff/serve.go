@@ -28,7 +28,7 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	var d dbFlags
-	var addr, logFormat, metricsAddr, queues string
+	var addr, logFormat, metricsAddr, queues, publicURL string
 	var intakePerMinute, intakeProjectPerSecond int
 	fs := newFlags("serve", "signoff serve [--addr 127.0.0.1:8080] [--metrics-addr HOST:PORT] [--queues all|none|triage,agent,sandbox,outbox,default] [--db PATH|URL] [--key FILE]")
 	addDBFlags(fs, e, &d)
@@ -38,8 +38,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&intakePerMinute, "intake-per-minute", 10, "public reports (and tracking reads) accepted per client address a minute; raise it behind a proxy, or for load tests")
 	fs.IntVar(&intakeProjectPerSecond, "intake-project-per-second", 10, "public reports accepted per project a second (bursts of ten times as many)")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&publicURL, "public-url", "", "the URL people reach this server at (https://host[:port]), behind a proxy: the commands pages print name it, passkeys use it as their origin, and cookies are Secure when it is https (default: the URL a request came in on)")
 	if err := parse(fs, e, args); err != nil {
 		return err
+	}
+	if err := web.CheckPublicURL(publicURL); publicURL != "" && err != nil {
+		return signoff.Errorf(signoff.EINVALID, "--public-url: %v", err)
 	}
 	qs, err := parseQueues(queues)
 	if err != nil {
@@ -67,7 +71,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		log.Info("serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "backend", s.Dialect(), "queues", strings.Join(qs, ","))
-	return serveWith(ctx, e, log, ln, s, nil, serveConfig{metrics: mln, queues: qs,
+	return serveWith(ctx, e, log, ln, s, nil, serveConfig{metrics: mln, queues: qs, publicURL: publicURL,
 		intakePerIP:      httpapi.Limit{Rate: float64(intakePerMinute) / 60, Burst: max(5, intakePerMinute/2)},
 		intakePerProject: httpapi.Limit{Rate: float64(intakeProjectPerSecond), Burst: 10 * intakeProjectPerSecond}})
 }
@@ -84,6 +88,9 @@ type serveConfig struct {
 	// simulatedPeople honours the demo walks' marker
 	// (httpapi.WithSimulatedPeople): set by `signoff demo --walk` only.
 	simulatedPeople bool
+	// publicURL and approvalKey are the web UI's Options.PublicURL and
+	// Options.ApprovalKey.
+	publicURL, approvalKey string
 }
 
 // scrapeTimeout bounds the database reads of one metrics scrape.
@@ -120,7 +127,8 @@ func handlerWith(s *sqlstore.DB, log *slog.Logger, st *stack, reg *metrics.Regis
 	mux.Handle("/mcp/", mcpHandler)
 	// The web UI: server-rendered pages on their own paths; everything
 	// else is the API's, as before.
-	webUI := web.New(web.Options{Store: s, BugDesk: st.desk, ChangeDesk: st.change, Log: log})
+	webUI := web.New(web.Options{Store: s, BugDesk: st.desk, ChangeDesk: st.change, Log: log,
+		PublicURL: cfg.publicURL, ApprovalKey: cfg.approvalKey})
 	for _, p := range web.Paths() {
 		mux.Handle(p, webUI)
 	}
@@ -138,8 +146,8 @@ func handlerWith(s *sqlstore.DB, log *slog.Logger, st *stack, reg *metrics.Regis
 
 // serveUntilDone serves until ctx ends, then drains in-flight requests for
 // up to 15 s before closing. /metrics is served on ln.
-func serveUntilDone(ctx context.Context, e *env, log *slog.Logger, ln net.Listener, s *sqlstore.DB, st *stack) error {
-	return serveWith(ctx, e, log, ln, s, st, serveConfig{})
+func serveUntilDone(ctx context.Context, e *env, log *slog.Logger, ln net.Listener, s *sqlstore.DB, st *stack, cfg serveConfig) error {
+	return serveWith(ctx, e, log, ln, s, st, cfg)
 }
 
 // serveWith is serveUntilDone as cfg says: /metrics on its own listener,
