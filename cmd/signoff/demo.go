@@ -58,7 +58,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	var a demoAgents
 	fs := newFlags("demo", "signoff demo [--addr 127.0.0.1:8080] [--dir DIR] [--verbose] [--walk bug|change] [--provider openai --base-url URL --model NAME [--api-key-env VAR]] [--record FILE | --replay FILE]")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address, walks included (a free port is chosen if this one is taken)")
-	fs.StringVar(&dir, "dir", "", "keep the demo's database, keys and ShopLite repository here; an earlier demo's state in it is replaced (default: a new temporary directory, deleted on Ctrl-C)")
+	fs.StringVar(&dir, "dir", "", "keep the demo's database, keys and ShopLite repository here; an earlier demo's state in it is replaced, a folder with files of the same names no demo made is refused (default: a new temporary directory, deleted on Ctrl-C)")
 	fs.BoolVar(&verbose, "verbose", false, "log every HTTP request and job in the terminal too (always in DIR/demo.log)")
 	fs.StringVar(&walk, "walk", "", `run a whole loop headlessly and exit: "bug" walks the ShopLite coupon bug (with a model: all three ShopLite bugs) from report to the reporter's last word; "change" walks the checkout flag incident through the change desk`)
 	fs.StringVar(&provider, "provider", agent.ProviderAuthored, `who writes the reproducer's tests and the fixer's patches: "authored" (the demo's human-written fixtures for the coupon bug) or "openai" (a model at --base-url, any OpenAI-compatible endpoint with tool calling, e.g. Ollama)`)
