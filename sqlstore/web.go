@@ -454,32 +454,42 @@ func (s *DB) deskFacts(ctx context.Context, ws string, cases []DeskCase) error {
 	if err != nil {
 		return fmt.Errorf("pending decisions: %w", err)
 	}
+	// The approvals read here are filtered below to the case's current
+	// subject, as the card counts them: an approval of an earlier plan or
+	// candidate still recorded valid (recorded while a new one was being
+	// drafted, after the desk superseded the rest) is not an approval of
+	// this one, and the inbox must not tell its approver they are done.
+	type standing struct {
+		who, digest string
+		at          int64
+	}
+	approvals := map[string][]standing{}
 	if len(approving) > 0 {
 		args, list := in([]any{ws, now}, approving)
-		err := each(`SELECT case_id, approver_id FROM approvals WHERE workspace_id = $1 AND status = 'valid' AND decision = 'approve' AND expires_at > $2 AND case_id IN (`+list+`) ORDER BY case_id, created_at`, args,
+		err := each(`SELECT case_id, approver_id, subject_digest, created_at FROM approvals WHERE workspace_id = $1 AND status = 'valid' AND decision = 'approve' AND expires_at > $2 AND case_id IN (`+list+`) ORDER BY case_id, created_at`, args,
 			func(sc scanner) error {
-				var id, who string
-				if err := sc.Scan(&id, &who); err != nil {
+				var id string
+				var a standing
+				if err := sc.Scan(&id, &a.who, &a.digest, &a.at); err != nil {
 					return err
 				}
-				if c := at[id]; !slices.Contains(c.Approvers, who) {
-					c.Approvers = append(c.Approvers, who)
-				}
+				approvals[id] = append(approvals[id], a)
 				return nil
 			})
 		if err != nil {
 			return fmt.Errorf("approvals: %w", err)
 		}
 	}
+	planDigest := map[string]string{}
 	if len(changes) > 0 {
 		args, list := in([]any{ws}, changes)
-		err := each(`SELECT case_id, proposer FROM change_plans WHERE workspace_id = $1 AND case_id IN (`+list+`) ORDER BY case_id, created_at, id`, args,
+		err := each(`SELECT case_id, proposer, digest FROM change_plans WHERE workspace_id = $1 AND case_id IN (`+list+`) ORDER BY case_id, created_at, id`, args,
 			func(sc scanner) error {
-				var id, who string
-				if err := sc.Scan(&id, &who); err != nil {
+				var id, who, digest string
+				if err := sc.Scan(&id, &who, &digest); err != nil {
 					return err
 				}
-				at[id].PlanProposer = who // the newest wins
+				at[id].PlanProposer, planDigest[id] = who, digest // the newest wins
 				return nil
 			})
 		if err != nil {
@@ -505,7 +515,39 @@ func (s *DB) deskFacts(ctx context.Context, ws string, cases []DeskCase) error {
 			return fmt.Errorf("bug loops: %w", err)
 		}
 	}
+	for id, as := range approvals {
+		c := at[id]
+		for _, a := range as {
+			if current(c, a.digest, a.at, planDigest[id]) && !slices.Contains(c.Approvers, a.who) {
+				c.Approvers = append(c.Approvers, a.who)
+			}
+		}
+	}
 	return nil
+}
+
+// current reports whether an approval of digest, recorded at (micros),
+// is of c's current subject: for a change, its newest plan's digest; for
+// a bug, the card of its newest candidate, which no approval recorded
+// before that candidate was submitted can be of (a new candidate
+// supersedes every approval; the card's digest itself is not stored).
+func current(c *DeskCase, digest string, at int64, plan string) bool {
+	switch c.Kind {
+	case signoff.KindChange:
+		return digest == plan
+	case signoff.KindBug:
+		if c.Loop == nil || len(c.Loop.Candidates) == 0 {
+			return false
+		}
+		newest := c.Loop.Candidates[0].SubmittedAt
+		for _, cand := range c.Loop.Candidates[1:] {
+			if cand.SubmittedAt.After(newest) {
+				newest = cand.SubmittedAt
+			}
+		}
+		return at >= micros(newest)
+	}
+	return false
 }
 
 // IntakeProject returns the name of a project for its public report form.

@@ -2,12 +2,17 @@ package web_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/approval"
+	"github.com/signoff-dev/signoff/keys"
 )
 
 // finalAttackRoute is one route added for issue 24 and the form a post
@@ -159,5 +164,81 @@ func TestFinalAttackRouteMatrix(t *testing.T) {
 	}
 	if after, err := r.store.HeadSeq(ctx, other.ws.ID); err != nil || after != otherBefore {
 		t.Fatalf("other ledger moved from %d to %d (%v)", otherBefore, after, err)
+	}
+}
+
+// TestFinalAttackInboxStaleApproval: the desk's "Needs me" and the case
+// page must agree on whether a person still has to approve. An approval
+// of an earlier plan that is still recorded valid (an approval recorded
+// while a new plan was being drafted: the store records it after the
+// desk superseded the old ones, and only the card's digest tells them
+// apart) does not count for the current plan: the gate refuses it, the
+// case page asks the approver again, and the inbox must not tell them
+// they are done.
+func TestFinalAttackInboxStaleApproval(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(*testing.T) (*rig, signoff.Case){
+		"sqlite": func(t *testing.T) (*rig, signoff.Case) {
+			r := newRig(t)
+			c, _ := r.changeAwaitingApproval(t)
+			return r, c
+		},
+		"postgres": func(t *testing.T) (*rig, signoff.Case) {
+			r, _, _, chg := inboxPostgresRig(t)
+			return r, chg
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r, c := open(t)
+			testFinalAttackInboxStaleApproval(t, r, c)
+		})
+	}
+}
+
+func testFinalAttackInboxStaleApproval(t *testing.T, r *rig, c signoff.Case) {
+	ctx := context.Background()
+	cd, err := r.change.Card(ctx, r.owner, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := r.actors[signoff.RoleOperator]
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey, err := keys.EncodePublic(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := r.store.RegisterKey(ctx, op, string(pemKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Repeat("ab", 32) // an earlier plan's digest
+	st := approval.NewStatement(c.ID, old, approval.Approve, cd.PolicyDigest, op.ID, r.clock.Now(), cd.Policy.TTL())
+	env, err := approval.Sign(st, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.RecordApproval(ctx, op, signoff.Approval{CaseID: c.ID, SubjectDigest: old, Decision: approval.Approve, ApproverID: op.ID,
+		KeyID: k.ID, Nonce: st.Nonce, PolicyDigest: st.PolicyDigest, IssuedAt: st.IssuedAt, ExpiresAt: st.ExpiresAt, Envelope: raw, Via: "cli-signed"}); err != nil {
+		t.Fatal(err)
+	}
+	b := r.visitor(t)
+	b.signIn(signoff.RoleOperator)
+	waiting := elementByID(b.get("/cases/"+c.ID).body, "waiting")
+	if !strings.Contains(waiting, `href="/cases/`+c.ID+`/approval"`) {
+		t.Fatalf("the case page does not ask the operator to approve the current plan: %s", waiting)
+	}
+	if got := inboxRows(b.get("/desk").body, "needs"); !slices.Contains(got, c.ID) {
+		t.Errorf("the inbox drops the plan the operator must still approve: needs me %v", got)
+	}
+	if got := b.get("/desk/rows/" + c.ID + "?needs=1"); got.status != http.StatusOK || !strings.Contains(got.body, `href="/cases/`+c.ID+`/approval"`) {
+		t.Errorf("the inbox row does not ask for the approval: %d %s", got.status, got.body)
 	}
 }
