@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/approval"
@@ -240,5 +241,53 @@ func testFinalAttackInboxStaleApproval(t *testing.T, r *rig, c signoff.Case) {
 	}
 	if got := b.get("/desk/rows/" + c.ID + "?needs=1"); got.status != http.StatusOK || !strings.Contains(got.body, `href="/cases/`+c.ID+`/approval"`) {
 		t.Errorf("the inbox row does not ask for the approval: %d %s", got.status, got.body)
+	}
+}
+
+// TestFinalAttackWaitingExpiredApproval: an approval that expired no
+// longer counts (the gate's quorum leaves it out, and the inbox too), so
+// the case page's waiting line must ask its approver to sign again, not
+// tell them they already did.
+func TestFinalAttackWaitingExpiredApproval(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	c, cd := r.changeAwaitingApproval(t)
+	op := r.actors[signoff.RoleOperator]
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey, err := keys.EncodePublic(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := r.store.RegisterKey(ctx, op, string(pemKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Recorded as the desk does before it counts the quorum (a quorum of
+	// two would leave it there), then left to expire.
+	st := approval.NewStatement(c.ID, cd.SubjectDigest, approval.Approve, cd.PolicyDigest, op.ID, r.clock.Now(), cd.Policy.TTL())
+	env, err := approval.Sign(st, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.RecordApproval(ctx, op, signoff.Approval{CaseID: c.ID, SubjectDigest: cd.SubjectDigest, Decision: approval.Approve, ApproverID: op.ID,
+		KeyID: k.ID, Nonce: st.Nonce, PolicyDigest: st.PolicyDigest, IssuedAt: st.IssuedAt, ExpiresAt: st.ExpiresAt, Envelope: raw, Via: "cli-signed"}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(st.ExpiresAt.Sub(r.clock.Now()) + time.Minute)
+	b := r.visitor(t)
+	b.signIn(signoff.RoleOperator)
+	if waiting := elementByID(b.get("/cases/"+c.ID).body, "waiting"); !strings.Contains(waiting, `href="/cases/`+c.ID+`/approval"`) {
+		t.Fatalf("the case page counts an expired approval: %s", waiting)
+	}
+	if got := inboxRows(b.get("/desk").body, "needs"); !slices.Contains(got, c.ID) {
+		t.Errorf("the inbox counts an expired approval: needs me %v", got)
 	}
 }

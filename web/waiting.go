@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/nextstep"
@@ -148,13 +149,13 @@ func (s *server) waitingOn(ctx context.Context, by signoff.Actor, c signoff.Case
 		if cv, err := s.o.BugDesk.Card(ctx, by, c.ID); err == nil {
 			f.ProposedBy, f.Quorum = cv.Card.SubmittedBy, cv.Policy.Quorum
 			f.NoSelfApproval, f.ProposerCannotApprove = cv.Policy.NoSelfApproval, cv.Policy.ProposerCannotApprove
-			f.Approvers = approversOf(cv.Approvals, cv.SubjectDigest)
+			f.Approvers = approversOf(cv.Approvals, cv.SubjectDigest, s.o.Now())
 		}
 	case c.Kind == signoff.KindChange && c.State == workflow.ChangeAwaitingApproval && s.o.ChangeDesk != nil:
 		if cd, err := s.o.ChangeDesk.Card(ctx, by, c.ID); err == nil {
 			f.OpenedBy, f.ProposedBy, f.Quorum, f.ApproverGroup = cd.Opener, cd.Proposer, cd.Policy.Quorum, cd.Approvers
 			f.NoSelfApproval, f.ProposerCannotApprove = cd.Policy.NoSelfApproval, cd.Policy.ProposerCannotApprove
-			f.Approvers = approversOf(cd.Approvals, cd.SubjectDigest)
+			f.Approvers = approversOf(cd.Approvals, cd.SubjectDigest, s.o.Now())
 		}
 	case c.Kind == signoff.KindBug && (c.State == workflow.BugAwaitingReporterRepro || c.State == workflow.BugReproduced):
 		if l, err := s.store.GetLoop(ctx, by, c.ID); err == nil {
@@ -167,11 +168,14 @@ func (s *server) waitingOn(ctx context.Context, by signoff.Actor, c signoff.Case
 }
 
 // approversOf are the distinct people whose approvals of digest still
-// count (valid, or consumed by the step they allowed).
-func approversOf(as []signoff.Approval, digest string) []string {
+// count at now (valid and unexpired, as the gate's quorum and the desk's
+// inbox count them, or consumed by the step they allowed): an approver
+// whose approval expired is asked to sign again, not told they did.
+func approversOf(as []signoff.Approval, digest string, now time.Time) []string {
 	var out []string
 	for _, a := range as {
-		if a.Decision != "approve" || a.SubjectDigest != digest || (a.Status != signoff.ApprovalValid && a.Status != signoff.ApprovalConsumed) {
+		if a.Decision != "approve" || a.SubjectDigest != digest || (a.Status != signoff.ApprovalValid && a.Status != signoff.ApprovalConsumed) ||
+			(a.Status == signoff.ApprovalValid && !now.Before(a.ExpiresAt)) {
 			continue
 		}
 		if !slices.Contains(out, a.ApproverID) {
