@@ -455,37 +455,12 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("X-Accel-Buffering", "no")
-	rc := http.NewResponseController(w)
-	extend := func() { _ = rc.SetWriteDeadline(time.Now().Add(eventWriteWindow)) }
-	extend()
-	defer extend()
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return // the route answers HEAD too: headers only
-	}
-	// The retry hint and a comment make the browser open the stream (and
-	// the desk mark itself live) before the first event.
-	if _, err := w.Write([]byte("retry: 2000\n: live\n\n")); err != nil || rc.Flush() != nil {
+	p, ok := s.openStream(w, r)
+	defer p.close()
+	if !ok {
 		return
 	}
 	var buf bytes.Buffer
-	lastWrite := time.Now()
-	send := func(b []byte) bool {
-		extend()
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		lastWrite = time.Now()
-		return rc.Flush() == nil
-	}
-	tick := time.NewTicker(s.o.EventPoll)
-	defer tick.Stop()
-	end := time.NewTimer(s.o.EventMaxAge)
-	defer end.Stop()
-	shutdown := sse.Shutdown(ctx)
 	lastAuth := time.Now()
 	for {
 		if len(evs) > 0 {
@@ -493,33 +468,13 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 			for _, e := range evs {
 				writeSSE(&buf, e)
 			}
-			if !send(buf.Bytes()) {
+			if !p.send(buf.Bytes()) {
 				return
 			}
 		}
 		after = next
-		if len(evs) < eventBatch {
-			select {
-			case <-ctx.Done():
-				return
-			case <-shutdown:
-				return
-			case <-end.C:
-				return
-			case <-tick.C:
-			case <-wake:
-			}
-		} else {
-			// A full batch: more are waiting, read on at once.
-			select {
-			case <-ctx.Done():
-				return
-			case <-shutdown:
-				return
-			case <-end.C:
-				return
-			default:
-			}
+		if !p.wait(len(evs) >= eventBatch, wake) {
+			return
 		}
 		if time.Since(lastAuth) >= s.o.EventRecheck {
 			// A session that ended (signed out, expired, person disabled)
@@ -532,7 +487,7 @@ func (s *server) deskEvents(w http.ResponseWriter, r *http.Request) {
 			}
 			lastAuth = time.Now()
 		}
-		if time.Since(lastWrite) >= eventKeepalive && !send([]byte(": keepalive\n\n")) {
+		if !p.keepalive() {
 			return
 		}
 		wake = sse.Commits(s.store)
