@@ -76,7 +76,7 @@ type State struct {
 
 // Gate records the human gate of one proposed ticket. Proposal is the
 // subject the person is asked about (the normalized ticket, see
-// ticketSubject) and Digest its digest: once approved, exactly Proposal is
+// TicketSubject) and Digest its digest: once approved, exactly Proposal is
 // filed, whatever a model says afterwards. It lives in the run, so a
 // restart carries it.
 type Gate struct {

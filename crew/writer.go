@@ -42,13 +42,13 @@ func createTicketTool() *agent.Tool {
 		})
 }
 
-// ticketSubject is what the gate asks a person about and, once they
+// TicketSubject is what the gate asks a person about and, once they
 // approved it, exactly what is filed: the writer's title and body,
 // normalized and with instruction-like text quoted, and the fields the
 // server decided (severity, component, owner from CODEOWNERS, the
 // numbers). Its digest is what the decision binds; a model rewording the
 // same ticket later does not change what was approved.
-type ticketSubject struct {
+type TicketSubject struct {
 	Title        string         `json:"title"`
 	Body         string         `json:"body"`
 	Severity     string         `json:"severity"`
@@ -62,14 +62,14 @@ type ticketSubject struct {
 
 // decided is the part of a subject the server decided, for comparing an
 // approved subject with the run it is filed for.
-func (s ticketSubject) decided() (string, error) {
+func (s TicketSubject) decided() (string, error) {
 	s.Title, s.Body = "", ""
 	return canonical.Digest(s)
 }
 
 // propose builds the subject of the writer's words over the run's records.
 // notes say what was quoted, and why.
-func propose(st State, in ticketArgs) (ticketSubject, []string, error) {
+func propose(st State, in ticketArgs) (TicketSubject, []string, error) {
 	title, tSignals := neutralize(normalizeTitle(in.Title))
 	body, bSignals := neutralize(normalizeBody(in.Body))
 	// A ticket is read title then body: an instruction cut between them
@@ -80,13 +80,13 @@ func propose(st State, in ticketArgs) (ticketSubject, []string, error) {
 		bSignals = slices.Compact(slices.Sorted(slices.Values(append(bSignals, sig...))))
 	}
 	if title == "" {
-		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title must not be empty")
+		return TicketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title must not be empty")
 	}
 	if n := utf8.RuneCountInString(title); n > maxTitle {
-		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title is %d characters after normalizing and quoting; at most %d", n, maxTitle)
+		return TicketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "title is %d characters after normalizing and quoting; at most %d", n, maxTitle)
 	}
 	if len(body) > maxBody {
-		return ticketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "body is %d bytes after normalizing and quoting; at most %d", len(body), maxBody)
+		return TicketSubject{}, nil, signoff.Errorf(signoff.EINVALID, "body is %d bytes after normalizing and quoting; at most %d", len(body), maxBody)
 	}
 	var notes []string
 	for _, f := range []struct {
@@ -100,7 +100,7 @@ func propose(st State, in ticketArgs) (ticketSubject, []string, error) {
 	}
 	sub, err := decidedOf(st)
 	if err != nil {
-		return ticketSubject{}, nil, err
+		return TicketSubject{}, nil, err
 	}
 	sub.Title, sub.Body = title, body
 	return sub, notes, nil
@@ -108,20 +108,20 @@ func propose(st State, in ticketArgs) (ticketSubject, []string, error) {
 
 // decidedOf is a subject with only what the server decided for the run:
 // the assessment and the investigation's confidence.
-func decidedOf(st State) (ticketSubject, error) {
+func decidedOf(st State) (TicketSubject, error) {
 	inv, a := st.Investigation, st.Assessment
 	if inv == nil || a == nil {
-		return ticketSubject{}, signoff.Errorf(signoff.ECONFLICT, "the run has no investigation and assessment")
+		return TicketSubject{}, signoff.Errorf(signoff.ECONFLICT, "the run has no investigation and assessment")
 	}
 	// Round-trip the evidence through JSON so a fresh subject compares
 	// equal to one decoded from a stored decision.
 	var ev map[string]any
 	if b, err := json.Marshal(a.Evidence); err != nil {
-		return ticketSubject{}, err
+		return TicketSubject{}, err
 	} else if err := json.Unmarshal(b, &ev); err != nil {
-		return ticketSubject{}, err
+		return TicketSubject{}, err
 	}
-	return ticketSubject{Severity: a.Severity, Component: a.Component, Owner: a.Owner,
+	return TicketSubject{Severity: a.Severity, Component: a.Component, Owner: a.Owner,
 		Confidence: inv.Confidence, Rationale: a.Rationale, Evidence: ev, RegressionOf: inv.RegressionOf}, nil
 }
 
@@ -161,7 +161,7 @@ func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Res
 			if err != nil {
 				return agent.Result{}, err
 			}
-			var s ticketSubject
+			var s TicketSubject
 			json.Unmarshal(g.Proposal, &s)
 			return filed(t, s, g.ApprovedBy, "Already filed as a person approved it; nothing new was filed. "), nil
 		}
@@ -244,7 +244,7 @@ func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Res
 	// Expired or replaced: ask again, over the subject the run stood behind
 	// unless what the server decided has changed since.
 	again := sub
-	var old ticketSubject
+	var old TicketSubject
 	if json.Unmarshal(g.Proposal, &old) == nil {
 		od, err1 := old.decided()
 		nd, err2 := sub.decided()
@@ -258,7 +258,7 @@ func createTicket(ctx context.Context, env *agent.Env, in ticketArgs) (agent.Res
 // filed is create_ticket's answer once a ticket exists.
 // The note, when there is one, is in the task's output too: the task ends
 // with this answer, so no later turn would show it to the model.
-func filed(t triage.Ticket, sub ticketSubject, approvedBy, note string) agent.Result {
+func filed(t triage.Ticket, sub TicketSubject, approvedBy, note string) agent.Result {
 	out := map[string]any{"ticket_id": t.ID, "severity": t.Severity, "approved_by": approvedBy}
 	if note != "" {
 		out["note"] = strings.TrimSpace(note)
@@ -269,7 +269,7 @@ func filed(t triage.Ticket, sub ticketSubject, approvedBy, note string) agent.Re
 
 // askGate requests a person's decision over sub, moves the case to the
 // gate, records the gate in the run and parks the task.
-func askGate(ctx context.Context, env *agent.Env, r *run, sub ticketSubject) (agent.Result, error) {
+func askGate(ctx context.Context, env *agent.Env, r *run, sub TicketSubject) (agent.Result, error) {
 	subject, err := json.Marshal(sub)
 	if err != nil {
 		return agent.Result{}, err
@@ -309,7 +309,7 @@ func gateReason(severity string, confidence float64) string {
 // form propose gives them (normalized, instructions quoted). Only a live
 // decision (pending or answered) of this round of the run is adopted:
 // never one asked before the case was sent back to triage.
-func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject) error {
+func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub TicketSubject) error {
 	ds, err := st.ListDecisions(ctx, by, r.CaseID)
 	if err != nil {
 		return err
@@ -328,7 +328,7 @@ func adoptGate(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, 
 		if !r.st.Since.IsZero() && !d.CreatedAt.After(r.st.Since) {
 			continue // an earlier round's: its approval may have filed a ticket already
 		}
-		var s ticketSubject
+		var s TicketSubject
 		if d.RequestedBy != by.ID || json.Unmarshal(d.Subject, &s) != nil {
 			continue
 		}
@@ -366,10 +366,10 @@ const (
 // checking that d is the run's own gate decision, over exactly the
 // proposal the run stored, and that what the server decided still holds.
 // A decision over anything else never files this run's ticket.
-func checkGate(r *run, d signoff.Decision) (ticketSubject, error) {
+func checkGate(r *run, d signoff.Decision) (TicketSubject, error) {
 	g := r.st.Gate
-	refuse := func(why string) (ticketSubject, error) {
-		return ticketSubject{}, signoff.Errorf(signoff.ECONFLICT, "gate decision %s is not applied: %s", d.ID, why)
+	refuse := func(why string) (TicketSubject, error) {
+		return TicketSubject{}, signoff.Errorf(signoff.ECONFLICT, "gate decision %s is not applied: %s", d.ID, why)
 	}
 	switch {
 	case g == nil || d.ID != g.DecisionID:
@@ -386,7 +386,7 @@ func checkGate(r *run, d signoff.Decision) (ticketSubject, error) {
 			return refuse(gateBadProposal)
 		}
 	}
-	var s ticketSubject
+	var s TicketSubject
 	if err := json.Unmarshal(g.Proposal, &s); err != nil {
 		return refuse(gateBadProposal)
 	}
@@ -411,7 +411,7 @@ const filingLease = time.Minute
 // they set, as approved by them: once, whoever gets here first (a worker
 // resuming the run or a writer asked again), and again after a restart
 // only if it was not filed before.
-func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, d signoff.Decision, sub ticketSubject) (triage.Ticket, string, error) {
+func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, d signoff.Decision, sub TicketSubject) (triage.Ticket, string, error) {
 	g := r.st.Gate
 	approvedBy := "human:" + d.DecidedBy
 	if g.TicketID != "" {
@@ -455,7 +455,7 @@ func fileApproved(ctx context.Context, st signoff.Store, by signoff.Actor, r *ru
 // claim saved on the run's version lets one of them file; a worker that
 // finds a claim looks for the ticket it filed, waits while the claim is
 // younger than the lease, and takes over a crashed worker's claim.
-func fileUngated(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject) (triage.Ticket, error) {
+func fileUngated(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub TicketSubject) (triage.Ticket, error) {
 	if f := r.st.Filing; f != nil {
 		claimed := sub
 		claimed.Title, claimed.Body = f.Title, f.Body
@@ -520,7 +520,7 @@ func filedElsewhere(ctx context.Context, st signoff.Store, by signoff.Actor, r *
 // severity, component and owner, approved as approvedBy, that no other
 // triage run filed. A ticket of another report that merely looks alike
 // (a writer can copy a title) is never taken for it.
-func filedBefore(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject, approvedBy string) (triage.Ticket, bool, error) {
+func filedBefore(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub TicketSubject, approvedBy string) (triage.Ticket, bool, error) {
 	ts, err := st.ListTickets(ctx, by, r.ProjectID)
 	if err != nil {
 		return triage.Ticket{}, false, err
@@ -544,7 +544,7 @@ func filedBefore(ctx context.Context, st signoff.Store, by signoff.Actor, r *run
 }
 
 // fileTicket files sub in the run's project and records it in the run.
-func fileTicket(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub ticketSubject, approvedBy string) (triage.Ticket, error) {
+func fileTicket(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub TicketSubject, approvedBy string) (triage.Ticket, error) {
 	t, err := st.CreateTicket(ctx, by, r.ProjectID, triage.Ticket{
 		Title: sub.Title, Status: "open", Severity: sub.Severity, Component: sub.Component, Owner: sub.Owner,
 		AffectedVersions: versions(query(r.st, "").AppVersion), Created: time.Now().UTC().Format("2006-01-02"),
@@ -557,7 +557,7 @@ func fileTicket(ctx context.Context, st signoff.Store, by signoff.Actor, r *run,
 }
 
 // recordFiled records a filed ticket in the run and moves the case.
-func recordFiled(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, t triage.Ticket, sub ticketSubject) error {
+func recordFiled(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, t triage.Ticket, sub TicketSubject) error {
 	r.st.Assessment.Severity = t.Severity
 	if r.st.Gate != nil {
 		r.st.Gate.TicketID = t.ID

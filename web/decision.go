@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -154,23 +155,21 @@ func (s *server) triageState(ctx context.Context, by signoff.Actor, c signoff.Ca
 	return st
 }
 
-// gateSubject is what the crew's writer asks the gate about (crew's
-// ticketSubject): decoded here only to be shown.
-type gateSubject struct {
-	Title        string         `json:"title"`
-	Body         string         `json:"body"`
-	Severity     string         `json:"severity"`
-	Component    string         `json:"component"`
-	Owner        string         `json:"owner"`
-	Confidence   float64        `json:"confidence"`
-	Rationale    string         `json:"rationale"`
-	Evidence     map[string]any `json:"evidence"`
-	RegressionOf string         `json:"regression_of"`
-}
+// gateSubject is what the crew's writer asks the gate about: decoded
+// here only to be shown.
+type gateSubject = crew.TicketSubject
 
-// gateSubjectKeys are the members gateSubject reads, exactly as spelled.
-var gateSubjectKeys = map[string]bool{"title": true, "body": true, "severity": true, "component": true, "owner": true,
-	"confidence": true, "rationale": true, "evidence": true, "regression_of": true}
+// gateSubjectKeys are the members gateSubject reads, exactly as spelled
+// in its JSON tags.
+var gateSubjectKeys = func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeFor[gateSubject]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = true
+	}
+	return out
+}()
 
 // gateCardOf reads a triage gate's subject into its card, or nil when it
 // does not decode (the generic reading shows it then).
