@@ -74,21 +74,25 @@ type passkeyCeremony struct {
 	expires   time.Time
 }
 
-var passkeyPending = struct {
+// ceremonies are the pending passkey requests of one web UI (server).
+type ceremonies struct {
 	sync.Mutex
 	m map[string]passkeyCeremony
-}{m: map[string]passkeyCeremony{}}
+}
 
-func putCeremony(c passkeyCeremony, now time.Time) (string, error) {
-	passkeyPending.Lock()
-	defer passkeyPending.Unlock()
-	for id, p := range passkeyPending.m {
+func (cs *ceremonies) put(c passkeyCeremony, now time.Time) (string, error) {
+	cs.Lock()
+	defer cs.Unlock()
+	if cs.m == nil {
+		cs.m = map[string]passkeyCeremony{}
+	}
+	for id, p := range cs.m {
 		if !now.Before(p.expires) {
-			delete(passkeyPending.m, id)
+			delete(cs.m, id)
 		}
 	}
 	mine := 0
-	for _, p := range passkeyPending.m {
+	for _, p := range cs.m {
 		if p.actor == c.actor {
 			mine++
 		}
@@ -96,24 +100,24 @@ func putCeremony(c passkeyCeremony, now time.Time) (string, error) {
 	if mine >= passkeyMaxPerActor {
 		return "", signoff.Errorf(signoff.ERATELIMIT, "You have too many passkey requests open; wait a few minutes.")
 	}
-	if len(passkeyPending.m) >= passkeyMaxPending {
+	if len(cs.m) >= passkeyMaxPending {
 		return "", signoff.Errorf(signoff.EUNAVAILABLE, "Too many passkey requests are waiting; try again in a few minutes.")
 	}
 	id := newToken()
-	passkeyPending.m[id] = c
+	cs.m[id] = c
 	return id, nil
 }
 
-// takeCeremony removes and returns the pending ceremony id of sess, when
+// take removes and returns the pending ceremony id of sess, when
 // it is live: a second answer to one challenge finds nothing.
-func takeCeremony(id string, sess sqlstore.WebSession, register bool, now time.Time) (passkeyCeremony, error) {
-	passkeyPending.Lock()
-	defer passkeyPending.Unlock()
-	p, ok := passkeyPending.m[id]
+func (cs *ceremonies) take(id string, sess sqlstore.WebSession, register bool, now time.Time) (passkeyCeremony, error) {
+	cs.Lock()
+	defer cs.Unlock()
+	p, ok := cs.m[id]
 	if !ok || p.session != sess.CSRF || p.actor != sess.Actor.ID || p.register != register {
 		return p, signoff.Errorf(signoff.ECONFLICT, "This passkey request is unknown, used or not yours: start again.")
 	}
-	delete(passkeyPending.m, id)
+	delete(cs.m, id)
 	if !now.Before(p.expires) {
 		return p, signoff.Errorf(signoff.ECONFLICT, "This passkey request expired: start again.")
 	}
@@ -275,7 +279,7 @@ func (s *server) passkeyRegisterBegin(r *http.Request, sess sqlstore.WebSession,
 	}
 	challenge := []byte(newToken())
 	now := s.o.Now()
-	id, err := putCeremony(passkeyCeremony{register: true, session: sess.CSRF, actor: me.ID, challenge: challenge, rpID: rpID, origin: origin, expires: now.Add(passkeyPendingTTL)}, now)
+	id, err := s.passkeys.put(passkeyCeremony{register: true, session: sess.CSRF, actor: me.ID, challenge: challenge, rpID: rpID, origin: origin, expires: now.Add(passkeyPendingTTL)}, now)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +305,7 @@ func (s *server) passkeyRegisterFinish(r *http.Request, sess sqlstore.WebSession
 	if err != nil {
 		return nil, err
 	}
-	p, err := takeCeremony(r.PostFormValue("pending"), sess, true, s.o.Now())
+	p, err := s.passkeys.take(r.PostFormValue("pending"), sess, true, s.o.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +405,7 @@ func (s *server) passkeyApproveBegin(r *http.Request, sess sqlstore.WebSession, 
 		return nil, err
 	}
 	challenge := passkey.Challenge(body)
-	id, err := putCeremony(passkeyCeremony{session: sess.CSRF, actor: me.ID, caseID: c.ID, challenge: challenge, statement: body,
+	id, err := s.passkeys.put(passkeyCeremony{session: sess.CSRF, actor: me.ID, caseID: c.ID, challenge: challenge, statement: body,
 		reason: reason, rpID: rpID, origin: origin, expires: now.Add(passkeyPendingTTL)}, now)
 	if err != nil {
 		return nil, err
@@ -435,7 +439,7 @@ func (s *server) passkeyApproveFinish(r *http.Request, sess sqlstore.WebSession,
 	if err != nil {
 		return nil, err
 	}
-	p, err := takeCeremony(r.PostFormValue("pending"), sess, false, s.o.Now())
+	p, err := s.passkeys.take(r.PostFormValue("pending"), sess, false, s.o.Now())
 	if err != nil {
 		return nil, err
 	}

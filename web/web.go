@@ -188,6 +188,8 @@ type server struct {
 	trusted map[string]ed25519.PublicKey
 	verify  verifyCache
 	streams sse.Streams
+	// passkeys are the passkey requests waiting for the authenticator.
+	passkeys ceremonies
 }
 
 // New returns the web UI's handler. It panics when o.Store is nil: that
