@@ -31,28 +31,7 @@ import (
 func (r *rig) changeAwaitingApproval(t *testing.T) (signoff.Case, changedesk.Card) {
 	t.Helper()
 	ctx := context.Background()
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("order total 9000")) }))
-	t.Cleanup(app.Close)
-	if _, err := r.store.CreateFlag(ctx, r.owner, r.proj.ID, "prod", "checkout_v2", signoff.FlagBoolean, json.RawMessage("true")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.store.SetRepoSettings(ctx, signoff.CLIActor(r.ws.ID), r.proj.ID, signoff.RepoSettings{Path: t.TempDir(), LiveURL: app.URL,
-		Smoke: []signoff.SmokeCheck{{Name: "checkout", Method: "GET", Path: "/checkout", ExpectStatus: 200, ExpectBody: "total"}}}); err != nil {
-		t.Fatal(err)
-	}
-	policy := `allowed_targets: ["flag:prod/*"]
-environments: [prod]
-approvals:
-  required: 1
-  group: [` + r.actors[signoff.RoleOperator].ID + `]
-windows:
-  - days: [mon, tue, wed, thu, fri, sat, sun]
-    from: "00:00"
-    to: "24:00"
-`
-	if _, err := r.store.SetChangePolicy(ctx, r.owner, policy, 0); err != nil {
-		t.Fatal(err)
-	}
+	changeActionsSetup(t, r)
 	op := r.owner
 	c, _, err := r.change.Request(ctx, op, changedesk.RequestInput{ProjectID: r.proj.ID,
 		Reason: "Disable checkout_v2 in prod: checkout answers 500 since the v2 payment flow went live"})
