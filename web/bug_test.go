@@ -89,7 +89,7 @@ func TestCasePageBugEvidence(t *testing.T) {
 			`class="staff-review"><strong>approve</strong> by <code>` + r.actors[signoff.RoleOperator].ID, "e1" + strings.Repeat("0", 62),
 			"checks the total &lt;i&gt;only&lt;/i&gt;", `id="harness-link" href="/cases/` + c.ID + `/harness"`,
 			// the candidate: side by side, verdict table, fingerprint
-			`<span class="badge evidence-replayed">replayed</span> Candidate`, `class="row-change"`, "return sum &#43; removed", "basket.go</code> <span class=\"add-count\">+1</span>",
+			`<span class="badge evidence-replayed">replayed</span> Candidate`, `class="row-change"`, "return sum + removed", "basket.go</code> <span class=\"add-count\">+1</span>",
 			`class="verdict-table"`, "base-fails", "TestBasketTotal</code> (harness): pass", "f1a9" + strings.Repeat("0", 60),
 		} {
 			if !strings.Contains(body, want) {
