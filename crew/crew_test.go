@@ -132,6 +132,25 @@ func TestGateAndRestart(t *testing.T) {
 	if c.State != workflow.BugAwaitingTriageApproval {
 		t.Fatalf("case %s, want awaiting_triage_approval", c.State)
 	}
+	// The gate's chat card records the case's state and version when its
+	// job runs, which may be at once: the case is at the gate before the
+	// decision is asked, or the card is stale before anyone sees it.
+	evs, err := st.ListEvents(ctx, setup.Operator, caseID, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var movedAt, askedAt int64
+	for _, e := range evs {
+		switch {
+		case e.Type == "case.transitioned" && strings.Contains(string(e.Payload), `"to":"`+workflow.BugAwaitingTriageApproval+`"`):
+			movedAt = e.Seq
+		case e.Type == "decision.requested":
+			askedAt = e.Seq
+		}
+	}
+	if movedAt == 0 || askedAt == 0 || askedAt < movedAt {
+		t.Fatalf("gate asked at seq %d, case moved to the gate at seq %d: the card would be stale", askedAt, movedAt)
+	}
 	tickets, _ := st.ListTickets(ctx, setup.Operator, setup.Project)
 	before := len(tickets)
 	gate, err := crew.GateOf(ctx, st, setup.Operator, caseID)
