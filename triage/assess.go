@@ -232,7 +232,7 @@ func dataLossCue(bag terms) bool {
 	if bag["~data_loss"] == 0 {
 		return false
 	}
-	for _, c := range []string{"progress", "save", "account", "sync", "note", "file", "balance", "score", "level", "message", "camera", "purchase"} {
+	for _, c := range []string{"progress", "save", "account", "sync", "note", "file", "balance", "level", "message", "camera", "purchase"} {
 		if bag["~"+c] > 0 {
 			return true
 		}
@@ -537,8 +537,6 @@ var relatedConcepts = map[string][]string{
 	"~transfer":     {"~balance", "~charge"},
 	"~delivery":     {"~map"},
 	"~map":          {"~delivery"},
-	"~leaderboard":  {"~score"},
-	"~score":        {"~leaderboard"},
 	"~audio":        {"~call", "~video"},
 	"~video":        {"~audio", "~camera"},
 }

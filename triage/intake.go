@@ -132,13 +132,13 @@ func categorize(it Item) (string, float64, []string) {
 	}
 
 	strong := 0
-	for _, c := range []string{"crash", "freeze", "blank_screen", "broken", "not_received", "negative", "overflow", "performance"} {
+	for _, c := range []string{"crash", "freeze", "blank_screen", "broken", "not_received", "performance"} {
 		if has(c) {
 			strong++
 			cue("bug: %s", c)
 		}
 	}
-	if has("data_loss") && (has("progress") || has("save") || has("account") || has("sync") || has("note") || has("file") || has("balance") || has("score") || has("level") || has("message") || has("camera") || has("purchase")) {
+	if has("data_loss") && (has("progress") || has("save") || has("account") || has("sync") || has("note") || has("file") || has("balance") || has("level") || has("message") || has("camera") || has("purchase")) {
 		strong++
 		cue("bug: data loss")
 	}

@@ -14,11 +14,11 @@ import (
 // any product: it is the vocabulary every app's bug reports share (crash,
 // sign in, purchase, lost progress, sound...). A form ending in "*" matches
 // any word starting with it. Longer phrases win over shorter ones, so
-// "hang up" is a phone call and not a freeze.
+// "black screen" is one concept and not a colour and a screen.
 //
 // spec is the concept's specificity: how much sharing it says about two
 // texts describing the same bug. "~crash" is shared by every crash report,
-// so it weighs less than "~leaderboard".
+// so it weighs less than "~playlist".
 var lexiconTable = []struct {
 	id    string
 	spec  float64
@@ -74,9 +74,9 @@ var lexiconTable = []struct {
 	{"save", 1, `save | saves | saved | saving | guardar | guardado | guardada | guardo | speichern | gespeichert | speichert | sauvegard* | enregistr* | salvar | salvo | salvou | salvare | salvat* | salvataggio`},
 	{"sync", 1, `cloud | sync* | synchron* | backup | backups | back up | icloud | nube | sincroniz* | copia de seguridad | wolke | nuage | nuvem | synchronis*`},
 	{"audio", 1, `audio | sound* | music | musics | volume | mute | muted | silent | sonido* | musica | sin sonido | kein ton | der ton | ton fehlt | musik | lautstarke | le son | pas de son | musique | sem som | o som | suono | ducking | speaker | headphone* | auricular* | kopfhorer | ecouteur* | fone de ouvido | cuffie`},
-	{"call", 1, `phone call | phone calls | incoming call | a call | video call | voice call | hang up | hung up | call ends | during a call | llamada* | anruf* | telefonat | appel | appels | appel telephonique | ligacao | chamada* | chiamat* | telefonata`},
+	{"call", 1, `phone call | phone calls | incoming call | video call | voice call | llamada* | anruf* | telefonat | appel | appels | appel telephonique | ligacao | chamada* | chiamat* | telefonata`},
 	{"return", 0.6, `resume* | resuming | comes back | come back | came back | returns | returned | return to | back to | goes back | loops back | loop back | takes me back | ramene | renvoie | regresa | me devuelve | de vuelta | springt zuruck | landet wieder | riporta | reanud* | vuelve | volver | vuelvo | zuruck | kommt zuruck | revient | reprend* | retour | retourne | volta | voltar | retorna | torna | ritorna | riprend*`},
-	{"home_screen", 1, `home screen | homescreen | title screen | welcome screen | welcome page | start page | landing page | login screen | sign in screen | main menu | main screen | start screen | start menu | pantalla de bienvenida | willkommensbildschirm | ecran de bienvenue | tela de boas vindas | schermata di benvenuto | pantalla de inicio | pantalla principal | menu principal | startbildschirm | hauptmenu | hauptbildschirm |
+	{"home_screen", 1, `home screen | homescreen | welcome screen | welcome page | start page | landing page | login screen | sign in screen | main menu | main screen | start screen | start menu | pantalla de bienvenida | willkommensbildschirm | ecran de bienvenue | tela de boas vindas | schermata di benvenuto | pantalla de inicio | pantalla principal | menu principal | startbildschirm | hauptmenu | hauptbildschirm |
 		ecran d accueil | ecran titre | ecran principal | ecran de demarrage | ecran d accueil | tela inicial | tela principal | schermata iniziale | schermata principale | menu principale`},
 	{"launch", 1, `launch | launches | launching | startup | start up | on start | app start | opening the app | open the app | open the game | opening the game | start the app | start the game | splash |
 		al abrir | al iniciar | abrir la app | abrir el juego | iniciar la app | al arrancar | arranque | beim start | beim starten | beim offnen der app | app starten | demarrage | au lancement | lancement | ao abrir | ao iniciar | inicializacao | all avvio | avvio | all apertura`},
@@ -84,10 +84,7 @@ var lexiconTable = []struct {
 		abrir | abro | abre | abri | abierto | abriendo | toco | pulso | tocar | pulsar | hago clic | offne | offnen | offnet | tippe | tippen | klicke | klicken | ouvr* | ouvre | appuie* | clique* | clico | aprire | apro | apri | tocco | clicco | premo`},
 	{"update", 0.45, `update* | updating | upgrade* | new version | latest version | last update | actualiz* | nueva version | aktualisier* | neue version | mise a jour | nouvelle version | atualiz* | nova versao | aggiorn* | nuova versione`},
 	{"install", 0.4, `install* | reinstall* | uninstall* | instal* | reinstal* | neu installiert | desinstal* | disinstall*`},
-	{"leaderboard", 1, `leaderboard* | ranking* | high score | high scores | highscore* | top players | clasificacion | tabla de clasificacion | rangliste | bestenliste | classement | placar | classifica`},
-	{"score", 1, `score | scores | points | puntuacion | puntos | punkte | punktzahl | punktestand | pontuacao | pontos | punteggio | punti`},
 	{"negative", 1, `negative | negativ* | below zero | minus | negatif* | negativo`},
-	{"overflow", 1, `overflow* | wraparound | wraps around | wrapped | wrap around | int32 | int overflow | desbord* | uberlauf* | debordement | estouro`},
 	{"display", 0.6, `display* | shows | showing | shown | visual* | cosmetic* | overlap* | misalign* | cut off | truncat* | layout | typo | typos | glitch* | render* | rendering |
 		muestra | se ve | se superpone | anzeige* | wird angezeigt | zeigt | uberlapp* | affich* | chevauche* | exib* | mostra | sobrepo* | visualizz* | sovrappo*`},
 	{"button", 0.5, `button* | icon* | boton | botones | icono | botao | bouton* | icone* | schaltflache | knopf | pulsante | tasto | tooltip*`},

@@ -273,8 +273,7 @@ type analyzed struct {
 // lexicon nor the stopwords know is read as the concept it nearly spells
 // ("statment" → ~statement); reports and tickets are read the same way,
 // so a word taken for a concept on one side is taken for it on the other.
-// A negative number literal adds "~negative", an integer-limit number
-// "~overflow".
+// A negative number literal adds "~negative".
 func analyze(s string) analyzed {
 	return analyzeTokens(tokenize(s), true)
 }
@@ -297,9 +296,6 @@ func analyzeTokens(toks []token, typos bool) analyzed {
 		i++
 		if t.neg {
 			a.add("~negative")
-		}
-		if t.num && overflowNumber(t.s, t.neg) {
-			a.add("~overflow")
 		}
 		if t.num || stopwords[t.s] || utf8.RuneCountInString(t.s) < 2 {
 			continue
@@ -327,32 +323,6 @@ func analyzeIdent(s string) analyzed {
 		toks = append(toks, token{s: w, num: isDigits(w)})
 	}
 	return analyzeTokens(toks, false)
-}
-
-// overflowNumber reports numbers that betray an integer overflow: a
-// negative value beyond -2^30 (a wrapped 32-bit counter) or a type's
-// limit (32767, 65535, 2147483647, 4294967295 and their successors).
-func overflowNumber(s string, neg bool) bool {
-	var n uint64
-	digits := 0
-	for _, r := range s {
-		if r >= '0' && r <= '9' {
-			if digits++; digits > 19 {
-				return true
-			}
-			n = n*10 + uint64(r-'0')
-		} else if r == '.' && digits > 0 && !strings.Contains(s, ",") {
-			break // a decimal such as 2.2
-		}
-	}
-	if neg && n >= 1<<30 {
-		return true
-	}
-	switch n {
-	case 1<<15 - 1, 1 << 15, 1<<16 - 1, 1 << 16, 1<<31 - 1, 1 << 31, 1<<32 - 1, 1 << 32:
-		return true
-	}
-	return false
 }
 
 func isDigits(s string) bool {

@@ -111,7 +111,6 @@ var problemLabels = []struct {
 	{[]string{"freeze"}, "Freeze"},
 	{[]string{"blank_screen"}, "Blank screen"},
 	{[]string{"charge"}, "Billing problem"},
-	{[]string{"overflow"}, "Overflowing value"},
 	{[]string{"negative"}, "Negative value"},
 	{[]string{"performance"}, "Slowness"},
 	{[]string{"error"}, "Error"},
