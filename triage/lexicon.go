@@ -31,7 +31,7 @@ var lexiconTable = []struct {
 		fecha sozinho | fecha sozinha | fechando sozinho | app fecha | jogo fecha | aplicativo fecha | trava e fecha | crasha |
 		si chiude | va in crash | si arresta | crashato |
 		npe | panic | panicked | nullpointer* | null pointer | nil pointer | null reference | nullreference* | segfault | sigsegv | sigabrt | sigkill | oom | outofmemory | out of memory | fatal`},
-	{"blank_screen", 1, `black screen | screen goes black | goes black | blank screen | white screen | screen goes white |
+	{"blank_screen", 1, `black screen | goes black | blank screen | white screen | goes white |
 		pantalla negra | pantalla en negro | pantalla blanca | schwarzer bildschirm | bildschirm wird schwarz | weisser bildschirm |
 		ecran noir | ecran blanc | tela preta | tela branca | schermo nero | schermata nera | schermo bianco`},
 	{"freeze", 0.8, `freez* | frozen | hang | hangs | hanging | hung | stuck | unresponsive | not responding | anr |

@@ -484,7 +484,7 @@ const (
 //     few words it happens to contain.
 //
 // Terms weigh idf × the lexicon's specificity, so "crash" counts less than
-// "leaderboard", and words no ticket uses count 0.3 of a rare word.
+// "playlist", and words no ticket uses count 0.3 of a rare word.
 // Context then moves the score: the ticket naming the report's
 // telemetry-confirmed crash signature +0.20, naming a different signature
 // −0.25 (two crashes with different stacks are different bugs, whatever
