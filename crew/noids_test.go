@@ -28,7 +28,7 @@ func bundledDatasets(t *testing.T) map[string]triage.Dataset {
 		}
 		out[dir] = d
 	}
-	if len(out) < 2 {
+	if len(out) < 3 {
 		t.Fatalf("only %d datasets found", len(out))
 	}
 	return out
