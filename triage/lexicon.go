@@ -144,6 +144,22 @@ var lexiconTable = []struct {
 	{"price", 1, `price* | pricing | total | totals | amount* | precio* | importe* | preis* | betrag* | prix | montant* | preco* | valor* | prezzo* | importo*`},
 	{"tax", 1, `tax | taxes | vat | impuesto* | iva | steuer* | mwst | taxe* | tva | imposto* | tasse`},
 	{"localization", 1, `locali* | i18n | l10n | internationali*`},
+	// Harm concepts (severity): exposure of secrets or private data, being
+	// shut out of one's account, an app that cannot be used at all. A
+	// memory leak is a performance problem, not an exposure.
+	{"performance", 1, `memory leak | memory leaks | leaking memory | fuga de memoria | speicherleck | fuite memoire | fuite de memoire | vazamento de memoria | perdita di memoria`},
+	{"security", 1, `leak | leaks | leaked | leaking | exposed | exposes | exposure | data breach | breach | hacked | compromised | unauthorized | unauthorised | vulnerabilit* | privacy | plain text | plaintext | in clear text |
+		filtrad* | expuest* | fuga de datos | hackead* | vulnerabilidad* | privacidad | datenleck | geleakt | offengelegt | gehackt | sicherheitsluck* | datenschutz |
+		fuite | fuites | divulgu* | pirate | faille | confidentialite | vazad* | vazamento | expost* | invadid* | vulnerabilidade* | privacidade |
+		trapelat* | espost* | violazione | vulnerabilita | riservatezza`},
+	{"credential", 1, `credential* | api key | api keys | access key | access keys | secret key | private key | access token | auth token | token | tokens | secret | secrets |
+		credencial* | clave secreta | zugangsdaten | schlussel | identifiant* | cle secrete | credenciais | chave secreta | credenziali | chiave segreta`},
+	{"lockout", 1, `locked out | lock me out | locks me out | locking me out | account locked | account blocked | account suspended | account disabled |
+		cuenta bloqueada | cuenta suspendida | bloquearon mi cuenta | konto gesperrt | ausgesperrt | compte bloque | compte suspendu | conta bloqueada | conta suspensa | account bloccato | account sospeso`},
+	{"unusable", 1, `unusable | unuseable | completely unusable | cant use the app | cannot use the app | inutilizable | inusable | unbrauchbar | nicht nutzbar | inutilisable | inutilizavel | inutilizzabile`},
+	{"money", 0.5, `money | funds | cash | dinero | fondos | efectivo | geld | guthaben | argent | fonds | dinheiro | fundos | soldi | denaro | fondi`},
+	{"recipient", 1, `recipient* | payee* | beneficiar* | destinatari* | empfanger* | zahlungsempfanger | wrong person | wrong account`},
+	{"scan", 1, `capture | captures | captured | capturing | captura* | erfass* | aufnehm* | captur*`},
 	{"feedback_positive", 0.1, `love | loved | loving | great | amazing | awesome | excellent | perfect | fantastic | best | wonderful | brilliant | beautiful | fun | addictive | five stars | 5 stars | 10 10 |
 		me encanta | encanta | genial | excelente | increible | maravilloso | toll | super | grossartig | wunderbar | liebe | genial | geniale | adore | magnifique | excelente | incrivel | otimo | adoro | fantastico | bellissimo | stupendo`},
 }
@@ -473,4 +489,65 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
+}
+
+// conceptAreas group concepts by what a failure in them costs a user, for
+// severity: a cosmetic area (how things look or sound), the core flows an
+// app exists for (getting in, paying, keeping data), the concepts that
+// hold a user's data, and money.
+var conceptAreas = map[string][]string{
+	"cosmetic":  {"display", "button", "theme", "accessibility", "language", "localization", "audio", "screen", "vibration", "widget"},
+	"core_flow": {"launch", "login", "purchase", "charge", "store", "save", "sync", "account", "transfer", "balance", "subscription", "money"},
+	"data":      {"progress", "save", "account", "sync", "note", "file", "balance", "level", "message", "camera", "purchase", "money", "statement", "contact", "calendar", "playlist"},
+	"money":     {"charge", "purchase", "transfer", "balance", "subscription", "money", "price", "card"},
+}
+
+// inArea lists the concepts of a bag that belong to an area, in the
+// area's order.
+func inArea(bag terms, area string) []string {
+	var out []string
+	for _, c := range conceptAreas[area] {
+		if bag["~"+c] > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// conceptNeighbours are concepts of the same part of an app: a purchase
+// happens in a store and is a charge; progress is what a save holds. A
+// component named for one is a fair owner of the other.
+var conceptNeighbours = map[string][]string{
+	"~store":        {"~purchase", "~discount", "~price"},
+	"~purchase":     {"~store", "~charge", "~discount", "~price"},
+	"~charge":       {"~purchase", "~card", "~subscription", "~price"},
+	"~subscription": {"~charge", "~purchase"},
+	"~save":         {"~progress", "~sync", "~data_loss"},
+	"~sync":         {"~save", "~progress"},
+	"~progress":     {"~save", "~sync"},
+	"~login":        {"~account", "~signup", "~password", "~biometric", "~logout", "~verification", "~lockout"},
+	"~account":      {"~login", "~signup", "~password"},
+	"~notification": {"~alarm", "~message"},
+	"~camera":       {"~upload", "~file", "~scan"},
+	"~scan":         {"~camera", "~file"},
+	"~file":         {"~export", "~upload", "~download"},
+	"~export":       {"~file"},
+	"~transfer":     {"~balance", "~charge", "~recipient"},
+	"~delivery":     {"~map"},
+	"~map":          {"~delivery"},
+	"~audio":        {"~call", "~video"},
+	"~video":        {"~audio", "~camera"},
+	"~credential":   {"~security", "~password"},
+	"~money":        {"~balance", "~transfer"},
+}
+
+// abbreviations are the general software acronyms a component may be
+// named with, read as the words they stand for ("sso" → single sign on).
+var abbreviations = map[string]string{
+	"sso": "single sign on", "2fa": "two factor", "mfa": "two factor", "otp": "one time code", "auth": "authentication",
+	"iam": "permission", "idp": "sign in", "ui": "display button screen", "ux": "display", "gui": "display",
+	"api": "server", "iap": "in app purchase", "ota": "update", "ci": "build pipeline", "cd": "deploy",
+	"db": "storage", "fs": "file", "i18n": "translation", "l10n": "translation", "a11y": "accessibility",
+	"pdf": "document", "qr": "scan", "gps": "location", "kyc": "verification code", "msg": "message", "notif": "notification",
+	"pay": "payment", "iot": "bluetooth", "tv": "video", "vod": "video", "cdn": "download", "dm": "message",
 }
