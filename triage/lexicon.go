@@ -160,6 +160,12 @@ var lexiconTable = []struct {
 	{"money", 0.5, `money | funds | cash | dinero | fondos | efectivo | geld | guthaben | argent | fonds | dinheiro | fundos | soldi | denaro | fondi`},
 	{"recipient", 1, `recipient* | payee* | beneficiar* | destinatari* | empfanger* | zahlungsempfanger | wrong person | wrong account`},
 	{"scan", 1, `capture | captures | captured | capturing | captura* | erfass* | aufnehm* | captur*`},
+	// "close"/"closed" alone is an account, a ticket or a match that is
+	// closed, not the app dying (the romance-ending fallback read it as
+	// "closes"); the app closing is spelt out as a phrase.
+	{"close_word", 0.2, `close | closed | closing | closure`},
+	{"crash", 0.5, `app closed | it closed | game closed | closed itself | closed by itself | closed on me | closed unexpectedly | closes unexpectedly | app closing | keeps closing |
+		just closed | suddenly closed | closed suddenly | then closed | simply closed | instantly closed | closed immediately | closed again | closed every time`},
 	{"feedback_positive", 0.1, `love | loved | loving | great | amazing | awesome | excellent | perfect | fantastic | best | wonderful | brilliant | beautiful | fun | addictive | five stars | 5 stars | 10 10 |
 		me encanta | encanta | genial | excelente | increible | maravilloso | toll | super | grossartig | wunderbar | liebe | genial | geniale | adore | magnifique | excelente | incrivel | otimo | adoro | fantastico | bellissimo | stupendo`},
 }
