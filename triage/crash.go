@@ -409,6 +409,15 @@ func (cl *CrashLog) Query(q Query) []CrashAggregate {
 		}
 		a.Score = round3(text * pop)
 		a.Matched = a.Score >= CrashMatchThreshold && specific && len(shared) >= 2
+		if a.Matched && (s.kind == kindCrash || s.kind == kindFreeze) && !reportsDeath(qa.bag) {
+			// Telemetry of a crash or a hang explains a report only when the
+			// reporter saw the app die or stop: words shared with the stack
+			// of a crash in the same feature do not make a wrong value, a
+			// refused sign-in or a cut stream that crash.
+			a.Matched = false
+			why = append(why, "the report describes no crash or hang")
+			a.Why = why
+		}
 		a.Why = why
 		out = append(out, a)
 	}
@@ -419,6 +428,12 @@ func (cl *CrashLog) Query(q Query) []CrashAggregate {
 		return out[i].Events > out[j].Events
 	})
 	return out
+}
+
+// reportsDeath reports whether a report's terms describe the app dying or
+// hanging (crash, freeze, a blank screen).
+func reportsDeath(bag terms) bool {
+	return bag["~crash"] > 0 || bag["~freeze"] > 0 || bag["~blank_screen"] > 0
 }
 
 // ConfirmedSignature returns the best Matched signature of a Query result,
