@@ -555,5 +555,5 @@ var abbreviations = map[string]string{
 	"api": "server", "iap": "in app purchase", "ota": "update", "ci": "build pipeline", "cd": "deploy",
 	"db": "storage", "fs": "file", "i18n": "translation", "l10n": "translation", "a11y": "accessibility",
 	"pdf": "document", "qr": "scan", "gps": "location", "kyc": "verification code", "msg": "message", "notif": "notification",
-	"pay": "payment", "iot": "bluetooth", "tv": "video", "vod": "video", "cdn": "download", "dm": "message",
+	"pay": "payment", "identity": "sign in account", "iot": "bluetooth", "tv": "video", "vod": "video", "cdn": "download", "dm": "message",
 }

@@ -1,0 +1,357 @@
+package triage
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// ComponentModel chooses a CODEOWNERS component for a report. Everything
+// it knows comes from the workspace: each component's name, read word by
+// word through the general vocabulary (a name word is its stem, the
+// lexicon concepts it spells and, for an acronym, the words it stands
+// for (abbreviations in lexicon.go); how specific each name word is in
+// this tracker (a word the tickets of every component use, such as the
+// product's main noun, says little about which one a report is for);
+// and each component's vocabulary learned from its tickets (tf-idf).
+type ComponentModel struct {
+	comps    []compInfo
+	fallback int // the component with most tickets, else the first listed
+}
+
+type compInfo struct {
+	owner   Owner
+	name    string // folded
+	parts   []namePart
+	words   []string // the name's words, split ("in-app-purchases" → in, app, purchases)
+	vocab   map[string]float64
+	tickets int
+	// concepts are all the name's concepts, for signature matching.
+	concepts []string
+}
+
+// namePart is one word of a component's name.
+type namePart struct {
+	word     string   // folded
+	stem     string   // stem(word)
+	concepts []string // "~id" concepts the word stands for
+	spec     float64  // 1 when no other component's tickets use it, lower the more do
+}
+
+// NewComponentModel builds the model from CODEOWNERS and the tracker.
+func NewComponentModel(owners []Owner, tickets []Ticket) *ComponentModel {
+	m := &ComponentModel{}
+	tf := map[string]map[string]float64{}
+	count := map[string]int{}
+	type ticketText struct {
+		comp  string
+		words map[string]bool // tokens, stems and joined pairs
+		bag   terms
+	}
+	var texts []ticketText
+	for _, t := range tickets {
+		c := fold(t.Component)
+		count[c]++
+		if tf[c] == nil {
+			tf[c] = map[string]float64{}
+		}
+		ta, da := analyze(t.Title), analyze(t.Description)
+		for term, n := range ta.bag {
+			tf[c][term] += 2 * float64(n)
+		}
+		for term, n := range da.bag {
+			tf[c][term] += float64(n)
+		}
+		bag := terms{}
+		for k, v := range ta.bag {
+			bag[k] += v
+		}
+		for k, v := range da.bag {
+			bag[k] += v
+		}
+		texts = append(texts, ticketText{comp: c, words: wordSet(t.Title + " " + t.Description), bag: bag})
+	}
+	df := map[string]int{}
+	for _, v := range tf {
+		for term := range v {
+			df[term]++
+		}
+	}
+	nc := float64(max(1, len(tf)))
+	most := -1
+	for i, o := range owners {
+		ci := compInfo{owner: o, name: fold(o.Component), words: splitIdent(o.Component), concepts: conceptsOfName(o.Component), vocab: map[string]float64{}}
+		ci.tickets = count[ci.name]
+		if ci.tickets > 0 && (most < 0 || ci.tickets > owners2count(owners, most, count)) {
+			most = i
+		}
+		for _, w := range ci.words {
+			if isDigits(w) {
+				continue
+			}
+			p := namePart{word: w, stem: stem(w), concepts: wordConcepts(w)}
+			// Specificity: the share of other components' tickets that
+			// use the word (or what it stands for).
+			other, uses := 0, 0
+			for _, tt := range texts {
+				if tt.comp == ci.name {
+					continue
+				}
+				other++
+				if n, _ := p.count(tt.words, tt.bag); n > 0 {
+					uses++
+				}
+			}
+			p.spec = 1
+			if other > 0 {
+				p.spec = 1 / (1 + 3*float64(uses)/float64(other))
+			}
+			// A word whose concepts the lexicon calls broad ("money")
+			// is as broad in any product's reports.
+			if len(p.concepts) > 0 {
+				lw := 0.0
+				for _, c := range p.concepts {
+					lw = max(lw, termWeight(c))
+				}
+				p.spec *= lw
+			}
+			ci.parts = append(ci.parts, p)
+			for _, c := range p.concepts {
+				ci.concepts = appendUnique(ci.concepts, c)
+			}
+		}
+		norm := 0.0
+		for term, n := range tf[ci.name] {
+			w := (1 + math.Log(n)) * math.Log(1+nc/float64(df[term])) * termWeight(term)
+			ci.vocab[term] = w
+			norm += w * w
+		}
+		if norm > 0 {
+			norm = math.Sqrt(norm)
+			for term := range ci.vocab {
+				ci.vocab[term] /= norm
+			}
+		}
+		m.comps = append(m.comps, ci)
+	}
+	m.fallback = max(0, most)
+	return m
+}
+
+func owners2count(owners []Owner, i int, count map[string]int) int {
+	return count[fold(owners[i].Component)]
+}
+
+// wordConcepts are the concepts one word of a name stands for: its
+// lexicon concepts, those of the words it breaks into ("photosync" →
+// photo + sync), or those of the words an acronym abbreviates.
+func wordConcepts(w string) []string {
+	var out []string
+	add := func(words []string) {
+		a := analyzeTokens(toTokens(words), false)
+		for t := range a.bag {
+			if isConcept(t) {
+				out = appendUnique(out, t)
+			}
+		}
+	}
+	if long, ok := abbreviations[w]; ok {
+		add(strings.Fields(long))
+	}
+	add([]string{w})
+	if len(out) == 0 {
+		add(wordBreak(w))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// wordSet holds a text's words, their stems and each pair of neighbours
+// joined ("build cache" → buildcache), for matching names.
+func wordSet(text string) map[string]bool {
+	words := map[string]bool{}
+	toks := tokenize(text)
+	for i, t := range toks {
+		words[t.s] = true
+		words[stem(t.s)] = true
+		if i > 0 {
+			words[toks[i-1].s+t.s] = true
+		}
+	}
+	return words
+}
+
+// count is how often a text uses the name word, and whether it says the
+// word itself (or its stem) rather than only a concept it stands for
+// (counted by the concept's uses).
+func (p namePart) count(words map[string]bool, bag terms) (n int, literal bool) {
+	if words[p.word] || words[p.stem] {
+		n, literal = max(1, bag[p.stem]+bag[p.word]), true
+	}
+	for _, c := range p.concepts {
+		n = max(n, bag[c])
+	}
+	return n, literal
+}
+
+// Choose scores every component and returns the best with a short
+// explanation. Evidence and points:
+//
+//   - the report names it: for each name word the report uses, 3 × the
+//     word's specificity in this tracker × (1 + ½ ln uses) (× 0.6 when
+//     only a concept the word stands for is used), over the
+//     square root of the number of name words ("savings" and "pots" both
+//     count, a product noun every ticket uses barely counts). A
+//     component with no tickets wins on its name alone;
+//   - the matched crash signature: the name is a word of the signature
+//     (3) or of a stack frame (2), or starts or ends one of their
+//     identifiers; the name's concepts among the signature's terms (1.5,
+//     0.9 from the stack);
+//   - the report's main problem is what a name word stands for (the
+//     word's specificity); a
+//     concept of the same part of the app as the name's (0.75);
+//   - the component's vocabulary learned from its tickets: 2 × cosine
+//     (normalised, so a component with many tickets does not win by
+//     size);
+//   - related tickets: the ticket this is a regression of (3), other
+//     tracker hits 2 × their score from 0.45.
+//
+// Ties go to the component listed first in CODEOWNERS. When nothing
+// points anywhere, the component with most tickets is chosen (the
+// tracker's busiest area), or the first listed.
+func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Ticket, related []Hit) (string, string) {
+	if len(m.comps) == 0 {
+		return "", "no CODEOWNERS"
+	}
+	a := analyze(text)
+	words := wordSet(text)
+	var sigWords, stackWords, idents map[string]bool
+	var sigTerms map[string]float64
+	if agg != nil {
+		sigWords, stackWords, idents = map[string]bool{}, map[string]bool{}, map[string]bool{}
+		sigTerms = map[string]float64{}
+		for _, w := range splitIdent(agg.Signature) {
+			sigWords[w] = true
+			sigWords[stem(w)] = true
+		}
+		for t := range analyzeIdent(agg.Signature).bag {
+			sigTerms[t] = 1
+		}
+		for _, w := range identWords(agg.Signature) {
+			idents[w] = true
+		}
+		st := stripFileRefs(agg.StackTop)
+		for _, w := range splitIdent(st) {
+			stackWords[w] = true
+			stackWords[stem(w)] = true
+		}
+		for t := range analyzeIdent(st).bag {
+			sigTerms[t] = max(sigTerms[t], 0.6)
+		}
+		for _, w := range identWords(st) {
+			idents[w] = true
+		}
+	}
+	_, problem := problemLabel(a.bag)
+	best, bestScore, bestWhy := -1, 0.0, ""
+	for i, c := range m.comps {
+		score := 0.0
+		var why []string
+		for _, pc := range problem {
+			for _, p := range c.parts {
+				if slices.Contains(p.concepts, "~"+pc) {
+					score += p.spec
+					why = append(why, "the problem is about "+pc)
+					break
+				}
+			}
+		}
+		if agg != nil {
+			switch {
+			case sigWords[c.name] || sigWords[stem(c.name)] || identMatch(c.name, identWords(agg.Signature)):
+				score += 3
+				why = append(why, "the crash signature names it")
+			case stackWords[c.name] || stackWords[stem(c.name)] || identMatch(c.name, keys(idents)):
+				score += 2
+				why = append(why, "the stack names it")
+			}
+			for _, cc := range c.concepts {
+				if w := sigTerms[cc]; w > 0 {
+					score += 1.5 * w
+					why = append(why, "signature is about "+cc[1:])
+				}
+			}
+		}
+		if len(c.parts) > 0 {
+			sum := 0.0
+			var used []string
+			for _, p := range c.parts {
+				if n, literal := p.count(words, a.bag); n > 0 {
+					// A word said is firmer evidence than a concept it
+					// stands for ("refund" for a name word "payment").
+					w := 1.0
+					if !literal {
+						w = 0.6
+					}
+					sum += w * p.spec * (1 + 0.5*math.Log(float64(n)))
+					used = append(used, p.word)
+				}
+			}
+			if sum > 0 {
+				s := 3 * sum / math.Sqrt(float64(len(c.parts)))
+				score += s
+				why = append(why, fmt.Sprintf("the report speaks of %s (%.1f)", strings.Join(used, "+"), s))
+			}
+		}
+		for _, cc := range c.concepts {
+			for _, rc := range conceptNeighbours[cc] {
+				if a.bag[rc] > 0 {
+					score += 0.75
+					why = append(why, fmt.Sprintf("%s goes with %s", rc[1:], cc[1:]))
+					break
+				}
+			}
+		}
+		if len(c.vocab) > 0 {
+			dot, rn := 0.0, 0.0
+			for t := range a.bag {
+				w := termWeight(t)
+				rn += w * w
+				dot += w * c.vocab[t]
+			}
+			if rn > 0 && dot > 0 {
+				cos := dot / math.Sqrt(rn)
+				score += 2 * cos
+				if cos >= 0.2 {
+					why = append(why, fmt.Sprintf("its tickets' words (%.2f)", cos))
+				}
+			}
+		}
+		if regressed != nil && strings.EqualFold(regressed.Component, c.owner.Component) {
+			score += 3
+			why = append(why, "the regressed ticket "+regressed.ID+" is in it")
+		}
+		for _, h := range related {
+			if !strings.EqualFold(h.Component, c.owner.Component) || (regressed != nil && h.ID == regressed.ID) {
+				continue
+			}
+			if h.Score >= 0.45 {
+				score += 2 * h.Score
+				why = append(why, fmt.Sprintf("similar ticket %s (%.2f)", h.ID, h.Score))
+			}
+		}
+		if score > bestScore+1e-9 {
+			best, bestScore, bestWhy = i, score, strings.Join(why, ", ")
+		}
+	}
+	if best < 0 {
+		c := m.comps[m.fallback]
+		if c.tickets > 0 {
+			return c.owner.Component, "nothing points to a component: the one with most tickets"
+		}
+		return c.owner.Component, "nothing points to a component: first in CODEOWNERS"
+	}
+	return m.comps[best].owner.Component, fmt.Sprintf("%s, %.1f points", bestWhy, bestScore)
+}

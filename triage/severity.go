@@ -1,0 +1,179 @@
+package triage
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// crashStanding is where one signature falls in the project's own crash
+// log: its rank by distinct users among all signatures, the share of
+// signatures with fewer users, and the median users per signature.
+type crashStanding struct {
+	rank, of int
+	below    float64 // share of the other signatures with fewer users
+	median   float64
+}
+
+// standingOf places agg among all signatures (CrashLog.Query returns every
+// signature, scored, so crashes is the whole distribution).
+func standingOf(agg *CrashAggregate, crashes []CrashAggregate) crashStanding {
+	if agg == nil || len(crashes) == 0 {
+		return crashStanding{}
+	}
+	users := make([]int, 0, len(crashes))
+	st := crashStanding{rank: 1, of: len(crashes)}
+	fewer := 0
+	for _, c := range crashes {
+		users = append(users, c.Users)
+		if c.Signature == agg.Signature {
+			continue
+		}
+		if c.Users > agg.Users {
+			st.rank++
+		}
+		if c.Users < agg.Users {
+			fewer++
+		}
+	}
+	if st.of > 1 {
+		st.below = float64(fewer) / float64(st.of-1)
+	}
+	sort.Ints(users)
+	if n := len(users); n%2 == 1 {
+		st.median = float64(users[n/2])
+	} else {
+		st.median = float64(users[n/2-1]+users[n/2]) / 2
+	}
+	return st
+}
+
+// topVersionShare is the largest share of active users on one version.
+func topVersionShare(r Releases) float64 {
+	top := 0.0
+	for k := range r.ActiveUsersByVersion {
+		if s, ok := versionShare(r, k); ok && IsVersion(k) && s > top {
+			top = s
+		}
+	}
+	return top
+}
+
+// severityOf rates a bug from its harm and from where its crash numbers
+// fall in the project's own distribution, and gives the reasons.
+//
+// Harm first (any of these is never rated low):
+//
+//   - critical: data loss (something that holds the user's data lost,
+//     wiped or reset); money taken and not delivered by a crash or error
+//     among the project's most widespread;
+//   - high: secrets or private data exposed; locked out of one's account
+//     or unable to sign in; the app unusable; money taken wrongly (twice,
+//     a wrong amount, to a wrong recipient, not delivered); a crash in a
+//     core flow; a core flow that fails outright.
+//
+// Then the numbers: a crash is widespread when its signature is the
+// crash log's top one by distinct users or above three quarters of the
+// signatures (with at least two users), and common when above the
+// median; it weighs more on a version among the most used (at least
+// four fifths of the top version's share). A widespread crash, or a
+// common one on a most-used version, is high; any other crash or broken
+// feature medium; a cosmetic problem (how things look or sound) low.
+// Widespread telemetry raises anything to high; the reporter calling it
+// minor lowers by one, except for harm.
+func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggregate, rel Releases, version string, ev map[string]any) (string, []string) {
+	has := func(c string) bool { return bag["~"+c] > 0 }
+	users := 0
+	if agg != nil {
+		users = agg.Users
+	}
+	st := standingOf(agg, crashes)
+	if agg != nil {
+		ev["signature_rank"] = st.rank
+		ev["signatures"] = st.of
+		ev["median_users_per_signature"] = st.median
+	}
+	widespread := agg != nil && users >= 2 && st.of >= 2 && (st.rank == 1 || st.below >= 0.75)
+	common := agg != nil && users >= 2 && float64(users) > st.median
+	share, hasShare := versionShare(rel, version)
+	top := topVersionShare(rel)
+	mostUsed := hasShare && top > 0 && share >= 0.8*top
+	crash := has("crash") || has("freeze") || has("blank_screen") || (agg != nil && signatureKindOf(agg.Signature) != kindError)
+	core := inArea(bag, "core_flow")
+	failure := has("broken") || has("error") || has("unable")
+	money := len(inArea(bag, "money")) > 0
+	dataLoss := dataLossCue(bag)
+	undelivered := money && has("not_received")
+	moneyWrong := money && (has("duplicate") || has("wrong") || has("recipient") || has("not_received"))
+	security := has("security")
+	lockout := has("lockout") || (has("login") && (has("unable") || has("broken") || has("error")))
+	unusable := has("unusable")
+	harm := dataLoss || undelivered || moneyWrong || security || lockout || unusable
+	cosmetic := !crash && !harm && len(inArea(bag, "cosmetic")) > 0
+	minor := reMinor.FindString(text)
+
+	place := func() string {
+		return fmt.Sprintf("%d distinct users, #%d of %d signatures by users (median %.0f)", users, st.rank, st.of, st.median)
+	}
+	var sev string
+	var reasons []string
+	switch {
+	case dataLoss:
+		sev = "critical"
+		reasons = append(reasons, "data loss: the reporter's data was lost, wiped or reset")
+	case undelivered && widespread:
+		sev = "critical"
+		reasons = append(reasons, "money taken without delivery, among the most widespread crashes ("+place()+")")
+	case security:
+		sev = "high"
+		reasons = append(reasons, "security: secrets or private data exposed")
+	case lockout:
+		sev = "high"
+		reasons = append(reasons, "the user is locked out of the account")
+	case moneyWrong:
+		sev = "high"
+		reasons = append(reasons, "money taken wrongly (twice, a wrong amount or recipient, or not delivered)")
+	case unusable:
+		sev = "high"
+		reasons = append(reasons, "the app is unusable")
+	case crash && len(core) > 0:
+		sev = "high"
+		reasons = append(reasons, "a crash blocks a core flow ("+strings.Join(core, ", ")+")")
+	case crash && widespread:
+		sev = "high"
+		reasons = append(reasons, "a crash among the project's most widespread ("+place()+")")
+	case crash && common && mostUsed:
+		sev = "high"
+		reasons = append(reasons, fmt.Sprintf("a crash above the median on a most-used version (%.0f%% of users, the top version has %.0f%%; %s)", share, top, place()))
+	case crash:
+		sev = "medium"
+		reasons = append(reasons, "a crash outside the core flows")
+	case len(core) > 0 && failure:
+		sev = "high"
+		reasons = append(reasons, "a core flow fails ("+strings.Join(core, ", ")+")")
+	case cosmetic:
+		sev = "low"
+		reasons = append(reasons, "a cosmetic or minor malfunction")
+	default:
+		sev = "medium"
+		reasons = append(reasons, "a broken feature")
+	}
+	if widespread && SeverityRank(sev) < SeverityRank("high") {
+		sev = "high"
+		reasons = append(reasons, "raised: among the crash log's most widespread signatures ("+place()+")")
+	}
+	if minor != "" && !harm && SeverityRank(sev) > 0 && !widespread {
+		sev = Severities[SeverityRank(sev)-1]
+		reasons = append(reasons, fmt.Sprintf("lowered: the reporter calls it %q", strings.ToLower(minor)))
+	}
+	return sev, reasons
+}
+
+var reMinor = regexp.MustCompile(`(?i)\bminor\b|\bcosmetic\b|\bnot\s+a\s+big\s+deal\b|\bsmall\s+(?:issue|thing|bug)\b|\bslight(?:ly)?\b|\bnur\s+kosmetisch|\bkleinigkeit|\bmenor\b|\bleve\b|\bmineur\b|\bpas\s+grave\b|\bminore\b|\bpiccolo\s+problema\b|\bsin\s+importancia\b`)
+
+// dataLossCue reports a loss word together with something that holds the
+// user's data.
+func dataLossCue(bag terms) bool {
+	return bag["~data_loss"] > 0 && len(inArea(bag, "data")) > 0
+}
