@@ -77,12 +77,12 @@ func (b *Batch) Resolves() map[string]string {
 
 func reportWeights(text string) (map[string]float64, []string) {
 	w := map[string]float64{}
-	a := analyze(text)
+	a := searchAnalyze(tokenize(text))
 	for t := range a.bag {
 		if t == "~feedback_positive" {
 			continue
 		}
-		w[t] = termWeight(t)
+		w[t] = searchWeight(t)
 	}
 	return w, a.stems
 }
@@ -171,6 +171,7 @@ func (b *Batch) Search(q Query, k int) []Hit {
 		s = round3(clamp01(s))
 		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: s, Strong: s >= StrongScore, Why: why, Resolves: d.resolves})
 	}
+	hits = chainToFirst(hits, b.docs)
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
 			return hits[i].Score > hits[j].Score
@@ -194,4 +195,44 @@ func firstLine(s string, n int) string {
 		return strings.TrimSpace(string(r[:n-1])) + "…"
 	}
 	return s
+}
+
+// chainToFirst folds the hits that resolve to the same ticket into one hit
+// named after the first report of the batch that resolved to it (the one
+// that filed it or first matched it), with the best score among them and
+// the reasons of the best-matching report. A third report of a bug then
+// links to the report that became the ticket, not to the second report.
+// docs are in arrival order.
+func chainToFirst(hits []Hit, docs []batchDoc) []Hit {
+	first := map[string]string{}
+	for _, d := range docs {
+		if _, ok := first[d.resolves]; !ok && d.resolves != "" {
+			first[d.resolves] = d.id
+		}
+	}
+	best := map[string]int{}
+	var out []Hit
+	for _, h := range hits {
+		i, ok := best[h.Resolves]
+		if !ok {
+			best[h.Resolves] = len(out)
+			out = append(out, h)
+			continue
+		}
+		if h.Score > out[i].Score {
+			out[i] = h
+		}
+	}
+	for i := range out {
+		if f := first[out[i].Resolves]; f != "" && BatchPrefix+f != out[i].ID {
+			out[i].Why = append(out[i].Why, "best match "+strings.TrimPrefix(out[i].ID, BatchPrefix)+", first report of "+out[i].Resolves+" "+f)
+			out[i].ID = BatchPrefix + f
+			for _, d := range docs {
+				if d.id == f {
+					out[i].Title = d.title
+				}
+			}
+		}
+	}
+	return out
 }
