@@ -1,0 +1,351 @@
+package triage
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The category decision weighs evidence for each kind of feedback instead
+// of taking the first rule that fires. Every piece of evidence is a general
+// construction of user feedback in English, Spanish, German, French,
+// Portuguese, Italian, Dutch and Polish, with a weight; each one that
+// counts is written to the cues, so the decision can be read back.
+//
+//   - malfunction: failure words (crash, error, not working), an outcome
+//     that differs from what was expected ("X but Y", "instead of", "still
+//     shows", "should ... but"), a regression ("since the update"), "is it
+//     just me", a request to check something, a low rating and a report
+//     that carries device, version and steps;
+//   - request: wish and modal constructions ("would be nice", "I'd like",
+//     "please add"), and complaints about something missing ("why can't
+//     I", "there is no option to");
+//   - question: how-to and procedure questions ("how do I", "is there a
+//     setting", "do I have to");
+//   - praise: positive words, a high rating, thanks;
+//   - spam: links (also obfuscated), contacts (phone numbers, messenger
+//     handles), money and crypto offers, promo codes, also when they come
+//     wrapped in praise.
+
+// Spam evidence.
+var (
+	// An obfuscated address: a bracketed dot or "dot" between two labels
+	// ("example[.]com", "example (dot) net", "example dot com"), or a
+	// defanged scheme ("hxxp://", "h t t p s : //").
+	reObfuscatedURL = regexp.MustCompile(`(?i)\b[a-z0-9-]{2,}\s*(?:[\[({]\s*(?:\.|dot|punkt|punto|ponto|point|kropka)\s*[\])}]|\s(?:dot|punkt|punto|ponto|kropka)\s)\s*[a-z]{2,6}\b|\bh\s*x\s*x\s*p\s*s?\s*:\s*/\s*/|\bh\s+t\s+t\s+p\s*s?\s*:\s*/\s*/`)
+	reURL           = regexp.MustCompile(`(?i)https?://|\bwww\.|\b(?:t|wa)\.me/|\bbit\.ly/|\b[a-z0-9-]+\.(?:com|net|org|xyz|io|ru|cn|top|info|biz|site|online|click|link|shop|store|vip|live|club|win|bet|app|me)\b`)
+	// A link that only points at evidence for the report (a screenshot or
+	// a paste) is no promotion.
+	reEvidenceURL = regexp.MustCompile(`(?i)\b(?:imgur|gyazo|prnt\.sc|pastebin|gist\.github|github|gitlab|bitbucket|youtu\.?be|drive\.google|dropbox|loom)\b`)
+	reFreeAmount  = regexp.MustCompile(`(?i)\b\d[\d,.kK]*\+?\s*free\b|\bfree\s+\d|\bgratis\s+\d|\b\d[\d,.]*\s*(?:gratis|kostenlos|gratuit|gratuito|darmowe?)`)
+	rePromoCode   = regexp.MustCompile(`(?i:\b(?:enter|use|promo|redeem|coupon|bonus|gift|referral)\s+(?:the\s+|this\s+|my\s+)?codes?\b)|(?i:\b(?:code|c[oó]digo|gutschein|codice|kod)\s*:?\s*["'“]?)[A-Z][A-Z0-9]*\d[A-Z0-9]*\b`)
+	// An international phone number or a messenger handle: a way to reach
+	// someone outside the app.
+	rePhone   = regexp.MustCompile(`\+\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{2,4}`)
+	reContact = regexp.MustCompile(`(?i)\bwhats\s*app\b|\btelegram\b|\bwechat\b|\bviber\b|\bsnap\s*chat\b|\bdm\s+(?:me|us|him|her|'|"|‘|“)|\b(?:message|text|contact|add|reach|write\s+to)\s+(?:me|him|her|us|them)\s+(?:on|at|via)\b|\b(?:escr[ií]beme|escr[ií]bele|kontaktier\w*\s+(?:mich|ihn|sie)|contacte[rz]?[-\s]+(?:moi|le|la)|me\s+chama|scrivimi|contattami|napisz\s+do)\b`)
+	// Money for nothing: earnings per time, multiplied money, passive
+	// income, investment schemes and crypto.
+	reMoneyOffer = regexp.MustCompile(`(?i)\b(?:earn|earning|earns|earned|make|making|made)\s+(?:up\s+to\s+)?[$€£]?\s?\d[\d,.]*\s*[kK]?\s*(?:[$€£]|usd|eur|dollars?|euros?|btc|eth)?\s*(?:/|a|an|per|every)\s*(?:day|week|month|hour)\b|[$€£]\s?\d[\d,.]*\s*[kK]?\s*(?:/|a|per)\s*(?:day|week|month|hour)\b|\bturned\s+[$€£]?\s?\d[\d,.]*\s*[kK]?\s*(?:[$€£]|euros?|dollars?)?\s+into\s+[$€£]?\s?\d|\bpassive\s+income\b|\bincome\s+from\s+home\b|\bwork\s+from\s+home\b|\bfinancial\s+freedom\b|\b(?:money|cash)\s+machine\b|\bmake\s+money\b|\bfree\s+money\b|\bdouble\s+your\s+(?:money|investment|bitcoin|crypto)\b|\binvest(?:ment)?\s+(?:platform|opportunit\w+|plan)\b|\btrading\s+(?:bot|signals?|platform)\b|\bforex\b|\bbinary\s+options?\b|\bbitcoin\b|\bbtc\b|\bcrypto\w*\b|\bethereum\b|\busdt\b|\bnft\b|\bminer\b|\bmining\s+(?:rig|pool|bot)\b|\bgana\s+dinero\b|\bgeld\s+verdienen\b|\bgagne[rz]?\s+de\s+l'argent\b|\bganhe\s+dinheiro\b|\bguadagna\w*\b|\bingresos\s+pasivos\b|\bpassives?\s+einkommen\b|\brevenus?\s+passifs?\b|\brenda\s+passiva\b|\breddito\s+passivo\b|\bzarabiaj\w*\b|\bverdien\s+geld\b`)
+	// A sales pitch: a price for something that is not the app, a discount
+	// off, urgency.
+	rePitch = regexp.MustCompile(`(?i)\bfor\s+only\s+[$€£]?\s?\d|\bonly\s+[$€£]\s?\d|\b\d{1,2}\s*%\s*off\b|\blimited\s+(?:slots|spots|offer|time\s+offer|stock)\b|\bgrab\s+(?:yours|it|one)\b|\b(?:act|order|buy|join|sign\s+up)\s+now\b|\bdon'?t\s+miss\s+(?:out|this)\b|\b(?:real|cheap|instant)\s+(?:followers|likes|subscribers|views)\b|\b\d[\d,.]*\s*[kK]?\s+(?:followers|likes|subscribers|views)\b|\bcheapest\b|\bwholesale\b|\bgiveaway\b|\bclick\s+(?:here|the\s+link|below)\b|\bhaz\s+clic\s+aqu[ií]\b|\bklicke?\s+hier\b|\bcliquez\s+ici\b|\bclique\s+aqui\b|\bclicca\s+qui\b|\bkliknij\s+tutaj\b|\bklik\s+hier\b|\bcheck\s+out\s+my\b|\bsubscribe\s+to\s+my\b|\bfollow\s+me\s+on\b|\bvisit\s+my\b|\bmy\s+(?:channel|profile|site|website|shop|store)\b|\bwin\s+(?:a|an|free|\$|€)\s*\w+|\bgana\s+(?:un|una)\b|\bgewinne\s+(?:ein|eine)\b|\bgagne[rz]?\s+(?:un|une)\b|\bfree\s+(?:coins|gold|diamonds|skins|credits|points|spins|lives|premium|gift\s*cards?|rewards?|currency)\b|\b(?:coins|credits|monedas|cr[ée]ditos|m[üu]nzen|pi[èe]ces|moedas|monete|munten|monety)\s+(?:gratis|gratuit\w*|kostenlos\w*|free|darmow\w*)\b|\b(?:unlimited|ilimitad[oa]s?|illimit[ée]e?s?|unbegrenzte?n?|ilimitad[oa]s?|illimitat[oaie]|onbeperkte?|nielimitowan\w*)\s+\w+|\w+\s+(?:ilimitad[oa]s|illimit[ée]e?s|illimitat[oaie])\b|\b(?:coin|gold|money|currency)\s+generator\b|\bmod\s+apk\b|\b(?:hack|cheat)s?\s+(?:tool|apk|download|generator)\b`)
+)
+
+// Malfunction evidence.
+var (
+	reBugWord        = regexp.MustCompile(`(?i)\bbug(?:s|gy|ged)?\b|\bglitch|\bfehlerhaft|\bbogue|\bbugado|\bfallo\b|\bfalla\b|\berror\b|\bexception\b|\bfail(?:s|ed)?\s+to\b|\berrors?\s+message|\bfehler(?:meldung)?\b|\berreur\b|\berro\b|\berrore\b|\bb[łl][ąa]d\b|\bfout(?:melding)?\b|\bpanic:|\btraceback\b|\bstack\s*trace\b`)
+	reNothingHappens = regexp.MustCompile(`(?i)\bnothing\s+happens\b|\bdoes\s+nothing\b|\bdon'?t\s+do\s+anything\b|\bno\s+pasa\s+nada\b|\bno\s+hace\s+nada\b|\bpassiert\s+nichts\b|\brien\s+ne\s+se\s+passe\b|\bnada\s+acontece\b|\bn[aã]o\s+acontece\s+nada\b|\bnon\s+succede\s+(?:nulla|niente)\b|\ber\s+gebeurt\s+niets\b|\bnic\s+si[ęe]\s+nie\s+dzieje\b`)
+	reNotWorking     = regexp.MustCompile(`(?i)\b(?:never|doesn'?t|does\s+not|don'?t|do\s+not|won'?t|will\s+not|isn'?t|is\s+not|stopped|no\s+longer|not)\s+(?:\w+\s+)?(?:come\s+back|comes\s+back|resume|work|load|show|open|save|sync|play|start|respond|appear|update|connect|launch|download|upload|send|arrive)`)
+	reRestart        = regexp.MustCompile(`(?i)\b(?:have|had|need|needed|must)\s+to\s+(?:restart|reinstall|reboot|force\s+close|kill)\b|tengo\s+que\s+(?:reiniciar|reinstalar)|muss\s+(?:neu\s+starten|neu\s+installieren)|(?:dois|doit)\s+(?:red[ée]marrer|r[ée]installer)|dois\s+forcer|preciso\s+(?:reiniciar|reinstalar)|devo\s+(?:riavviare|reinstallare)`)
+	// A slow app, not a fast one: the performance concept also holds
+	// "smooth" and "fluid", which praise uses.
+	reSlow = regexp.MustCompile(`(?i)\blag|\bslow|\bchoppy|\bstutter|\bjank|\bsluggish|\bframe\s*rate|\bfps\b|\blent[oa]?\b|\blentitud|\blenteur|\blentid|\bralentiz|\btirones|\bruckel|\blangsam|\bsaccad|\brame\b|\bengasg|\bscatti|\brallent|\btraag|\bwolno|\bwolne|\bzacina|(?:used\s+to\s+be|no\s+longer|not|isn'?t|wasn'?t)\s+(?:\w+\s+)?(?:smooth|fast|fluid)`)
+	// The outcome differs from what was expected.
+	reMismatch = regexp.MustCompile(`(?i)\binstead\s+of\b|\bstill\s+(?:shows?|says?|displays?|lists?|lets?|has|the\s+old|charg\w*|missing|empty|there|showing|saying)\b|\b(?:was|were|got|is|are|gets|keeps?\s+getting)\s+(?:declined|rejected|refused|denied)\b|\bwon'?t\s+let\s+me\b|\b(?:shows?|says?|displays?|lists?)\s+(?:the\s+|a\s+|me\s+)?(?:wrong|old|different|previous)\b|\bexpected\b.{0,60}\b(?:got|but|instead)\b|\bno\s+results?\b|\bnever\s+(?:starts?|triggers?|loads?|shows?|appears?|finish\w*|complet\w*|updat\w*|goes\s+through|went\s+through)\b|\bkeeps?\s+(?:saying|showing|asking|crashing|freezing|spinning|loading|logging\s+me\s+out)\b|\bgives?\s+up\s+after\b|\bdoesn'?t\s+(?:match|add\s+up|change|stick|go\s+through)\b|\bout\s+of\s+sync\b|` +
+		`\ben\s+(?:vez|lugar)\s+de\b|\bsigue\s+(?:mostrando|apareciendo|saliendo|diciendo)\b|\bno\s+(?:hace|hizo|hiciera)\s+caso\b|\b(?:fue|fueron|ha\s+sido)\s+rechazad[oa]s?\b|\bno\s+coincide\b|` +
+		`\b(?:an)?statt\b|\bzeigt\s+(?:immer\s+)?noch\b|\babgelehnt\b|\bstimmt\s+nicht\b|` +
+		`\bau\s+lieu\s+de\b|\baffiche\s+toujours\b|\brefus[ée]e?s?\b|\bne\s+correspond\s+pas\b|` +
+		`\bem\s+vez\s+de\b|\bao\s+inv[ée]s\s+de\b|\bcontinua\s+(?:mostrando|a\s+mostrar|aparecendo)\b|\brecusad[oa]s?\b|\bn[ãa]o\s+bate\b|` +
+		`\binvece\s+di\b|\bmostra\s+ancora\b|\bcontinua\s+a\s+mostrare\b|\brifiutat[oaie]\b|\bnon\s+corrispond\w*\b|` +
+		`\bin\s+plaats\s+van\b|\btoont\s+nog\s+steeds\b|\bgeweigerd\b|` +
+		`\bzamiast\b|\bnadal\s+pokazuje\b|\bodrzucon\w*\b`)
+	// "It should X, but it Y": an expectation stated next to what happened.
+	reExpectation = regexp.MustCompile(`(?i)\bshould\s+(?:be|say|show|have|work|start|display|match|run|list|go)\b|\bis\s+supposed\s+to\b|\bdeber[ií]an?\b|\bsollte\b|\bm[üu]sste\b|\bdevrai(?:t|ent)\b|\bdeveria\b|\bdovrebbe(?:ro)?\b|\bzou\s+moeten\b|\bpowin(?:no|ien|na|ny)\b`)
+	// "X, but when I ...": a contrast that introduces what went wrong.
+	reContrast = regexp.MustCompile(`(?i)\bbut\s+(?:when|then|now|it|the|nothing|instead|after|i)\b|\bpero\s+(?:cuando|luego|ahora|no|en|al|yo)\b|\baber\s+(?:wenn|dann|jetzt|nicht|es|die|der|das|ich|beim)\b|\bmais\s+(?:quand|ensuite|maintenant|rien|il|elle|[çc]a|je|d[èe]s|apr[èe]s|le|la)\b|\bmas\s+(?:quando|depois|agora|n[ãa]o|nada|eu|a|o)\b|\bma\s+(?:quando|poi|adesso|ora|non|io|nella|nel|la|il)\b|\bmaar\s+(?:als|dan|nu|niet|het|ik)\b|\bale\s+(?:kiedy|gdy|teraz|nie|potem)\b`)
+	// A regression: it worked before.
+	reRegression = regexp.MustCompile(`(?i)\bsince\s+(?:the|this|last|your|updating|upgrading|i\s+updated|yesterday|version|v?\d)|\bafter\s+(?:the\s+|this\s+|your\s+|last\s+)?(?:update|updating|upgrad\w*|bumping)\b|\bused\s+to\s+work|\bwas\s+(?:working\s+)?fine\s+(?:before|until|last|yesterday|on)\b|\bworked\s+(?:fine|before|until|on)\b|\bwas\s+working\s+(?:fine|before|until|last)\b|\bdesde\s+(?:la|el|que|ayer|hace)\b|\bseit\s+(?:dem|der|gestern|version|v?\d)|\bdepuis\s+(?:la|le|hier|que)\b|\bdesde\s+(?:a|o|ontem)\b|\bdepois\s+(?:que\s+atualizei|da\s+atualiza)|\bda(?:l|lla|quando)\s+(?:aggiornamento|ultimo|ieri|versione)\b|\bsinds\s+(?:de|gisteren|versie)\b|\bod\s+(?:aktualizacji|wczoraj|wersji)\b`)
+	// "Is it just me?": asking whether others see a malfunction.
+	reOthersToo = regexp.MustCompile(`(?i)\bis\s+it\s+just\s+me\b|\banyone\s+else\b|\bam\s+i\s+the\s+only\b|\ba\s+alguien\s+m[áa]s\b|\b(?:le\s+pasa|les\s+pasa)\s+a\s+alguien\b|\bsoy\s+(?:el|la)\s+[úu]nic[oa]\b|\bnoch\s+jemand\b|\bbin\s+ich\s+(?:der|die)\s+einzige\b|\bquelqu'un\s+d'autre\b|\bje\s+suis\s+(?:le|la)\s+seul|\bmais\s+algu[ée]m\b|\bs[óo]\s+(?:comigo|eu)\b|\bqualcun\s+altro\b|\bsolo\s+a\s+me\b|\biemand\s+anders\b|\bligt\s+het\s+aan\s+mij\b|\bkto[śs]\s+jeszcze\b|\btylko\s+u\s+mnie\b`)
+	// Asking the team to look into something.
+	reWeakProblem  = regexp.MustCompile(`(?i)\bhelp\b|\bhilfe\b|\bayuda\b|\bajuda\b|\baiuto\b|\bissue|\bproblem|\bannoying|\bfrustrat|\bunacceptable|\bfix\b|\bfail|\bterrible|\bhorrible|\bawful|\bworse|\bworst\b|\buseless\b|\bproblema|\bnervig|\bprobl[eè]me|\bfrustrant|\bchato|\bfastidios|\barregl|\bbehebt|\bcorrig|\bvervelend|\birytuj|\bpomocy\b`)
+	reCheckRequest = regexp.MustCompile(`(?i)\b(?:can|could)\s+(?:you|someone|somebody)\s+(?:please\s+)?(?:check|look\s+into|investigate|verify|fix|sort)\b|\bplease\s+(?:check|look\s+into|investigate|fix|sort\s+(?:it|this))\b|\bpueden\s+(?:revisar|verificar|mirar|arreglar)\b|\bpodr[ií]an\s+(?:revisar|verificar|arreglar)\b|\bk[öo]nn(?:t)?en\s+sie\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bk[öo]nnt\s+ihr\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bpouvez-vous\s+(?:v[ée]rifier|regarder|corriger)\b|\bpodem\s+(?:verificar|ver|corrigir)\b|\bpotete\s+(?:verificare|controllare|sistemare|correggere)\b|\bkunnen\s+jullie\s+(?:dit\s+)?(?:controleren|nakijken|oplossen)\b|\bmo[żz]ecie\s+(?:to\s+)?(?:sprawdzi[ćc]|naprawi[ćc])\b`)
+)
+
+// Request evidence, beyond the wish phrases of reFeature.
+var (
+	reFeature = regexp.MustCompile(`(?i)\b(?:einbauen|hinzuf[üu]gen|erm[öo]glichen)\b|\bajoutez\b|\bajouter\s+(?:un|une|le|la|des)\b|\bagreguen\b|\ba[ñn]adir\b|\badicionar\b|\bwould\s+love\b|\bit'?d\s+be\s+(?:\w+\s+)?(?:nice|great|cool|awesome|good|helpful|useful|handy)\b|\bwould\s+be\s+(?:\w+\s+)?(?:nice|great|cool|awesome|helpful|useful|handy)\b|\b(?:you\s+should|pls|plz)\s+(?:add|make|implement|include|bring)\b|\bcan\s+(?:we|you)\s+(?:get|have)\s+(?:a|an|some|more|the\s+option)\b|\bhope\s+you\s+(?:will\s+|can\s+)?add\b|\bi\s+want\s+(?:a|an)\s+\w+\s+(?:mode|option|button|setting|feature)\b|\bmissing\s+feature\b|\bplease\s+(?:implement|include|consider|support|allow)\b|\badd\s+(?:support\s+for|more)\b|\bi'?d\s+(?:really\s+)?(?:love|like)\b|\bi\s+would\s+(?:really\s+)?like\b|\bplease\s+add\b|\b(?:can|could|would)\s+(?:you|we)\s+(?:please\s+)?(?:add|make|include|consider|get|have)\b|\bi\s+wish\b|\bwish\s+(?:there|you|it)\b|\bfeature\s+request|\bsuggestion\b|\badd\s+(?:an?\s+)?(?:option|setting|toggle|mode|way)\b|\b(?:option|ability)\s+to\b|\ballow\s+(?:me|us|users)\s+to\b|\bplease\s+(?:make|bring|let)\b|\bwhy\s+(?:not|isn'?t\s+there)\b|` +
+		`ser[ií]a\s+(?:\w+\s+)?(?:genial|bueno|buena|[óo]p?timo|incre[ií]ble|[úu]til|legal|bom|boa|bacana|[óo]tima|ideal|estupendo|pr[áa]ctico)|me\s+gustar[ií]a|estar[ií]a\s+bien|a[ñn]adan|agreguen|ojal[áa]|podr[ií]an\s+(?:a[ñn]adir|agregar|incluir|poner)|` +
+		`w[äa]re\s+(?:\w+\s+)?(?:sch[öo]n|toll|cool|super|gut|praktisch|hilfreich|n[üu]tzlich|klasse)|bitte\s+f[üu]gt|w[üu]nsche\s+mir|k[öo]nntet\s+ihr|ich\s+h[äa]tte\s+gerne?|ich\s+w[üu]rde\s+mir\b|` +
+		`ce\s+serait\s+(?:\w+\s+)?(?:bien|g[ée]nial|top|super|pratique|utile)|j'aimerais|je\s+voudrais|pourriez-vous\s+ajouter|il\s+faudrait|` +
+		`gostaria|adicionem|poderiam\s+adicionar|` +
+		`sarebbe\s+(?:\w+\s+)?(?:bello|utile|fantastico|bellissimo|comodo|ottimo|possibile\s+aggiung\w*)|mi\s+piacerebbe|vorrei|aggiungete|potreste\s+aggiungere|` +
+		`zou\s+(?:\w+\s+)?(?:fijn|handig|mooi|leuk|geweldig|top)\s+zijn|ik\s+zou\s+graag|kunnen\s+jullie\s+(?:\w+\s+){0,3}toevoegen|voeg\s+(?:\w+\s+){0,3}toe|` +
+		`by[łl]oby\s+(?:\w+\s+)?(?:fajnie|super|dobrze|mi[łl]o|przydatne|[śs]wietnie)|chcia[łl](?:a|)bym|prosz[ęe]\s+(?:o\s+)?doda[ćc]|dodajcie|mo[żz]ecie\s+doda[ćc]`)
+	// "I wish I had known", "I wish we had done it sooner": a wish about
+	// the past, not about the product.
+	reWishPast = regexp.MustCompile(`(?i)\bi\s+wish\s+(?:i|we)\s+(?:had|'d)\b`)
+	// A complaint about something missing: "why can't I choose", "there
+	// is no option to". A request when nothing is reported broken.
+	reMissing = regexp.MustCompile(`(?i)\bwhy\s+(?:can'?t|cannot|can\s+not|isn'?t\s+it\s+possible\s+to)\s+(?:i|we|you|one)\b|\bwhy\s+(?:is\s+there\s+no|isn'?t\s+there\s+an?|is\s+there\s+still\s+no|do\s+you\s+not\s+(?:have|offer|support))\b|\b(?:there'?s|there\s+is|there\s+are|has|have)\s+no\s+(?:\w+\s+){0,3}(?:option|way|setting|button|feature|support|toggle|possibility)\b|\bno\s+(?:way|option)\s+to\b|\b(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+(?:even\s+)?(?:have|offer|support)\s+(?:an?\s+)?(?:option|way|setting|feature|support)\b|` +
+		`\bpor\s+qu[ée]\s+no\s+(?:puedo|se\s+puede|hay|podemos)\b|\bno\s+hay\s+(?:\w+\s+)?(?:forma|manera|opci[óo]n|bot[óo]n)\s+(?:de|para)\b|` +
+		`\bwarum\s+kann\s+(?:ich|man)\b.{0,40}\bnicht\b|\bwarum\s+gibt\s+es\s+(?:kein|keine)\b|\bes\s+gibt\s+(?:keine|keinen|kein)\s+(?:m[öo]glichkeit|option|einstellung|knopf|funktion)\b|` +
+		`\bpourquoi\s+(?:je\s+ne\s+peux|on\s+ne\s+peut|ne\s+peut-on|n'y\s+a-t-il)\b|\bil\s+n'y\s+a\s+(?:pas|aucune?)\s+(?:de\s+)?(?:moyen|option|possibilit[ée]|bouton|r[ée]glage)\b|` +
+		`\bpor\s+que\s+(?:eu\s+)?n[ãa]o\s+(?:posso|d[áa]|tem|h[áa])\b|\bn[ãa]o\s+(?:h[áa]|tem)\s+(?:\w+\s+)?(?:como|op[çc][ãa]o|forma|maneira|bot[ãa]o)\b|` +
+		`\bperch[ée]\s+non\s+(?:posso|si\s+pu[òo]|c'[èe])\b|\bnon\s+c'[èe]\s+(?:un\s+|una\s+|l'|la\s+|il\s+)?(?:modo|opzione|possibilit[àa]|pulsante|impostazione)\b|` +
+		`\bwaarom\s+kan\s+ik\b.{0,40}\b(?:niet|geen)\b|\ber\s+is\s+geen\s+(?:optie|manier|knop|instelling)\b|` +
+		`\bdlaczego\s+nie\s+(?:mog[ęe]|mo[żz]na)\b|\bnie\s+ma\s+(?:opcji|mo[żz]liwo[śs]ci|sposobu|przycisku)\b|\bbrakuje\b`)
+	reFeatureShort = regexp.MustCompile(`(?i)^\s*(?:[\p{L}\d'-]+\s+){0,5}[\p{L}\d'-]+\s+(?:please|pls|plz|por\s+favor|bitte|s'il\s+vous\s+pla[iî]t|svp|per\s+favore|alsjeblieft|prosz[ęe])\s*[!.]*\s*$`)
+)
+
+// Question evidence: how-to and procedure questions.
+var (
+	reSupport = regexp.MustCompile(`(?i)\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b|\bwhere\s+(?:can|do|should)\s+(?:i|we)\b|\bwhere\s+is\b|\bis\s+there\s+(?:a|an|any|some|something)\s+(?:\w+\s+)?(?:way|setting|option|switch|button|place|limit|fee)\b|\bis\s+there\s+something\b|\bis\s+it\s+possible\b|\bcan\s+i\s+\w+|\bwhat\s+(?:happens|should\s+i|do\s+i)\b|\bdo\s+i\s+(?:need|have)\s+to\b|\bdoes\s+(?:it|this)\s+(?:cost|include|work\s+with)\b|\bam\s+i\s+missing\b|\bis\s+(?:\w+\s+){0,4}supposed\s+to\b.{0,80}\?|` +
+		`c[óo]mo\s+(?:puedo|podemos|hago|se|recupero|cambio)|d[óo]nde\s+(?:puedo|est[áa])|es\s+posible|hay\s+(?:alguna\s+)?(?:forma|manera)|tengo\s+que\s+\w+\s+(?:algo|alguna)|` +
+		`wie\s+(?:kann|k[öo]nnen|mache|funktioniert|bekomme)|wo\s+finde|gibt\s+es\s+eine\s+m[öo]glichkeit|muss\s+ich\b.{0,60}\?|` +
+		`comment\s+(?:puis|faire|je|on)|o[ùu]\s+(?:puis|trouver|est)|est-il\s+possible|dois-je|faut-il|` +
+		`como\s+(?:fa[çc]o|posso|consigo|podemos)|onde\s+(?:posso|fica|est[áa])|[ée]\s+poss[íi]vel|preciso\s+\w+\b.{0,40}\?|` +
+		`come\s+(?:posso|faccio|si)|dove\s+(?:posso|trovo|[èe])|[èe]\s+possibile|` +
+		`hoe\s+(?:kan|moet)\s+ik|waar\s+(?:kan|vind)\s+ik|is\s+het\s+mogelijk|` +
+		`jak\s+(?:mog[ęe]|mo[żz]na|zmieni[ćc])|gdzie\s+(?:mog[ęe]|znajd[ęe])|czy\s+(?:mo[żz]na|da\s+si[ęe])`)
+	reQuestionMark = regexp.MustCompile(`\?`)
+)
+
+// Praise evidence beyond the positive concept.
+var (
+	rePositive   = regexp.MustCompile(`(?i)\bgood\b|\bnice\b|\bcool\b|\bgreat\b|\blovely\b|\bgood\s+job|\bthank\s+you\b|\bthanks\b|[⭐🌟😍❤♥👍🔥💯🙌👏]`)
+	rePraiseMark = regexp.MustCompile(`(?i)\b10\s*/\s*10\b|\b5\s*/\s*5\b|\b(?:5|five)\s+stars?\b|\bgreat\s+(?:work|job)\b|\bwell\s+done\b|\bkeep\s+(?:it\s+up|up\s+the)\b|\bno\s+regrets\b|\b(?:highly\s+)?recommend\b|\bthank\s+you\b|\bkudos\b|\bjust\s+works\b|\bmuchas\s+gracias\b|\bbuen\s+trabajo\b|\bvielen\s+dank\b|\bweiter\s+so\b|\bmerci\s+beaucoup\b|\bbravo\b|\bmuito\s+obrigad[oa]\b|\bparab[ée]ns\b|\bcomplimenti\b|\bgrazie\s+mille\b|\bgoed\s+gedaan\b|\bdzi[ęe]kuj[ęe]\b|\b[śs]wietna\s+robota\b`)
+)
+
+// evidence is the weighted evidence for one category, with its cues.
+type evidence struct {
+	score float64
+	cues  []string
+}
+
+func (e *evidence) add(w float64, format string, args ...any) {
+	e.score += w
+	e.cues = append(e.cues, fmt.Sprintf("%s (+%.2g)", fmt.Sprintf(format, args...), w))
+}
+
+// categorize weighs the evidence documented at the top of this file and
+// returns the category, a confidence and the cues that decided it.
+func categorize(it Item) (string, float64, []string) {
+	text := it.Text
+	lower := strings.ToLower(text)
+	a := analyze(text)
+	has := func(c string) bool { return a.bag["~"+c] > 0 }
+	rating := -1.0
+	if it.Rating != nil {
+		rating = *it.Rating
+	}
+
+	spam := spamEvidence(text)
+
+	var bug evidence
+	strong := 0
+	for _, c := range []string{"crash", "freeze", "blank_screen", "broken", "not_received"} {
+		if has(c) {
+			strong++
+			bug.add(2, "bug: %s", c)
+		}
+	}
+	if has("performance") {
+		if m := reSlow.FindString(text); m != "" {
+			strong++
+			bug.add(2, "bug: slow %q", strings.ToLower(m))
+		}
+	}
+	if has("data_loss") && (has("progress") || has("save") || has("account") || has("sync") || has("note") || has("file") || has("balance") || has("level") || has("message") || has("camera") || has("purchase")) {
+		strong++
+		bug.add(2, "bug: data loss")
+	}
+	if has("charge") && (has("duplicate") || has("wrong") || has("not_received")) {
+		strong++
+		bug.add(2, "bug: wrong charge")
+	}
+	for _, re := range []*regexp.Regexp{reBugWord, reNotWorking, reRestart, reNothingHappens} {
+		if m := re.FindString(text); m != "" {
+			strong++
+			bug.add(2, "bug: %q", strings.ToLower(m))
+		}
+	}
+	for i, m := range uniqueLower(reMismatch.FindAllString(text, -1)) {
+		if i == 2 {
+			break
+		}
+		bug.add(1.5, "bug: unexpected outcome %q", m)
+	}
+	if m := reExpectation.FindString(text); m != "" {
+		bug.add(0.75, "bug: expectation %q", strings.ToLower(m))
+	}
+	if m := reContrast.FindString(text); m != "" {
+		bug.add(0.75, "bug: contrast %q", strings.ToLower(m))
+	}
+	if m := reRegression.FindString(text); m != "" {
+		bug.add(1.5, "bug: regression %q", strings.ToLower(m))
+	}
+	if m := reOthersToo.FindString(text); m != "" {
+		bug.add(1, "bug: others too %q", strings.ToLower(m))
+	}
+	if m := reCheckRequest.FindString(text); m != "" {
+		bug.add(1, "bug: asks to check %q", strings.ToLower(m))
+	}
+	missing := reMissing.FindString(text)
+	weak := 0
+	// "Why can't I choose X" is a wish, not an inability: its "can't"
+	// is no evidence of a malfunction.
+	if (has("unable") && missing == "") || has("wrong") || has("error") {
+		weak++
+		bug.add(1, "problem: unable/wrong/error")
+	}
+	if m := reWeakProblem.FindString(text); m != "" {
+		weak++
+		bug.add(0.5, "problem: %q", strings.ToLower(m))
+	}
+	if rating >= 0 && rating <= 2 {
+		bug.add(0.5, "problem: rating %g", rating)
+	}
+	if metaValue(it.Metadata.Device) != "" && metaValue(it.Metadata.AppVersion) != "" {
+		if len(it.Steps) > 0 || len(ExtractSteps(text)) > 0 {
+			bug.add(0.5, "bug: device, version and steps")
+		} else {
+			bug.add(0.25, "bug: device and version")
+		}
+	}
+
+	var req evidence
+	feature := reFeature.FindString(text)
+	if feature != "" && reWishPast.MatchString(text) && strings.HasPrefix(strings.ToLower(feature), "i wish") {
+		feature = "" // a wish about the past
+	}
+	if feature != "" {
+		req.add(3, "feature: %q", strings.ToLower(feature))
+		if all := uniqueLower(reFeature.FindAllString(text, -1)); len(all) > 1 {
+			req.add(0.5, "feature: %d wishes", len(all))
+		}
+	}
+	if missing != "" {
+		req.add(2.5, "feature: missing %q", strings.ToLower(missing))
+	}
+	if feature == "" && weak == 0 && reFeatureShort.MatchString(text) {
+		// "Dark mode please!": a short thing asked for, nothing broken.
+		req.add(3, "feature: short request %q", strings.TrimSpace(text))
+	}
+
+	var sup evidence
+	for i, m := range uniqueLower(reSupport.FindAllString(text, -1)) {
+		w := 2.5
+		if i > 0 {
+			w = 1
+		}
+		sup.add(w, "support: %q", m)
+	}
+	if strings.Contains(lower, "?") && sup.score == 0 {
+		sup.add(0.5, "support: a question")
+	}
+
+	var praise evidence
+	positive := a.bag["~feedback_positive"] + len(rePositive.FindAllString(text, -1))
+	if positive > 0 {
+		praise.add(min(3, 0.8*float64(positive)), "praise: %d positive words", positive)
+	}
+	for _, m := range uniqueLower(rePraiseMark.FindAllString(text, -1)) {
+		praise.add(1, "praise: %q", m)
+	}
+	switch {
+	case rating >= 5:
+		praise.add(1.5, "praise: rating %g", rating)
+	case rating >= 4:
+		praise.add(1, "praise: rating %g", rating)
+	}
+
+	var cues []string
+	decide := func(cat string, conf float64, es ...evidence) (string, float64, []string) {
+		for _, e := range es {
+			cues = append(cues, e.cues...)
+		}
+		return cat, clamp01(conf), cues
+	}
+	margin := func(x, y float64) float64 { return 0.55 + 0.08*(x-y) }
+
+	// Spam first: it often carries a 5-star rating and praise. A real
+	// report with a link (a screenshot) is not spam unless the link comes
+	// with more.
+	if spam.score >= 2.5 && !(strong > 0 && spam.score < 4) {
+		return decide(CategorySpam, 0.55+spam.score/10, spam)
+	}
+	switch {
+	case req.score >= 2.5 && req.score >= bug.score:
+		return decide(CategoryFeature, margin(req.score, bug.score)+0.1, req, bug)
+	case bug.score >= 2 && bug.score >= sup.score && (strong > 0 || bug.score >= praise.score):
+		return decide(CategoryBug, margin(bug.score, max(sup.score, praise.score))+0.1, bug, sup)
+	case sup.score >= 2 && sup.score >= bug.score:
+		return decide(CategorySupport, margin(sup.score, bug.score)+0.1, sup, bug)
+	case praise.score >= 1 && praise.score > bug.score:
+		return decide(CategoryPraise, margin(praise.score, bug.score)+0.05, praise, bug)
+	case bug.score >= 1:
+		return decide(CategoryBug, 0.5, bug, sup, praise)
+	case sup.score > 0:
+		return decide(CategorySupport, 0.5, sup, bug)
+	case praise.score > 0:
+		return decide(CategoryPraise, 0.5, praise, bug)
+	}
+	cues = append(cues, bug.cues...)
+	cues = append(cues, "no cue: treated as a bug so that it is asked for details")
+	return CategoryBug, 0.4, cues
+}
+
+// spamEvidence weighs links, contacts, money offers and pitches. A link
+// alone is weak (reports link screenshots); what makes spam is a link or a
+// contact together with an offer.
+func spamEvidence(text string) evidence {
+	var e evidence
+	if m := reObfuscatedURL.FindString(text); m != "" {
+		e.add(2, "spam: obfuscated link %q", m)
+	}
+	if m := reURL.FindString(text); m != "" && !reEvidenceURL.MatchString(text) {
+		e.add(1, "spam: link %q", m)
+	}
+	if m := rePhone.FindString(text); m != "" {
+		e.add(1, "spam: phone number %q", m)
+	}
+	for i, m := range uniqueLower(reContact.FindAllString(text, -1)) {
+		if i == 2 {
+			break
+		}
+		e.add(1, "spam: contact %q", m)
+	}
+	if m := reFreeAmount.FindString(text); m != "" {
+		e.add(1.5, "spam: free amount %q", m)
+	}
+	if m := rePromoCode.FindString(text); m != "" {
+		e.add(1, "spam: code %q", m)
+	}
+	for i, m := range uniqueLower(reMoneyOffer.FindAllString(text, -1)) {
+		if i == 3 {
+			break
+		}
+		e.add(1, "spam: money offer %q", m)
+	}
+	for i, m := range uniqueLower(rePitch.FindAllString(text, -1)) {
+		if i == 3 {
+			break
+		}
+		e.add(1, "spam: pitch %q", m)
+	}
+	if e.score > 0 && capsRatio(text) > 0.5 {
+		e.add(0.5, "spam: shouting")
+	}
+	return e
+}
