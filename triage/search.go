@@ -468,6 +468,7 @@ const (
 	penaltyOSMajor = 0.05
 	bonusVersion   = 0.05
 	penaltyOld     = 0.08
+	sigFloor       = 0.70
 )
 
 // score is the calibrated similarity between a report and a ticket.
@@ -553,6 +554,13 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 			why = append(why, "names a different crash signature: "+strings.Join(d.sigs, ", "))
 		}
 	}
+	if q.Signature != "" && slices.Contains(d.sigs, q.Signature) && tc > 0 && symptomAgreement(qx.symptoms, d.symptoms) >= 0 {
+		// Telemetry names the bug better than words: the ticket names the
+		// crash that telemetry confirmed for this report, the report
+		// describes the same kind of failure and shares the title's words.
+		// The batch memory applies the same floor to two reports.
+		s = max(s, sigFloor)
+	}
 	if dev := normDevice(q.Device); dev != "" && slices.Contains(d.devices, dev) {
 		s += bonusDevice
 		why = append(why, "names device "+q.Device)
@@ -565,7 +573,9 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 		case !slices.Contains(d.osFams, fam):
 			s -= penaltyOS
 			why = append(why, "names only "+strings.Join(d.osFams, ", "))
-		case maj != fam && !slices.Contains(d.osMajors, fam):
+		case maj != fam && slices.ContainsFunc(d.osMajors, func(m string) bool { return strings.HasPrefix(m, fam+" ") }):
+			// Only when the ticket names versions of this family: a ticket
+			// that says "macOS" without one is not about another version.
 			s -= penaltyOSMajor
 			why = append(why, "names another "+fam+" version: "+strings.Join(d.osMajors, ", "))
 		}
