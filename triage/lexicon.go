@@ -166,6 +166,21 @@ var lexiconTable = []struct {
 	{"close_word", 0.2, `close | closed | closing | closure`},
 	{"crash", 0.5, `app closed | it closed | game closed | closed itself | closed by itself | closed on me | closed unexpectedly | closes unexpectedly | app closing | keeps closing |
 		just closed | suddenly closed | closed suddenly | then closed | simply closed | instantly closed | closed immediately | closed again | closed every time`},
+	// Failure and state vocabulary of any product's reports (DUPLICATES):
+	// logs, masking, delays, toggles, pending states, the app in the
+	// background, exit codes, schedules and time zones.
+	{"log", 0.8, `log | logs | log file | log files | log output | logfile | logfiles | logged output | protokoll | protokolle | protokolldatei | journal | journaux | fichier journal | registro de eventos | archivo de log | arquivo de log | file di log`},
+	{"mask", 1, `mask | masks | masked | masking | unmasked | redact* | obfuscat* | ausgeblendet | ausblenden | maskiert | geschwarzt | masque | masquer | masquee | masques | enmascar* | mascarad* | mascherat* | oscurat* | censur*`},
+	{"delay", 1, `late | delayed | delay | delays | hours late | minutes late | arrive late | arrives late | arrived late | retard | retards | en retard | verspatet | verspaetet | verzogert | verzoegert | verspatung | verzogerung | retraso | retrasad* | con retraso | llega tarde | atraso | atrasad* | chega atrasad* | ritardo | ritardi | in ritardo`},
+	{"toggle", 0.6, `toggle | toggles | toggled | switch | switches | schalter | umschalter | interruptor | interrupteur | bouton bascule | levetta | interruttore`},
+	{"update", 0.45, `refresh | refreshes | refreshing | refreshed | reload | reloads | reloading | reloaded | pull to refresh | pull down to refresh | rafraichi* | recargar | recarregar | ricaricare | neu laden`},
+	{"pending", 1, `pending | processing | in progress | pendiente | procesando | en proceso | ausstehend | wird verarbeitet | in bearbeitung | en attente | en cours de traitement | en traitement | pendente | processando | em processamento | in attesa | in elaborazione`},
+	{"loading", 1, `spinner | spinners | spinning | spinning wheel | spinning circle | loading circle | loading wheel | ladekreis | ladesymbol | rueda de carga | roue qui tourne | roue multicolore | rodinha | rotellina`},
+	{"background", 0.8, `background | backgrounded | in the background | app switcher | switching apps | switch apps | switched apps | segundo plano | en segundo plano | hintergrund | im hintergrund | arriere plan | en arriere plan | em segundo plano | in background | multitask*`},
+	{"exit_code", 1, `exit code | exit codes | exit status | return code | exitcode | codigo de salida | code de sortie | code retour | codigo de saida | codice di uscita | ruckgabewert | ruckgabecode | exit-code`},
+	{"schedule", 1, `schedule | schedules | scheduled | scheduler | cron | crontab | nightly | programado | programada | programacion | tarea programada | zeitplan | geplant | zeitgesteuert | planifie* | planification | tache planifiee | agendad* | programmat* | pianificat*`},
+	{"time", 1, `zona horaria | zonas horarias | utc | gmt | daylight saving | daylight savings | summer time | cambio de hora | horario de verano | zeitumstellung | sommerzeit | winterzeit | heure d ete | changement d heure | horario de verao | ora legale | midnight | medianoche | mitternacht | minuit | meia noite | mezzanotte`},
+	{"crash", 0.5, `app dies | it dies | just dies | dies with | died with | process dies | stack trace | stacktrace | traceback | core dump | crash dump | thread dump | stack dump`},
 	{"feedback_positive", 0.1, `love | loved | loving | great | amazing | awesome | excellent | perfect | fantastic | best | wonderful | brilliant | beautiful | fun | addictive | five stars | 5 stars | 10 10 |
 		me encanta | encanta | genial | excelente | increible | maravilloso | toll | super | grossartig | wunderbar | liebe | genial | geniale | adore | magnifique | excelente | incrivel | otimo | adoro | fantastico | bellissimo | stupendo`},
 }
@@ -555,5 +570,5 @@ var abbreviations = map[string]string{
 	"api": "server", "iap": "in app purchase", "ota": "update", "ci": "build pipeline", "cd": "deploy",
 	"db": "storage", "fs": "file", "i18n": "translation", "l10n": "translation", "a11y": "accessibility",
 	"pdf": "document", "qr": "scan", "gps": "location", "kyc": "verification code", "msg": "message", "notif": "notification",
-	"pay": "payment", "identity": "sign in account", "iot": "bluetooth", "tv": "video", "vod": "video", "cdn": "download", "dm": "message",
+	"pay": "payment", "identity": "sign in", "iot": "bluetooth", "tv": "video", "vod": "video", "cdn": "download", "dm": "message",
 }
