@@ -28,6 +28,10 @@ type compInfo struct {
 	words   []string // the name's words, split ("in-app-purchases" → in, app, purchases)
 	vocab   map[string]float64
 	tickets int
+	text    string // its tickets' titles and descriptions, folded (where crash identifiers are named)
+	// team are the words of its owning team and channel that few other
+	// components share ("team-search #eng-search" → search).
+	team []namePart
 	// concepts are all the name's concepts, for signature matching.
 	concepts []string
 }
@@ -80,10 +84,31 @@ func NewComponentModel(owners []Owner, tickets []Ticket) *ComponentModel {
 		}
 	}
 	nc := float64(max(1, len(tf)))
+	blob := map[string]*strings.Builder{}
+	for _, t := range tickets {
+		c := fold(t.Component)
+		if blob[c] == nil {
+			blob[c] = &strings.Builder{}
+		}
+		blob[c].WriteString(fold(t.Title + "\n" + t.Description + "\n"))
+	}
+	teamWords := map[string]int{}
+	for _, o := range owners {
+		seen := map[string]bool{}
+		for _, w := range splitIdent(o.Team + " " + o.Channel) {
+			if !seen[w] {
+				seen[w] = true
+				teamWords[w]++
+			}
+		}
+	}
 	most := -1
 	for i, o := range owners {
 		ci := compInfo{owner: o, name: fold(o.Component), words: splitIdent(o.Component), concepts: conceptsOfName(o.Component), vocab: map[string]float64{}}
 		ci.tickets = count[ci.name]
+		if b := blob[ci.name]; b != nil {
+			ci.text = b.String()
+		}
 		if ci.tickets > 0 && (most < 0 || ci.tickets > owners2count(owners, most, count)) {
 			most = i
 		}
@@ -121,6 +146,17 @@ func NewComponentModel(owners []Owner, tickets []Ticket) *ComponentModel {
 			for _, c := range p.concepts {
 				ci.concepts = appendUnique(ci.concepts, c)
 			}
+		}
+		// Team and channel words name the area too, when they are not
+		// the boilerplate every owner line shares ("team", "eng").
+		for _, w := range splitIdent(o.Team + " " + o.Channel) {
+			if len(w) < 3 || isDigits(w) || stopwords[w] || slices.Contains(ci.words, w) || 3*teamWords[w] > len(owners) {
+				continue
+			}
+			if slices.ContainsFunc(ci.team, func(p namePart) bool { return p.word == w }) {
+				continue
+			}
+			ci.team = append(ci.team, namePart{word: w, stem: stem(w), concepts: wordConcepts(w), spec: 1 / float64(teamWords[w])})
 		}
 		norm := 0.0
 		for term, n := range tf[ci.name] {
@@ -215,6 +251,9 @@ func (p namePart) count(words map[string]bool, bag terms) (n int, literal bool) 
 //   - the component's vocabulary learned from its tickets: 2 × cosine
 //     (normalised, so a component with many tickets does not win by
 //     size);
+//   - its tickets name the matched crash's class or function (2);
+//   - a word of its owning team or channel that few owners share, said
+//     in the report (1 / owners sharing it);
 //   - related tickets: the ticket this is a regression of (3), other
 //     tracker hits 2 × their score from 0.45.
 //
@@ -305,6 +344,18 @@ func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Tic
 				why = append(why, fmt.Sprintf("the report speaks of %s (%.1f)", strings.Join(used, "+"), s))
 			}
 		}
+		if agg != nil && c.text != "" {
+			if id := namedCrashIdent(agg, c.text); id != "" {
+				score += 2
+				why = append(why, "its tickets name "+id)
+			}
+		}
+		for _, p := range c.team {
+			if n, literal := p.count(words, a.bag); n > 0 && literal {
+				score += p.spec
+				why = append(why, "its team's name says "+p.word)
+			}
+		}
 		for _, cc := range c.concepts {
 			for _, rc := range conceptNeighbours[cc] {
 				if a.bag[rc] > 0 {
@@ -354,4 +405,18 @@ func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Tic
 		return c.owner.Component, "nothing points to a component: first in CODEOWNERS"
 	}
 	return m.comps[best].owner.Component, fmt.Sprintf("%s, %.1f points", bestWhy, bestScore)
+}
+
+// namedCrashIdent returns an identifier of the crash (a word of its
+// signature or top frame of eight letters or more that is not generic
+// code vocabulary) that a component's ticket text names, or "".
+func namedCrashIdent(agg *CrashAggregate, text string) string {
+	for _, src := range []string{agg.Signature, stripFileRefs(agg.StackTop)} {
+		for _, w := range identWords(src) {
+			if len(w) >= 8 && !genericCode[w] && !isDigits(w) && strings.Contains(text, w) {
+				return w
+			}
+		}
+	}
+	return ""
 }
