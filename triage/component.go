@@ -30,7 +30,7 @@ type compInfo struct {
 	tickets int
 	text    string // its tickets' titles and descriptions, folded (where crash identifiers are named)
 	// team are the words of its owning team and channel that few other
-	// components share ("team-search #eng-search" → search).
+	// components share (a team named for the area it owns).
 	team []namePart
 	// concepts are all the name's concepts, for signature matching.
 	concepts []string
