@@ -554,10 +554,10 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 			why = append(why, "names a different crash signature: "+strings.Join(d.sigs, ", "))
 		}
 	}
-	if q.Signature != "" && slices.Contains(d.sigs, q.Signature) && tc > 0 && symptomAgreement(qx.symptoms, d.symptoms) >= 0 {
+	if q.Signature != "" && slices.Contains(d.sigs, q.Signature) && len(tgot) >= 2 && symptomAgreement(qx.symptoms, d.symptoms) >= 0 {
 		// Telemetry names the bug better than words: the ticket names the
 		// crash that telemetry confirmed for this report, the report
-		// describes the same kind of failure and shares the title's words.
+		// describes the same kind of failure and shares two words of its title.
 		// The batch memory applies the same floor to two reports.
 		s = max(s, sigFloor)
 	}
