@@ -119,12 +119,15 @@ func Assess(in AssessInput) Assessment {
 		if in.CrashUsers > 0 {
 			fmt.Fprintf(&b, ", %.0f%% of the %d users in the crash log", 100*float64(users)/float64(in.CrashUsers), in.CrashUsers)
 		}
+		if r, ok := ev["signature_rank"].(int); ok {
+			fmt.Fprintf(&b, "; #%d of %d signatures by distinct users (median %v per signature)", r, ev["signatures"], ev["median_users_per_signature"])
+		}
 		fmt.Fprintf(&b, ", top of stack %s. ", agg.StackTop)
 	} else {
 		b.WriteString("Telemetry: no crash signature matches this report (0 events, 0 distinct users). ")
 	}
 	if hasShare {
-		fmt.Fprintf(&b, "%.0f%% of active users are on %s. ", share, version)
+		fmt.Fprintf(&b, "%.0f%% of active users are on %s (the most-used version has %.0f%%). ", share, version, topVersionShare(in.Releases))
 	} else if version != "" {
 		fmt.Fprintf(&b, "No user share is known for %s. ", version)
 	}
