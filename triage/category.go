@@ -70,13 +70,16 @@ var (
 		`\bin\s+plaats\s+van\b|\btoont\s+nog\s+steeds\b|\bgeweigerd\b|` +
 		`\bzamiast\b|\bnadal\s+pokazuje\b|\bodrzucon\w*\b`)
 	// "It should X, but it Y": an expectation stated next to what happened.
-	reExpectation = regexp.MustCompile(`(?i)\bshould\s+(?:be|say|show|have|work|start|display|match|run|list|go)\b|\bis\s+supposed\s+to\b|\bdeber[ií]an?\b|\bsollte\b|\bm[üu]sste\b|\bdevrai(?:t|ent)\b|\bdeveria\b|\bdovrebbe(?:ro)?\b|\bzou\s+moeten\b|\bpowin(?:no|ien|na|ny)\b`)
+	reExpectation = regexp.MustCompile(`(?i)\bshould\s+(?:be|say|show|have|work|start|display|match|run|list|go|count|stay|keep|open|load|update|arrive)\b|\b(?:it|this|that|they|which)\s+should(?:n'?t)?\b|\bis\s+supposed\s+to\b|\bdeber[ií]an?\b|\bsollte\b|\bm[üu]sste\b|\bdevrai(?:t|ent)\b|\bdeveria\b|\bdovrebbe(?:ro)?\b|\bzou\s+moeten\b|\bpowin(?:no|ien|na|ny)\b`)
 	// "X, but when I ...": a contrast that introduces what went wrong.
 	reContrast = regexp.MustCompile(`(?i)\bbut\s+(?:when|then|now|it|the|nothing|instead|after|i)\b|\bpero\s+(?:cuando|luego|ahora|no|en|al|yo)\b|\baber\s+(?:wenn|dann|jetzt|nicht|es|die|der|das|ich|beim)\b|\bmais\s+(?:quand|ensuite|maintenant|rien|il|elle|[çc]a|je|d[èe]s|apr[èe]s|le|la)\b|\bmas\s+(?:quando|depois|agora|n[ãa]o|nada|eu|a|o)\b|\bma\s+(?:quando|poi|adesso|ora|non|io|nella|nel|la|il)\b|\bmaar\s+(?:als|dan|nu|niet|het|ik)\b|\bale\s+(?:kiedy|gdy|teraz|nie|potem)\b`)
 	// A regression: it worked before.
 	reRegression = regexp.MustCompile(`(?i)\bsince\s+(?:the|this|last|your|updating|upgrading|i\s+updated|yesterday|version|v?\d)|\bafter\s+(?:the\s+|this\s+|your\s+|last\s+)?(?:update|updating|upgrad\w*|bumping)\b|\bused\s+to\s+work|\bwas\s+(?:working\s+)?fine\s+(?:before|until|last|yesterday|on)\b|\bworked\s+(?:fine|before|until|on)\b|\bwas\s+working\s+(?:fine|before|until|last)\b|\bdesde\s+(?:la|el|que|ayer|hace)\b|\bseit\s+(?:dem|der|gestern|version|v?\d)|\bdepuis\s+(?:la|le|hier|que)\b|\bdesde\s+(?:a|o|ontem)\b|\bdepois\s+(?:que\s+atualizei|da\s+atualiza)|\bda(?:l|lla|quando)\s+(?:aggiornamento|ultimo|ieri|versione)\b|\bsinds\s+(?:de|gisteren|versie)\b|\bod\s+(?:aktualizacji|wczoraj|wersji)\b`)
 	// "Is it just me?": asking whether others see a malfunction.
 	reOthersToo = regexp.MustCompile(`(?i)\bis\s+it\s+just\s+me\b|\banyone\s+else\b|\bam\s+i\s+the\s+only\b|\ba\s+alguien\s+m[áa]s\b|\b(?:le\s+pasa|les\s+pasa)\s+a\s+alguien\b|\bsoy\s+(?:el|la)\s+[úu]nic[oa]\b|\bnoch\s+jemand\b|\bbin\s+ich\s+(?:der|die)\s+einzige\b|\bquelqu'un\s+d'autre\b|\bje\s+suis\s+(?:le|la)\s+seul|\bmais\s+algu[ée]m\b|\bs[óo]\s+(?:comigo|eu)\b|\bqualcun\s+altro\b|\bsolo\s+a\s+me\b|\biemand\s+anders\b|\bligt\s+het\s+aan\s+mij\b|\bkto[śs]\s+jeszcze\b|\btylko\s+u\s+mnie\b`)
+	// "Why does X happen?": asking the reason for a behaviour. (A "why
+	// can't I" about something missing is a request: reMissing.)
+	reWhyDoes = regexp.MustCompile(`(?i)\bwhy\s+(?:does|do|did|is|are|was|were|has|have|would|won'?t|doesn'?t|isn'?t|aren'?t|am\s+i|do\s+i|did\s+i)\b|\bpor\s+qu[ée]\s+(?:se|me|sale|aparece|no\s+(?:me|se|funciona|aparece|carga)|est[áa]|ya\s+no)\b|\bwarum\s+(?:wird|werden|ist|sind|geht|zeigt|st[üu]rzt|funktioniert|bekomme|kommt|l[äa]dt)\b|\bpourquoi\s+(?:est-ce\s+que|le|la|les|l'|mon|ma|mes|[çc]a|il|elle|je\s+(?:re[çc]ois|vois|dois))\b|\bpor\s+que\s+(?:o|a|os|as|meu|minha|est[áa]|aparece|n[ãa]o\s+(?:aparece|funciona|carrega|chega))\b|\bperch[ée]\s+(?:il|la|lo|le|l'|mi|si|[èe]|non\s+(?:funziona|arriva|carica|compare))\b|\bwaarom\s+(?:doet|is|werkt|toont|krijg|laadt)\b|\bdlaczego\s+(?:aplikacja|nie\s+(?:dzia[łl]a|dochodz|[łl]aduje)|ci[ąa]gle|znowu)\b`)
 	// Asking the team to look into something.
 	reWeakProblem  = regexp.MustCompile(`(?i)\bhelp\b|\bhilfe\b|\bayuda\b|\bajuda\b|\baiuto\b|\bissue|\bproblem|\bannoying|\bfrustrat|\bunacceptable|\bfix\b|\bfail|\bterrible|\bhorrible|\bawful|\bworse|\bworst\b|\buseless\b|\bproblema|\bnervig|\bprobl[eè]me|\bfrustrant|\bchato|\bfastidios|\barregl|\bbehebt|\bcorrig|\bvervelend|\birytuj|\bpomocy\b`)
 	reCheckRequest = regexp.MustCompile(`(?i)\b(?:can|could)\s+(?:you|someone|somebody)\s+(?:please\s+)?(?:check|look\s+into|investigate|verify|fix|sort)\b|\bplease\s+(?:check|look\s+into|investigate|fix|sort\s+(?:it|this))\b|\bpueden\s+(?:revisar|verificar|mirar|arreglar)\b|\bpodr[ií]an\s+(?:revisar|verificar|arreglar)\b|\bk[öo]nn(?:t)?en\s+sie\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bk[öo]nnt\s+ihr\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bpouvez-vous\s+(?:v[ée]rifier|regarder|corriger)\b|\bpodem\s+(?:verificar|ver|corrigir)\b|\bpotete\s+(?:verificare|controllare|sistemare|correggere)\b|\bkunnen\s+jullie\s+(?:dit\s+)?(?:controleren|nakijken|oplossen)\b|\bmo[żz]ecie\s+(?:to\s+)?(?:sprawdzi[ćc]|naprawi[ćc])\b`)
@@ -198,6 +201,9 @@ func categorize(it Item) (string, float64, []string) {
 	if m := reOthersToo.FindString(text); m != "" {
 		bug.add(1, "bug: others too %q", strings.ToLower(m))
 	}
+	if m := reWhyDoes.FindString(text); m != "" {
+		bug.add(1.5, "bug: asks why %q", strings.ToLower(m))
+	}
 	if m := reCheckRequest.FindString(text); m != "" {
 		bug.add(1, "bug: asks to check %q", strings.ToLower(m))
 	}
@@ -312,7 +318,13 @@ func categorize(it Item) (string, float64, []string) {
 func spamEvidence(text string) evidence {
 	var e evidence
 	if m := reObfuscatedURL.FindString(text); m != "" {
-		e.add(2, "spam: obfuscated link %q", m)
+		// Brackets and defanged schemes are written to slip past link
+		// filters; a spelt-out "dot" is sometimes only an e-mail address.
+		w := 2.5
+		if !strings.ContainsAny(m, "[({:") {
+			w = 2
+		}
+		e.add(w, "spam: obfuscated link %q", m)
 	}
 	if m := reURL.FindString(text); m != "" && !reEvidenceURL.MatchString(text) {
 		e.add(1, "spam: link %q", m)

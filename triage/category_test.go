@@ -1,0 +1,81 @@
+package triage_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/signoff-dev/signoff/triage"
+)
+
+// TestCategoryClasses holds the category decision on feedback written for
+// this test about products of many kinds (food delivery, notes, a game,
+// video streaming, a shop, a fitness tracker), one or more per class of
+// phrasing that a first-rule-wins intake got wrong.
+func TestCategoryClasses(t *testing.T) {
+	t.Parallel()
+	meta := triage.Metadata{Device: "Pixel 7", OS: "Android 14", AppVersion: "5.2.0"}
+	for _, tc := range []struct {
+		name   string
+		text   string
+		rating *float64
+		meta   triage.Metadata
+		want   string
+	}{
+		// Praise, also when it mentions a failure or a wish about the past.
+		{"praise with a past wish", "Switched our whole family to this planner and I wish I had found it years ago. Reminders just work. 10/10.", rating(5), meta, "praise"},
+		{"praise naming a failure it fixed", "My old player kept failing on long films, this one streams 4K without a hiccup. Great work!", rating(5), triage.Metadata{}, "praise"},
+		{"praise with a found thing", "Really lovely redesign. Took a moment to find the filters, but I got there. Thanks team!", nil, meta, "praise"},
+		{"dutch praise", "Geweldige app, goed gedaan! Bestellen gaat supersnel.", rating(5), triage.Metadata{}, "praise"},
+		{"polish praise", "Świetna robota, aplikacja działa bez zarzutu. Dziękuję!", rating(5), triage.Metadata{}, "praise"},
+
+		// Spam, also wrapped in praise, with contacts, crypto or a promo.
+		{"praise then crypto", "Nice app, very clean!! I made €3,000 last month with a bitcoin trading bot, text me on WhatsApp +49 151 2345 6789 for details", rating(5), triage.Metadata{}, "spam"},
+		{"earn per day", "Tired of your 9-5? Earn $400/day from your phone, passive income guaranteed. Join us on Telegram!", rating(5), triage.Metadata{}, "spam"},
+		{"unrelated promotion", "Love the recipes! Also selling real followers for only $4.99, 20% off this week at fastfame-shop dot com", rating(5), triage.Metadata{}, "spam"},
+		{"obfuscated link", "Free premium unlock at apkzone[.]ru, works on every phone", rating(5), triage.Metadata{}, "spam"},
+		{"defanged scheme", "watch every new movie free hxxp://moviez-free.example", nil, triage.Metadata{}, "spam"},
+		{"spanish money", "¡Gana dinero desde casa! Escríbeme y te explico, ingresos pasivos cada semana.", nil, triage.Metadata{}, "spam"},
+		{"bug with an evidence link is not spam", "The basket total is wrong after removing an item, video: https://youtu.be/abc123", nil, meta, "bug"},
+		{"bug naming an error code is not spam", "Payment fails with error code E4012 every time I pick the saved card.", nil, meta, "bug"},
+
+		// Requests phrased as complaints.
+		{"why can't I", "why can't I reorder my favourite meal with one tap?? have to build the basket again every friday. annoying", nil, meta, "feature_request"},
+		{"there is no option", "Really annoying that there is no option to hide watched episodes from the home row.", rating(3), triage.Metadata{}, "feature_request"},
+		{"italian why not", "Perché non posso esportare le note in Markdown? Sarebbe davvero comodo.", nil, triage.Metadata{}, "feature_request"},
+		{"spanish no way", "No hay forma de cambiar la unidad a kilómetros, todo sale en millas. ¿Podrían añadir esa opción?", nil, meta, "feature_request"},
+		{"german wish", "Es wäre wirklich praktisch, wenn man Trainings als Vorlage speichern könnte.", nil, triage.Metadata{}, "feature_request"},
+		{"french intensified wish", "Ce serait vraiment utile de pouvoir filtrer les commandes par magasin.", nil, triage.Metadata{}, "feature_request"},
+		{"dutch wish", "Het zou handig zijn als ik meerdere adressen kon opslaan.", nil, triage.Metadata{}, "feature_request"},
+		{"polish wish", "Byłoby super, gdyby można było dodać tryb ciemny.", nil, triage.Metadata{}, "feature_request"},
+		{"portuguese missing", "Por que não posso pausar a assinatura por um mês? Gostaria muito dessa opção.", nil, triage.Metadata{}, "feature_request"},
+
+		// Bugs phrased as questions.
+		{"is it just me", "Is it just me or does the map stop following the courier after a minute? It freezes on the last spot.", nil, meta, "bug"},
+		{"why does", "Why does my streak reset to zero when I log a workout after midnight? It should count for the day I trained.", nil, meta, "bug"},
+		{"shows the old value", "I changed my delivery address yesterday but checkout still shows the old one. Am I doing something wrong?", nil, meta, "bug"},
+		{"instead of", "Tapping Download saves the episode in low quality instead of the HD I picked in settings?", nil, meta, "bug"},
+		{"spanish expectation", "Debería avisarme cuando llega el pedido, pero la notificación nunca aparece. ¿A alguien más le pasa?", nil, meta, "bug"},
+		{"french mismatch", "Le total du panier affiche 42 € mais on m'a prélevé 47 €. Pouvez-vous vérifier ?", nil, meta, "bug"},
+		{"german stale", "Ich habe den Termin verschoben, aber die Erinnerung zeigt immer noch die alte Uhrzeit. Warum?", nil, meta, "bug"},
+		{"declined payment", "Both of my cards were declined at checkout although they work everywhere else. What is going on?", nil, meta, "bug"},
+
+		// Support questions, also when they name a feature or a limit.
+		{"how do I with a feature name", "How do I move my saved playlists to the family plan? The sharing screen only lists my own account.", nil, meta, "support_question"},
+		{"is there a setting", "Is there a setting so downloads only happen on wifi? My data plan is small.", nil, meta, "support_question"},
+		{"procedure", "Do I have to cancel the trial before it ends, or does it stop by itself?", nil, triage.Metadata{}, "support_question"},
+		{"dutch how", "Hoe kan ik mijn account verwijderen?", nil, triage.Metadata{}, "support_question"},
+		{"polish how", "Jak mogę zmienić adres e-mail przypisany do konta?", nil, triage.Metadata{}, "support_question"},
+		{"italian where", "Dove trovo le ricevute degli ordini passati?", nil, triage.Metadata{}, "support_question"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := triage.Classify(triage.Item{Text: tc.text, Rating: tc.rating, Metadata: tc.meta})
+			if in.Category != tc.want {
+				t.Fatalf("Classify(%q) = %s, want %s\ncues:\n  %s", tc.text, in.Category, tc.want, strings.Join(in.Cues, "\n  "))
+			}
+			if len(in.Cues) == 0 {
+				t.Error("no cues")
+			}
+		})
+	}
+}
