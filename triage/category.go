@@ -80,6 +80,8 @@ var (
 	// "Why does X happen?": asking the reason for a behaviour. (A "why
 	// can't I" about something missing is a request: reMissing.)
 	reWhyDoes = regexp.MustCompile(`(?i)\bwhy\s+(?:does|do|did|is|are|was|were|has|have|would|won'?t|doesn'?t|isn'?t|aren'?t|am\s+i|do\s+i|did\s+i)\b|\bpor\s+qu[ée]\s+(?:se|me|sale|aparece|no\s+(?:me|se|funciona|aparece|carga)|est[áa]|ya\s+no)\b|\bwarum\s+(?:wird|werden|ist|sind|geht|zeigt|st[üu]rzt|funktioniert|bekomme|kommt|l[äa]dt)\b|\bpourquoi\s+(?:est-ce\s+que|le|la|les|l'|mon|ma|mes|[çc]a|il|elle|je\s+(?:re[çc]ois|vois|dois))\b|\bpor\s+que\s+(?:o|a|os|as|meu|minha|est[áa]|aparece|n[ãa]o\s+(?:aparece|funciona|carrega|chega))\b|\bperch[ée]\s+(?:il|la|lo|le|l'|mi|si|[èe]|non\s+(?:funziona|arriva|carica|compare))\b|\bwaarom\s+(?:doet|is|werkt|toont|krijg|laadt)\b|\bdlaczego\s+(?:aplikacja|nie\s+(?:dzia[łl]a|dochodz|[łl]aduje)|ci[ąa]gle|znowu)\b`)
+	// A malfunction reported as over.
+	reResolved = regexp.MustCompile(`(?i)\b(?:fixed|solved|resolved|sorted\s+out)\s+(?:the|my|that|this|all|every|those|these)\b|\bno\s+more\s+(?:crash|lag|freez|bug|glitch|stutter)\w*|\bno\s+longer\s+(?:crash|lag|freez|stutter)\w*|\b(?:arreglaron|solucionaron|han\s+arreglado)\b|\bya\s+no\s+se\s+(?:cierra|cuelga)\b|\b(?:ist|sind|wurde|wurden)\s+(?:jetzt\s+)?behoben\b|\bst[üu]rzt\s+nicht\s+mehr\b|\bvous\s+avez\s+(?:corrig[ée]|r[ée]gl[ée])\b|\bne\s+plante\s+plus\b|\b(?:corrigiram|resolveram)\b|\bn[ãa]o\s+(?:trava|fecha)\s+mais\b|\bavete\s+(?:risolto|sistemato|corretto)\b|\bnon\s+si\s+(?:blocca|chiude)\s+pi[ùu]\b|\bis\s+(?:nu\s+)?opgelost\b|\bnaprawili[śs]cie\b`)
 	// Asking the team to look into something.
 	reWeakProblem  = regexp.MustCompile(`(?i)\bhelp\b|\bhilfe\b|\bayuda\b|\bajuda\b|\baiuto\b|\bissue|\bproblem|\bannoying|\bfrustrat|\bunacceptable|\bfix\b|\bfail|\bterrible|\bhorrible|\bawful|\bworse|\bworst\b|\buseless\b|\bproblema|\bnervig|\bprobl[eè]me|\bfrustrant|\bchato|\bfastidios|\barregl|\bbehebt|\bcorrig|\bvervelend|\birytuj|\bpomocy\b`)
 	reCheckRequest = regexp.MustCompile(`(?i)\b(?:can|could)\s+(?:you|someone|somebody)\s+(?:please\s+)?(?:check|look\s+into|investigate|verify|fix|sort)\b|\bplease\s+(?:check|look\s+into|investigate|fix|sort\s+(?:it|this))\b|\bpueden\s+(?:revisar|verificar|mirar|arreglar)\b|\bpodr[ií]an\s+(?:revisar|verificar|arreglar)\b|\bk[öo]nn(?:t)?en\s+sie\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bk[öo]nnt\s+ihr\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bpouvez-vous\s+(?:v[ée]rifier|regarder|corriger)\b|\bpodem\s+(?:verificar|ver|corrigir)\b|\bpotete\s+(?:verificare|controllare|sistemare|correggere)\b|\bkunnen\s+jullie\s+(?:dit\s+)?(?:controleren|nakijken|oplossen)\b|\bmo[żz]ecie\s+(?:to\s+)?(?:sprawdzi[ćc]|naprawi[ćc])\b`)
@@ -211,7 +213,7 @@ func categorize(it Item) (string, float64, []string) {
 	weak := 0
 	// "Why can't I choose X" is a wish, not an inability: its "can't"
 	// is no evidence of a malfunction.
-	if (has("unable") && missing == "") || has("wrong") || has("error") {
+	if (has("unable") && missing == "") || has("wrong") || (has("error") && !reBugWord.MatchString(text)) {
 		weak++
 		bug.add(1, "problem: unable/wrong/error")
 	}
@@ -228,6 +230,13 @@ func categorize(it Item) (string, float64, []string) {
 		} else {
 			bug.add(0.25, "bug: device and version")
 		}
+	}
+
+	// "The update fixed the crash", "no more lag": a malfunction that is
+	// over, which praise mentions.
+	if m := reResolved.FindString(text); m != "" && bug.score > 0 && (rating >= 4 || a.bag["~feedback_positive"] > 0) {
+		bug.score *= 0.3
+		bug.cues = append(bug.cues, fmt.Sprintf("bug: reported as resolved %q (x0.3)", strings.ToLower(m)))
 	}
 
 	var req evidence
@@ -288,13 +297,18 @@ func categorize(it Item) (string, float64, []string) {
 	// Spam first: it often carries a 5-star rating and praise. A real
 	// report with a link (a screenshot) is not spam unless the link comes
 	// with more.
-	if spam.score >= 2.5 && !(strong > 0 && spam.score < 4) {
+	// Two different kinds of spam signal with nothing to report are
+	// enough ("visit my channel for free coins").
+	if (spam.score >= 2.5 && !(strong > 0 && spam.score < 4)) || (spam.score >= 2 && len(spam.cues) >= 2 && bug.score < 1 && req.score == 0 && sup.score < 2.5) {
 		return decide(CategorySpam, 0.55+spam.score/10, spam)
+	}
+	if spam.score > 0 {
+		cues = append(cues, spam.cues...)
 	}
 	switch {
 	case req.score >= 2.5 && req.score >= bug.score:
 		return decide(CategoryFeature, margin(req.score, bug.score)+0.1, req, bug)
-	case bug.score >= 2 && bug.score >= sup.score && (strong > 0 || bug.score >= praise.score):
+	case bug.score >= 2 && bug.score > sup.score && (strong > 0 || bug.score >= praise.score):
 		return decide(CategoryBug, margin(bug.score, max(sup.score, praise.score))+0.1, bug, sup)
 	case sup.score >= 2 && sup.score >= bug.score:
 		return decide(CategorySupport, margin(sup.score, bug.score)+0.1, sup, bug)

@@ -66,6 +66,19 @@ func TestCategoryClasses(t *testing.T) {
 		{"dutch how", "Hoe kan ik mijn account verwijderen?", nil, triage.Metadata{}, "support_question"},
 		{"polish how", "Jak mogę zmienić adres e-mail przypisany do konta?", nil, triage.Metadata{}, "support_question"},
 		{"italian where", "Dove trovo le ricevute degli ordini passati?", nil, triage.Metadata{}, "support_question"},
+		{"greyed out, plan question", "The export button is greyed out. Do I need the paid plan for that?", nil, meta, "support_question"},
+		{"offline question", "Can I use the maps offline when I travel abroad?", nil, triage.Metadata{}, "support_question"},
+		{"how to silence errors", "How do I turn off the error sounds during a run?", nil, meta, "support_question"},
+
+		// More of each, across products.
+		{"praise for a fix", "The new version fixed the crash I had on older tablets, and no more lag when scrolling. Love it!", rating(5), meta, "praise"},
+		{"praise smooth and fast", "Smooth, fast and the new player looks beautiful.", rating(5), triage.Metadata{}, "praise"},
+		{"channel spam", "Great game! Visit my channel for free coins", rating(5), triage.Metadata{}, "spam"},
+		{"subtitles out of sync", "Subtitles are out of sync by two seconds on every episode since yesterday.", nil, meta, "bug"},
+		{"regression in search", "Since the last update search is useless, it never finds anything I type.", rating(2), triage.Metadata{}, "bug"},
+		{"cannot claim", "Can't claim the daily reward anymore", rating(2), triage.Metadata{}, "bug"},
+		{"dutch bug", "Sinds de update blijft de app hangen bij het afrekenen.", nil, meta, "bug"},
+		{"polish bug", "Aplikacja się zawiesza, kiedy otwieram koszyk. Nic się nie dzieje po kliknięciu.", nil, meta, "bug"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
