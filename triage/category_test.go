@@ -79,6 +79,40 @@ func TestCategoryClasses(t *testing.T) {
 		{"cannot claim", "Can't claim the daily reward anymore", rating(2), triage.Metadata{}, "bug"},
 		{"dutch bug", "Sinds de update blijft de app hangen bij het afrekenen.", nil, meta, "bug"},
 		{"polish bug", "Aplikacja się zawiesza, kiedy otwieram koszyk. Nic się nie dzieje po kliknięciu.", nil, meta, "bug"},
+
+		// A second batch, written before the rules above were tuned on it
+		// (25/30 at first): stops by itself, how come, is this normal, a
+		// yes/no can-I question, a seller with a social handle.
+		{"batch2 01 bug", "Ever since version 3.1 the cart empties itself when I switch to another app and come back.", nil, meta, "bug"},
+		{"batch2 02 bug", "Le minuteur s'arrête tout seul quand l'écran se verrouille. Normal ?", nil, meta, "bug"},
+		{"batch2 03 bug", "Warum verschwinden meine Lesezeichen jedes Mal nach dem Neustart?", nil, meta, "bug"},
+		{"batch2 04 bug", "La app me cobra el envío dos veces en cada pedido. ¿Es normal?", nil, meta, "bug"},
+		{"batch2 05 bug", "O vídeo trava no mesmo ponto em todos os episódios, alguém mais?", nil, meta, "bug"},
+		{"batch2 06 bug", "Il contapassi segna 0 passi anche dopo una camminata di un'ora. Come mai?", nil, meta, "bug"},
+		{"batch2 07 bug", "De betaling blijft hangen op 'verwerken' en ik krijg geen bevestiging.", nil, meta, "bug"},
+		{"batch2 08 bug", "Po ostatniej aktualizacji nie mogę się zalogować, wyskakuje błąd 500.", nil, meta, "bug"},
+		{"batch2 09 bug", "Tracking says delivered but nothing arrived and the driver map still moves around town.", rating(2), meta, "bug"},
+		{"batch2 10 bug", "pressing play just shows a spinning wheel forever, tried wifi and 5g", rating(1), triage.Metadata{}, "bug"},
+		{"batch2 11 feature_request", "Would be cool to schedule orders in advance for lunch at work.", nil, triage.Metadata{}, "feature_request"},
+		{"batch2 12 feature_request", "Honestly why is there still no way to split the bill with friends in 2026", rating(3), triage.Metadata{}, "feature_request"},
+		{"batch2 13 feature_request", "Ich hätte gern eine Möglichkeit, Notizen mit Passwort zu schützen.", nil, triage.Metadata{}, "feature_request"},
+		{"batch2 14 feature_request", "Seria ótimo ter legendas em mais idiomas nos documentários.", rating(5), triage.Metadata{}, "feature_request"},
+		{"batch2 15 feature_request", "Il manque un mode hors ligne pour les cartes, ce serait top pour la randonnée.", rating(4), triage.Metadata{}, "feature_request"},
+		{"batch2 16 feature_request", "Dodajcie proszę możliwość eksportu treningów do pliku GPX.", nil, triage.Metadata{}, "feature_request"},
+		{"batch2 17 feature_request", "Kunnen jullie een widget toevoegen voor het startscherm?", nil, triage.Metadata{}, "feature_request"},
+		{"batch2 18 feature_request", "Please let us pick the font size in the reader, the default is tiny on tablets.", rating(4), triage.Metadata{}, "feature_request"},
+		{"batch2 19 support_question", "How can I change the card my subscription is billed to?", nil, triage.Metadata{}, "support_question"},
+		{"batch2 20 support_question", "¿Dónde puedo ver el historial de mis pedidos anteriores?", nil, triage.Metadata{}, "support_question"},
+		{"batch2 21 support_question", "Kann ich mein Abo pausieren, statt es zu kündigen?", nil, triage.Metadata{}, "support_question"},
+		{"batch2 22 support_question", "What happens to my saved recipes if I cancel premium?", nil, triage.Metadata{}, "support_question"},
+		{"batch2 23 support_question", "Is it possible to share one account between two phones?", nil, triage.Metadata{}, "support_question"},
+		{"batch2 24 praise", "The coach feature changed my mornings, thank you so much!", rating(5), triage.Metadata{}, "praise"},
+		{"batch2 25 praise", "Adoro questa app, la uso ogni giorno per le mie liste. Complimenti!", rating(5), triage.Metadata{}, "praise"},
+		{"batch2 26 praise", "Super appli, livraison rapide et suivi clair. Bravo à l'équipe", rating(5), triage.Metadata{}, "praise"},
+		{"batch2 27 spam", "Best notes app!!! btw I sell cheap Netflix accounts, DM me on Instagram @cheapstream_deals", rating(5), triage.Metadata{}, "spam"},
+		{"batch2 28 spam", "Get unlimited lives and coins now at lifehax (dot) net no download needed", rating(5), triage.Metadata{}, "spam"},
+		{"batch2 29 spam", "Hi I am Jessica, investment advisor, I can help you grow 10x with forex, contact me at +1 202 555 0143", nil, triage.Metadata{}, "spam"},
+		{"batch2 30 spam", "Promo: buy 1 get 3 free on our vitamins, use code HEALTH50 at checkout on vitashop-deals.store", rating(4), triage.Metadata{}, "spam"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
