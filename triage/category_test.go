@@ -113,6 +113,40 @@ func TestCategoryClasses(t *testing.T) {
 		{"batch2 28 spam", "Get unlimited lives and coins now at lifehax (dot) net no download needed", rating(5), triage.Metadata{}, "spam"},
 		{"batch2 29 spam", "Hi I am Jessica, investment advisor, I can help you grow 10x with forex, contact me at +1 202 555 0143", nil, triage.Metadata{}, "spam"},
 		{"batch2 30 spam", "Promo: buy 1 get 3 free on our vitamins, use code HEALTH50 at checkout on vitashop-deals.store", rating(4), triage.Metadata{}, "spam"},
+
+		// A third batch (a shop and food delivery), written before tuning
+		// (26/30 at first): would appreciate, a Dutch missing option, gift
+		// card and adult-content pitches.
+		{"batch3 01 bug", "Apple Pay sheet pops up then disappears and my order is stuck on pending payment.", nil, meta, "bug"},
+		{"batch3 02 bug", "Why is my cart showing 3 items when I only added one?", nil, meta, "bug"},
+		{"batch3 03 bug", "Checkout says my address is invalid, but it's the same one I used last month.", rating(2), meta, "bug"},
+		{"batch3 04 bug", "The delivery tracker hasn't moved in 2 hours though the courier is already at my door.", nil, meta, "bug"},
+		{"batch3 05 bug", "Il codice sconto viene accettato ma il totale non cambia.", nil, meta, "bug"},
+		{"batch3 06 bug", "Am I the only one whose wishlist is empty after logging in on the tablet?", nil, triage.Metadata{}, "bug"},
+		{"batch3 07 bug", "Nach dem Bezahlen lande ich wieder im Warenkorb und die Bestellung taucht nirgends auf.", nil, meta, "bug"},
+		{"batch3 08 bug", "Quand je valide le panier, l'appli revient à l'accueil sans rien dire.", rating(1), meta, "bug"},
+		{"batch3 09 bug", "Cada vez que pago con Apple Pay me sale 'Pago fallido' aunque el banco lo cobra.", rating(1), meta, "bug"},
+		{"batch3 10 bug", "Search results are in random order even though I picked 'price: low to high'.", rating(3), meta, "bug"},
+		{"batch3 11 feature_request", "It's so frustrating that I can't save more than one card. Please add that.", rating(3), triage.Metadata{}, "feature_request"},
+		{"batch3 12 feature_request", "Why isn't there a dark theme yet?", rating(4), triage.Metadata{}, "feature_request"},
+		{"batch3 13 feature_request", "Would really appreciate a way to reorder a past order in one tap.", rating(5), triage.Metadata{}, "feature_request"},
+		{"batch3 14 feature_request", "Seria bueno poder elegir la hora de entrega exacta.", nil, triage.Metadata{}, "feature_request"},
+		{"batch3 15 feature_request", "Gostaria que o app mostrasse o tempo estimado de entrega na lista de restaurantes.", rating(4), triage.Metadata{}, "feature_request"},
+		{"batch3 16 feature_request", "Jammer dat er geen optie is om bestellingen te delen met huisgenoten, graag toevoegen!", rating(4), triage.Metadata{}, "feature_request"},
+		{"batch3 17 support_question", "How do I add Apple Pay as a payment method at checkout?", nil, meta, "support_question"},
+		{"batch3 18 support_question", "Can I change the delivery address after the order has been placed?", nil, triage.Metadata{}, "support_question"},
+		{"batch3 19 support_question", "Wie lange dauert eine Rückerstattung normalerweise?", nil, triage.Metadata{}, "support_question"},
+		{"batch3 20 support_question", "Comment puis-je annuler une commande déjà payée ?", nil, triage.Metadata{}, "support_question"},
+		{"batch3 21 support_question", "Where do I find the invoice for my last order? I need it for my company.", nil, triage.Metadata{}, "support_question"},
+		{"batch3 22 support_question", "Do you deliver to the islands, or only the mainland?", nil, triage.Metadata{}, "support_question"},
+		{"batch3 23 praise", "Ordered at 9pm, arrived next morning, tracking was spot on. Brilliant service!", rating(5), triage.Metadata{}, "praise"},
+		{"batch3 24 praise", "Muy buena app, rápida y fácil de usar. ¡Gracias!", rating(5), triage.Metadata{}, "praise"},
+		{"batch3 25 praise", "Checkout with Apple Pay takes two taps, finally an app that gets it.", rating(5), meta, "praise"},
+		{"batch3 26 spam", "Amazing shop app! Want designer bags at 90% off? Message me on WhatsApp and I'll send the catalogue", rating(5), triage.Metadata{}, "spam"},
+		{"batch3 27 spam", "Get a $500 gift card now, just complete the form at giftz-claim.click", nil, triage.Metadata{}, "spam"},
+		{"batch3 28 spam", "I earned 2 ETH last week staking with my mentor, contact him on telegram @cryptomentor_real", rating(5), triage.Metadata{}, "spam"},
+		{"batch3 29 spam", "Visit our casino, 200 free spins for new players! www.spinwin-casino.bet", nil, triage.Metadata{}, "spam"},
+		{"batch3 30 spam", "loving the app 😍 check my profile for exclusive pics 🔞", rating(5), triage.Metadata{}, "spam"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
