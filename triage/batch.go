@@ -204,10 +204,11 @@ func firstLine(s string, n int) string {
 // links to the report that became the ticket, not to the second report.
 // docs are in arrival order.
 func chainToFirst(hits []Hit, docs []batchDoc) []Hit {
-	first := map[string]string{}
+	first, titles := map[string]string{}, map[string]string{}
 	for _, d := range docs {
 		if _, ok := first[d.resolves]; !ok && d.resolves != "" {
 			first[d.resolves] = d.id
+			titles[d.id] = d.title
 		}
 	}
 	best := map[string]int{}
@@ -227,11 +228,7 @@ func chainToFirst(hits []Hit, docs []batchDoc) []Hit {
 		if f := first[out[i].Resolves]; f != "" && BatchPrefix+f != out[i].ID {
 			out[i].Why = append(out[i].Why, "best match "+strings.TrimPrefix(out[i].ID, BatchPrefix)+", first report of "+out[i].Resolves+" "+f)
 			out[i].ID = BatchPrefix + f
-			for _, d := range docs {
-				if d.id == f {
-					out[i].Title = d.title
-				}
-			}
+			out[i].Title = titles[f]
 		}
 	}
 	return out
