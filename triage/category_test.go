@@ -160,3 +160,24 @@ func TestCategoryClasses(t *testing.T) {
 		})
 	}
 }
+
+// TestStepsNeedAnObject: a sentence counts as a reproduction step when its
+// action names what was acted on, so a vague complaint stays without steps
+// (and is asked for details).
+func TestStepsNeedAnObject(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text  string
+		steps int
+	}{
+		{"Everything is sluggish and the icons do nothing when I tap them.", 0},
+		{"Thinking about switching to another player, honestly.", 0},
+		{"When I tap the heart icon on a song it vanishes.", 1},
+		{"After switching accounts the basket is empty.", 1},
+		{"Open Settings > Downloads, pick HD, tap Save.", 1},
+	} {
+		if got := triage.ExtractSteps(tc.text); len(got) != tc.steps {
+			t.Errorf("ExtractSteps(%q) = %q, want %d steps", tc.text, got, tc.steps)
+		}
+	}
+}

@@ -274,12 +274,40 @@ func ExtractSteps(text string) []string {
 			if len(s) < 4 {
 				continue
 			}
-			if numbered || reStepTrigger.MatchString(s) || reStepVerb.MatchString(s) {
+			if numbered || isStepSentence(s) {
 				out = append(out, s)
 			}
 		}
 	}
 	return out
+}
+
+var (
+	// An action on a bare pronoun ("when I press them") names nothing
+	// to reproduce.
+	rePronounObject = regexp.MustCompile(`(?i)^\s*(?:it|them|this|that|those|these|sie|es|ihn|lo|la|los|las|le|les|li)\s*(?:[.!?,;:)]|$|\s+(?:and|again|y|und|et|e|en|i)\b)`)
+	// A gerund is an action the reporter did only after a trigger word
+	// ("after switching accounts"), not in "considering switching apps".
+	reGerundTrigger = regexp.MustCompile(`(?i)\b(?:when|while|after|before|by|on|upon|keeps?|kept|tried|try|start(?:ed)?)\s+(?:\w+\s+)?$`)
+)
+
+// isStepSentence reports whether a sentence describes something the
+// reporter did: an action verb with an object (or a gerund after a
+// trigger word), or a "when I..." trigger whose action is not only on a
+// pronoun.
+func isStepSentence(s string) bool {
+	locs := reStepVerb.FindAllStringIndex(s, -1)
+	for _, loc := range locs {
+		verb := strings.ToLower(s[loc[0]:loc[1]])
+		if rePronounObject.MatchString(s[loc[1]:]) {
+			continue
+		}
+		if strings.HasSuffix(verb, "ing") && !reGerundTrigger.MatchString(s[:loc[0]]) {
+			continue
+		}
+		return true
+	}
+	return len(locs) == 0 && reStepTrigger.MatchString(s)
 }
 
 // sentences splits text at line breaks and at ".", "!", "?" or ";"
