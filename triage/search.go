@@ -87,6 +87,7 @@ type tdoc struct {
 	devices     []string
 	sigs        []string // crash signatures the ticket names (LinkCrashLog)
 	symptoms    uint16   // failure kinds the ticket names (symptomMask)
+	thinTitle   bool     // fewer than two title terms name anything (see score)
 }
 
 // posting is one ticket containing a term, with the term's saturated
@@ -138,6 +139,13 @@ func NewTrackerIndex(tickets []Ticket) *TrackerIndex {
 		}
 		slices.Sort(d.title)
 		slices.Sort(d.desc)
+		content := 0
+		for t := range ta.bag {
+			if _, isOS := osWords[t]; !isOS && !isNumberTerm(t) {
+				content++
+			}
+		}
+		d.thinTitle = content < 2
 		for len(tfs) < len(ix.terms) {
 			tfs = append(tfs, nil)
 		}
@@ -525,6 +533,12 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 	}
 	tc, tgot := cov(d.title)
 	dc, _ := cov(d.desc)
+	if d.thinTitle {
+		// A title such as "Here we go again [Android 15]" names nothing
+		// but a platform: covering it says nothing, so the description
+		// stands in for it.
+		tc = min(tc, dc)
+	}
 	num, den := 0.0, 0.0
 	for _, qt := range qts {
 		den += qt.omega
