@@ -147,6 +147,35 @@ func TestCategoryClasses(t *testing.T) {
 		{"batch3 28 spam", "I earned 2 ETH last week staking with my mentor, contact him on telegram @cryptomentor_real", rating(5), triage.Metadata{}, "spam"},
 		{"batch3 29 spam", "Visit our casino, 200 free spins for new players! www.spinwin-casino.bet", nil, triage.Metadata{}, "spam"},
 		{"batch3 30 spam", "loving the app 😍 check my profile for exclusive pics 🔞", rating(5), triage.Metadata{}, "spam"},
+
+		// A fourth batch, written before tuning (19/25 at first): missing-option forms, why in Polish and "any idea why",
+		// policy questions naming an error, money and channel pitches in
+		// German and Italian.
+		{"batch4 01 feature_request", "Great app, I just wish it had a sleep timer for podcasts.", rating(5), triage.Metadata{}, "feature_request"},
+		{"batch4 02 feature_request", "Top App! Nur eine Bitte: könntet ihr einen Export als PDF einbauen?", rating(5), triage.Metadata{}, "feature_request"},
+		{"batch4 03 feature_request", "Adoro o app, mas sinto falta de uma opção para silenciar as notificações à noite.", rating(4), triage.Metadata{}, "feature_request"},
+		{"batch4 04 feature_request", "Brakuje mi możliwości ustawienia przypomnienia o wodzie.", rating(4), triage.Metadata{}, "feature_request"},
+		{"batch4 05 bug", "Waarom krijg ik steeds een foutmelding bij het betalen met iDEAL?", nil, meta, "bug"},
+		{"batch4 06 bug", "Czemu aplikacja wylogowuje mnie co kilka minut?", rating(2), meta, "bug"},
+		{"batch4 07 bug", "Por que o app não mostra mais meus pedidos antigos? Sumiram todos.", rating(2), meta, "bug"},
+		{"batch4 08 bug", "Any idea why the timer keeps resetting when my phone locks?", nil, meta, "bug"},
+		{"batch4 09 bug", "The song skips to the next one by itself halfway through, happens on every album.", rating(3), meta, "bug"},
+		{"batch4 10 bug", "My streak went from 120 days to 0 overnight even though I logged every day.", rating(1), meta, "bug"},
+		{"batch4 11 support_question", "I get the error 'card not supported' — which cards do you accept?", nil, triage.Metadata{}, "support_question"},
+		{"batch4 12 support_question", "Welche Zahlungsmethoden werden akzeptiert?", nil, triage.Metadata{}, "support_question"},
+		{"batch4 13 support_question", "Quels sont les frais de livraison pour une commande de moins de 20 € ?", nil, triage.Metadata{}, "support_question"},
+		{"batch4 14 support_question", "Is my data shared with third parties if I connect my smartwatch?", nil, triage.Metadata{}, "support_question"},
+		{"batch4 15 support_question", "Qual è la differenza tra il piano base e quello premium?", nil, triage.Metadata{}, "support_question"},
+		{"batch4 16 praise", "Eindelijk een app die gewoon doet wat hij belooft. Top!", rating(5), triage.Metadata{}, "praise"},
+		{"batch4 17 praise", "Tolle App, benutze sie täglich, macht richtig Spaß.", rating(5), triage.Metadata{}, "praise"},
+		{"batch4 18 praise", "Incroyable, la meilleure appli de recettes que j'ai testée.", rating(5), triage.Metadata{}, "praise"},
+		{"batch4 19 praise", "Never thought a budgeting app could be fun. Well done!", rating(5), triage.Metadata{}, "praise"},
+		{"batch4 20 spam", "Verdiene 500€ pro Tag von zu Hause aus! Schreib mir auf WhatsApp.", rating(5), triage.Metadata{}, "spam"},
+		{"batch4 21 spam", "Gagnez de l'argent facilement avec notre plateforme de trading, inscrivez-vous sur profit-rapide[.]fr", rating(5), triage.Metadata{}, "spam"},
+		{"batch4 22 spam", "App fantastica! Seguite il mio canale YouTube per trucchi e monete gratis", rating(5), triage.Metadata{}, "spam"},
+		{"batch4 23 spam", "Cheap followers and likes, 1000 for $2, order at instafame.shop", nil, triage.Metadata{}, "spam"},
+		{"batch4 24 bug", "After today's update I can't log in with Google anymore, it just loops back to the start.", rating(1), meta, "bug"},
+		{"batch4 25 feature_request", "Can you please make the text bigger? It's hard to read on small phones.", rating(3), triage.Metadata{}, "feature_request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
