@@ -148,9 +148,10 @@ func TestCategoryClasses(t *testing.T) {
 		{"batch3 29 spam", "Visit our casino, 200 free spins for new players! www.spinwin-casino.bet", nil, triage.Metadata{}, "spam"},
 		{"batch3 30 spam", "loving the app 😍 check my profile for exclusive pics 🔞", rating(5), triage.Metadata{}, "spam"},
 
-		// A fourth batch, written before tuning (19/25 at first): missing-option forms, why in Polish and "any idea why",
-		// policy questions naming an error, money and channel pitches in
-		// German and Italian.
+		// A fourth batch, written before tuning (19/25 at first):
+		// missing-option forms, why in Polish and "any idea why", policy
+		// questions naming an error, money and channel pitches in German
+		// and Italian.
 		{"batch4 01 feature_request", "Great app, I just wish it had a sleep timer for podcasts.", rating(5), triage.Metadata{}, "feature_request"},
 		{"batch4 02 feature_request", "Top App! Nur eine Bitte: könntet ihr einen Export als PDF einbauen?", rating(5), triage.Metadata{}, "feature_request"},
 		{"batch4 03 feature_request", "Adoro o app, mas sinto falta de uma opção para silenciar as notificações à noite.", rating(4), triage.Metadata{}, "feature_request"},
