@@ -209,10 +209,14 @@ func query(st State, text string) triage.Query {
 	return q
 }
 
-// searchQuery adds the crash signature telemetry confirms for the query.
+// searchQuery adds the crash signature telemetry confirms for the query
+// and the component the report is classified into (from the report's own
+// text, not the model's query: the duplicate evidence weighs it).
 func searchQuery(p *project, st State, text string) triage.Query {
 	q := query(st, text)
-	q.Signature = triage.ConfirmedSignature(p.Crash.Query(q))
+	crashes := p.Crash.Query(q)
+	q.Signature = triage.ConfirmedSignature(crashes)
+	q.Component = triage.ReportComponent(p.Components, firstNonEmpty(st.Item.Text, text), crashes, q.Signature)
 	return q
 }
 

@@ -24,22 +24,29 @@ type Query struct {
 	OS         string `json:"os,omitempty"`
 	AppVersion string `json:"app_version,omitempty"`
 	Signature  string `json:"signature,omitempty"`
+	// Component is the component the report is classified into
+	// (ComponentModel.Choose, once per report); the duplicate evidence
+	// weighs whether a ticket is of the same one.
+	Component string `json:"component,omitempty"`
 }
 
 // Hit is one search result. Strong hits (Score >= StrongScore) may be
 // claimed as duplicates; weak ones may not. Batch hits have IDs
 // "batch:<item id>" and carry the ticket that item resolved to.
 type Hit struct {
-	ID        string   `json:"id"`
-	Title     string   `json:"title"`
-	Status    string   `json:"status,omitempty"`
-	Score     float64  `json:"score"`
-	Strong    bool     `json:"strong"`
-	Why       []string `json:"why,omitempty"`
-	FixedIn   string   `json:"fixed_in,omitempty"`
-	Component string   `json:"component,omitempty"`
-	Resolves  string   `json:"resolves,omitempty"`
-	raw       float64  // the score before clamping to [0, 1], to order ties at 1
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Status      string   `json:"status,omitempty"`
+	Score       float64  `json:"score"`
+	Strong      bool     `json:"strong"`
+	Why         []string `json:"why,omitempty"`
+	FixedIn     string   `json:"fixed_in,omitempty"`
+	Component   string   `json:"component,omitempty"`
+	Resolves    string   `json:"resolves,omitempty"`
+	raw         float64  // the score before clamping to [0, 1], to order ties at 1
+	closed      bool     // the ticket is closed (never the standout target)
+	text        float64  // the similarity of the words alone (coverage)
+	offPlatform bool     // the ticket names only other OS families (never the standout target)
 }
 
 // Label is "STRONG" or "weak", the word a small model reads instead of a
@@ -414,7 +421,7 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 			heap.Fix(h, 0)
 		}
 	}
-	qx := queryExtras{symptoms: ix.querySymptoms(qts), quotes: quotedStrings(q.Text)}
+	qx := queryExtras{symptoms: ix.querySymptoms(qts), quotes: quotedStrings(q.Text), concrete: ix.concreteTokens(q.Text)}
 	qm := map[int32]float64{}
 	for _, qt := range qts {
 		for j, id := range qt.ids {
@@ -425,6 +432,7 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 	for _, c := range *h {
 		hits = append(hits, ix.score(int(c.d), q, qts, qm, qx, float64(c.s)))
 	}
+	applyStandout(hits, func(h Hit) bool { return h.closed })
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
 			return hits[i].Score > hits[j].Score
@@ -555,6 +563,7 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 		qc = num / den
 	}
 	s := wTitle*tc + wDesc*dc + wQuery*qc
+	text := s
 	why := []string{fmt.Sprintf("title %.2f, description %.2f, report %.2f (bm25 %.1f)", tc, dc, qc, bm25)}
 	if len(tgot) > 0 {
 		why = append(why, "title terms: "+strings.Join(tgot, ", "))
@@ -615,9 +624,16 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 		s += bonusQuote
 		why = append(why, "quotes "+strconvQuote(qs))
 	}
+	sim := s
+	ev := fmt.Sprintf("evidence: similarity %.2f", sim)
+	for _, p := range ix.evidenceParts(i, q, qm, qx) {
+		s += p.v
+		ev += fmt.Sprintf(", %s %+.2f", p.name, p.v)
+	}
+	why = append(why, ev)
 	raw := s
 	s = round3(clamp01(s))
-	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Score: s, Strong: s >= StrongScore, Why: why, Component: t.Component, raw: raw}
+	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Score: s, Strong: s >= StrongScore, Why: why, Component: t.Component, raw: raw, closed: isClosed(t), text: text, offPlatform: ix.offPlatform(i, q)}
 	if t.FixedIn != nil {
 		h.FixedIn = *t.FixedIn
 	}
@@ -705,6 +721,7 @@ func mentionedOSTokens(toks []token, majors, fams []string) ([]string, []string)
 type queryExtras struct {
 	symptoms uint16
 	quotes   []string
+	concrete []string // concreteTokens of the report
 }
 
 func (ix *TrackerIndex) querySymptoms(qts []queryTerm) uint16 {
