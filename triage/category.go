@@ -40,8 +40,8 @@ var (
 	// Any link the text calls a screenshot, a recording or a log points
 	// at evidence, whatever its host.
 	reEvidenceWord = regexp.MustCompile(`(?i)\bscreen\s*shots?\b|\bscreen\s*(?:cast|recording|capture|grab)s?\b|\b(?:video|recording|log|logs|logfile|crash\s*log|trace|har\s+file)\b|\bcaptura(?:s)?\s+de\s+(?:pantalla|tela|ecr[ãa])\b|\bgrabaci[óo]n\b|\bbildschirm(?:foto|aufnahme)\w*\b|\baufnahme\b|\bcapture\s+d'[ée]cran\b|\benregistrement\b|\bgrava[çc][ãa]o\b|\bschermata\b|\bregistrazione\b|\bschermafbeelding\b|\bopname\b|\bzrzut\s+ekranu\b|\bnagranie\b|\bprint\s+(?:da\s+tela|screen)\b`)
-	reFreeAmount  = regexp.MustCompile(`(?i)\b\d[\d,.kK]*\+?\s*free\b|\bfree\s+\d|\bgratis\s+\d|\b\d[\d,.]*\s*(?:gratis|kostenlos|gratuit|gratuito|darmowe?)`)
-	rePromoCode   = regexp.MustCompile(`(?i:\b(?:enter|use|promo|redeem|coupon|bonus|gift|referral)\s+(?:the\s+|this\s+|my\s+)?codes?\b)|(?i:\b(?:code|c[oó]digo|gutschein|codice|kod)\s*:?\s*["'“]?)[A-Z][A-Z0-9]*\d[A-Z0-9]*\b`)
+	reFreeAmount   = regexp.MustCompile(`(?i)\b\d[\d,.kK]*\+?\s*free\b|\bfree\s+\d|\bgratis\s+\d|\b\d[\d,.]*\s*(?:gratis|kostenlos|gratuit|gratuito|darmowe?)`)
+	rePromoCode    = regexp.MustCompile(`(?i:\b(?:enter|use|promo|redeem|coupon|bonus|gift|referral)\s+(?:the\s+|this\s+|my\s+)?codes?\b)|(?i:\b(?:code|c[oó]digo|gutschein|codice|kod)\s*:?\s*["'“]?)[A-Z][A-Z0-9]*\d[A-Z0-9]*\b`)
 	// An international phone number or a messenger handle: a way to reach
 	// someone outside the app.
 	rePhone   = regexp.MustCompile(`\+\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{2,4}`)
@@ -52,7 +52,7 @@ var (
 	// A price per time ("$20/month"): an income promised, or what a
 	// plan costs. Only the first is an offer: it counts when the text
 	// speaks of no charge, bill or plan of the user's own.
-	reMoneyRate = regexp.MustCompile(`(?i)[$€£]\s?\d[\d,.]*\s*[kK]?\s*(?:/|a|per)\s*(?:day|week|month|hour)\b|(?:[$€£]\s?\d[\d,.]*|\d[\d,.]*\s?(?:[$€£]|usd|eur|euros?|dollars?|z[łl]))\s*[kK]?\s*(?:/|a|an|per|pro|por|par|al|am|na|w|every)\s*(?:day|week|month|hour|tag|woche|monat|d[ií]a|semana|mes|jour|semaine|mois|dia|giorno|settimana|mese|dag|week|maand|dzie[ńn]|tydzie[ńn]|miesi[ąa]c)\b`)
+	reMoneyRate   = regexp.MustCompile(`(?i)[$€£]\s?\d[\d,.]*\s*[kK]?\s*(?:/|a|per)\s*(?:day|week|month|hour)\b|(?:[$€£]\s?\d[\d,.]*|\d[\d,.]*\s?(?:[$€£]|usd|eur|euros?|dollars?|z[łl]))\s*[kK]?\s*(?:/|a|an|per|pro|por|par|al|am|na|w|every)\s*(?:day|week|month|hour|tag|woche|monat|d[ií]a|semana|mes|jour|semaine|mois|dia|giorno|settimana|mese|dag|week|maand|dzie[ńn]|tydzie[ńn]|miesi[ąa]c)\b`)
 	rePaidContext = regexp.MustCompile(`(?i)\b(?:charg\w*|bill(?:s|ed|ing)?|paid|pay(?:s|ing|ment\w*)?|subscri\w*|plan|price\w*|pricing|cost(?:s|ing)?|fee|fees|renew\w*|invoice\w*|refund\w*|receipt\w*|order\s+total|total|cobr\w*|pag(?:o|u[ée]|ado|ar|amento)\w*|suscrip\w*|assinatura|abbuch\w*|bezahl\w*|abo|abonnement\w*|rechnung\w*|factur\w*|pr[ée]lev\w*|addebit\w*|abbonament\w*|fattur\w*|betaal\w*|afgeschreven|abonnement|op[łl]at\w*|obci[ąa]\w*|subskrypc\w*)\b`)
 	// A sales pitch: a price for something that is not the app, a discount
 	// off, urgency.
