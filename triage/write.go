@@ -2,6 +2,7 @@ package triage
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -154,7 +155,9 @@ func writeTicket(in WriteInput) Action {
 	case in.Intake.Language == "en" || in.Intake.Language == "":
 		fmt.Fprintf(&title, "%s: %s", label, quote(sentence, 90))
 	default:
-		fmt.Fprintf(&title, "%s in %s (reported in %s)", label, orDash(comp), in.Intake.Language)
+		// The reporter's own words, so later reports in the language
+		// find the filed ticket by its title.
+		fmt.Fprintf(&title, "%s in %s: %s (reported in %s)", label, orDash(comp), quote(sentence, 80), in.Intake.Language)
 	}
 	var ctx []string
 	if in.Intake.AppVersion != "" {
@@ -213,23 +216,104 @@ func orDash(s string) string {
 	return s
 }
 
-// problemSentence picks the report's sentence that states the problem.
+// problemSentence picks the report's sentence that states the problem
+// most specifically, for the ticket title: a filed ticket becomes a
+// search target for later reports, and a title such as "Here we go
+// again" names nothing they could match. Each sentence scores:
+//
+//   - naming the main problem's concepts (3), any failure kind (1);
+//   - what it is about: half a point per content term (cap 3), one per
+//     concrete token (identifiers, config keys, error codes, numbers with
+//     units) and per quoted string (cap 2);
+//   - under two content terms (a greeting, "Here we go again") −3; a
+//     sentence too long for a title −1.
+//
+// The first of the best wins, so the opening statement of the problem is
+// kept when it is as specific as any later one. A report that opens with
+// its own title (a short first line on its own, naming two things, as an
+// issue or an email subject does) keeps it: the reporter already chose
+// what names the bug.
 func problemSentence(text string, concepts []string) string {
+	if h := heading(text); h != "" {
+		return h
+	}
 	ss := sentences(text)
-	for _, s := range ss {
-		bag := analyze(s).bag
-		for _, c := range concepts {
-			if bag["~"+c] > 0 {
-				return strings.TrimRight(strings.TrimSpace(s), ".!?;")
-			}
+	best, bestScore := "", math.Inf(-1)
+	for _, raw := range ss {
+		st := strings.TrimRight(strings.TrimSpace(raw), ".!?;:")
+		if len([]rune(st)) <= 8 {
+			continue
+		}
+		sc := sentenceSpecificity(st, concepts)
+		if sc > bestScore {
+			best, bestScore = st, sc
 		}
 	}
-	for _, s := range ss {
-		if len(s) > 8 {
-			return strings.TrimRight(s, ".!?;")
-		}
+	if best != "" {
+		return best
 	}
 	return strings.TrimSpace(text)
+}
+
+func sentenceSpecificity(s string, concepts []string) float64 {
+	bag := analyze(s).bag
+	sc := 0.0
+	for _, c := range concepts {
+		if bag["~"+c] > 0 {
+			sc += 3
+			break
+		}
+	}
+	content, kinds := 0, uint16(0)
+	for t := range bag {
+		if _, isOS := osWords[t]; isOS || isNumberTerm(t) || t == "~feedback_positive" {
+			continue
+		}
+		kinds |= symptomClasses[t]
+		content++
+	}
+	if kinds != 0 {
+		sc++
+	}
+	sc += min(3, 0.5*float64(content))
+	sc += min(2, float64(len(reIdent.FindAllString(s, -1))+len(quotedStrings(s))))
+	if content < 2 {
+		sc -= 3
+	}
+	if n := len([]rune(s)); n > 160 {
+		sc -= 2
+	} else if n > 100 {
+		sc--
+	}
+	return sc
+}
+
+// heading returns the report's first line when it stands as a title: a
+// line of its own, followed by more text, of 12 to 100 characters, not
+// ending a sentence or addressing someone, naming at least two things.
+func heading(text string) string {
+	text = strings.TrimSpace(text)
+	i := strings.IndexByte(text, '\n')
+	if i < 0 {
+		return ""
+	}
+	h := strings.TrimSpace(text[:i])
+	if n := len([]rune(h)); n < 12 || n > 100 || strings.TrimSpace(text[i:]) == "" {
+		return ""
+	}
+	if strings.ContainsAny(h[len(h)-1:], ".,;:!") {
+		return "" // a sentence, a greeting ("Hello,") or a salutation
+	}
+	content := 0
+	for t := range analyze(h).bag {
+		if _, isOS := osWords[t]; !isOS && !isNumberTerm(t) && t != "~feedback_positive" {
+			content++
+		}
+	}
+	if content < 3 {
+		return ""
+	}
+	return h
 }
 
 // clarifyTemplate is a reply asking for details, per language. %s is the
