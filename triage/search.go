@@ -11,8 +11,10 @@ import (
 	"sync"
 )
 
-// StrongScore is the similarity from which a search hit may be claimed as
-// the duplicate target (the duplicate guard's floor).
+// StrongScore is the duplicate evidence (Hit.Score: the similarity plus
+// the agreement and standout parts of dup_evidence.go) from which a
+// search hit may be claimed as the duplicate target (the duplicate
+// guard's floor).
 const StrongScore = 0.65
 
 // Query is what the investigator searches with: the report's text, its
@@ -521,6 +523,11 @@ const (
 // reports, German, French, Spanish, Portuguese and Italian against English
 // tickets) true targets score at least 0.69 and others at most 0.44.
 // TestCalibration prints the full matrix.
+//
+// The hit's Score is then the duplicate evidence: this similarity plus the
+// named parts of dup_evidence.go (component, platform exclusivity, device
+// maker, concrete tokens, rare shared terms) and, for the nearest open
+// ticket, how far it stands out (applyStandout), listed in Why.
 func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]float64, qx queryExtras, bm25 float64) Hit {
 	t := ix.tickets[i]
 	d := &ix.docs[i]
