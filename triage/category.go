@@ -99,6 +99,29 @@ var (
 	reCheckRequest = regexp.MustCompile(`(?i)\b(?:can|could)\s+(?:you|someone|somebody)\s+(?:please\s+)?(?:check|look\s+into|investigate|verify|fix|sort)\b|\bplease\s+(?:check|look\s+into|investigate|fix|sort\s+(?:it|this))\b|\bpueden\s+(?:revisar|verificar|mirar|arreglar)\b|\bpodr[ií]an\s+(?:revisar|verificar|arreglar)\b|\bk[öo]nn(?:t)?en\s+sie\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bk[öo]nnt\s+ihr\s+(?:das\s+)?(?:pr[üu]fen|[üu]berpr[üu]fen|beheben)\b|\bpouvez-vous\s+(?:v[ée]rifier|regarder|corriger)\b|\bpodem\s+(?:verificar|ver|corrigir)\b|\bpotete\s+(?:verificare|controllare|sistemare|correggere)\b|\bkunnen\s+jullie\s+(?:dit\s+)?(?:controleren|nakijken|oplossen)\b|\bmo[żz]ecie\s+(?:to\s+)?(?:sprawdzi[ćc]|naprawi[ćc])\b`)
 )
 
+// Harm evidence: what a malfunction did to the user. A report of harm
+// is never a wish, a how-to question or praise, however it is phrased
+// ("would love it if you fixed the crash", "how do I get my money back,
+// it charged me twice", "great app, but it deleted my photos").
+var (
+	// Private data or access exposed to others.
+	reExposure = regexp.MustCompile(`(?i)\b(?:is|are|was|were|got|gets|get|been|being)\s+(?:now\s+|being\s+|publicly\s+)?(?:exposed|leaked|leaking|hacked|compromised|breached)\b|\b(?:leaks?|leaked|leaking|exposes|exposed|shows|showed|displays?|logs|logged|sends|sent|stores|stored|saved)\s+(?:all\s+)?(?:my|our|users'?|customers'?|other\s+(?:users|people)'?s?|someone\s+else'?s|personal|private|passwords?|tokens?|secrets?|api\s+keys?|credentials?|card\s+numbers?)\b.{0,40}\b(?:in\s+(?:plain|clear)\s*text|publicly|to\s+(?:anyone|everyone|others|strangers))\b|\b(?:leaks?|leaked|leaking|exposes|exposed)\s+(?:my|our|users'?|customers'?|other\s+users'?|someone\s+else'?s|personal|private|passwords?|tokens?|secrets?|api\s+keys?|credentials?|card\s+numbers?)\b|\bhacked\s+(?:my|our|into)\b|\bdata\s+breach\b|\bunauthori[sz]ed\s+(?:access|login|log-?in|sign-?in|charges?|transactions?|payments?|purchases?|transfers?|use)\b|\bin\s+(?:plain|clear)\s*text\b|\bsomeone\s+else'?s\s+(?:account|orders?|data|messages|photos|details|address|card)\b|\bvisible\s+(?:to|for)\s+(?:anyone|anybody|everyone|everybody|others|other\s+(?:users|people)|strangers|the\s+public)\b|\b(?:anyone|anybody|everyone|everybody|strangers|other\s+(?:users|people))\s+can\s+(?:now\s+)?(?:see|read|view|open|access)\b|\bwithout\s+(?:unlocking|a\s+password|a\s+pin|logging\s+in|signing\s+in|authenticat\w*|my\s+(?:pin|password|fingerprint|passcode))\b|` +
+		`\b(?:filtrad|expuest|hackead|vazad|invadid)[oa]s?\b|\bvisibles?\s+para\s+(?:todos|todo\s+el\s+mundo|cualquiera)\b|\bcualquiera\s+puede\s+ver\b|\b(?:geleakt|offengelegt|gehackt|gelekt)\b|\bf[üu]r\s+(?:alle|jeden)\s+sichtbar\b|\bjeder\s+kann\s+(?:\w+\s+)?sehen\b|\bpirat[ée]e?s?\b|\bdivulgu[ée]e?s?\b|\bvisibles?\s+(?:par|pour|[àa])\s+tous\b|\bn'importe\s+qui\s+peut\s+(?:voir|lire)\b|\bvis[íi]ve(?:l|is)\s+para\s+todos\b|\bqualquer\s+um\s+pode\s+ver\b|\btrapelat[oaie]\b|\bvisibil[ei]\s+a\s+tutti\b|\bchiunque\s+pu[òo]\s+vedere\b|\bzichtbaar\s+voor\s+iedereen\b|\biedereen\s+kan\s+(?:\w+\s+)?zien\b|\bwyciek\w*|\bzhakowan\w*|\bwidoczn\w+\s+dla\s+wszystkich\b`)
+	// Someone else took over the account.
+	reTakeover = regexp.MustCompile(`(?i)\b(?:someone|somebody|a\s+stranger|a\s+hacker)\s+(?:has\s+|had\s+)?(?:changed|reset|logged\s+into|logged\s+in\s+to|accessed|took\s+over|taken\s+over|used|hijacked|stole)\s+(?:my|our)\b|\balguien\s+(?:cambi[óo]|entr[óo]\s+en|accedi[óo]\s+a|us[óo])\s+mi\b|\bjemand\s+hat\s+(?:mein|meine|meinen|sich\s+in\s+mein)\b|\bquelqu'un\s+a\s+(?:chang[ée]|acc[ée]d[ée]|modifi[ée]|utilis[ée])\b|\balgu[ée]m\s+(?:mudou|entrou|acessou|usou)\b|\bqualcuno\s+ha\s+(?:cambiato|modificato|acceduto|usato)\b|\biemand\s+heeft\s+(?:mijn|in\s+mijn)\b|\bkto[śs]\s+(?:zmieni[łl]|zalogowa[łl]|u[żz]y[łl])\b`)
+	// The app (not the user) destroyed the user's things.
+	reDestroyed = regexp.MustCompile(`(?i)\b(?:it|app|update|game|sync|system|this)\s+(?:has\s+|just\s+|then\s+)?(?:deleted|erased|wiped|removed|lost|overwrote|overwritten)\s+(?:all\s+(?:of\s+)?)?(?:my|our|the)\b|\bborr[óo]\s+(?:todos?\s+|todas?\s+)?(?:mis|los|las)\b|\bhat\s+(?:alle\s+)?(?:meine|meinen|mein)\b.{0,40}\b(?:gel[öo]scht|entfernt|[üu]berschrieben)\b|\ba\s+(?:tout\s+)?(?:effac[ée]|supprim[ée]|[ée]cras[ée])\s+(?:tou(?:te)?s\s+)?(?:mes|mon|ma)\b|\bapagou\s+(?:todos?\s+|todas?\s+)?(?:os|as|meus|minhas)\b|\bha\s+(?:cancellato|eliminato)\s+(?:tutt[ie]\s+)?(?:i\s+miei|le\s+mie|il\s+mio|la\s+mia)\b|\bheeft\s+(?:al\s+)?mijn\b.{0,40}\bverwijderd\b|\busun[ąa][łl](?:a|o)?\s+(?:wszystkie\s+)?moje\b`)
+	// Money sent to the wrong party, or taken without consent.
+	reMisdirected    = regexp.MustCompile(`(?i)\bwrong\s+(?:person|account|recipient|payee|iban|number)\b|\b(?:persona|cuenta)\s+equivocada\b|\bfalsche[nr]?\s+(?:person|konto|empf[äa]nger)\b|\bmauvais\s+(?:destinataire|compte|b[ée]n[ée]ficiaire)\b|\b(?:pessoa|conta)\s+errada\b|\bdestinat[áa]rio\s+errado\b|\b(?:persona|conto|destinatario)\s+sbagliat[oa]\b|\bverkeerde\s+(?:persoon|rekening|ontvanger)\b|\b(?:z[łl]ego|niew[łl]a[śs]ciwego)\s+(?:odbiorc\w*|konta)\b`)
+	reUnwantedCharge = regexp.MustCompile(`(?i)\b(?:charged|billed|debited|deducted|took|taken)\b.{0,40}\b(?:after\s+(?:i\s+)?(?:cancel\w*|unsubscrib\w*)|without\s+(?:my\s+)?(?:consent|permission|authori[sz]ation|asking))\b`)
+	// Two amounts of money next to each other: what was expected and what
+	// was taken.
+	reAmount = regexp.MustCompile(`[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:[$€£]|usd|eur|gbp|z[łl])`)
+	// A harm named only as something that does not, or might, happen
+	// ("so I don't lose my notes", "never crashes", "in case it freezes").
+	reHypothetical = regexp.MustCompile(`(?i)\b(?:don'?t|doesn'?t|do\s+not|does\s+not|won'?t|will\s+not|never|without|in\s+case|if|avoid\w*|prevent\w*|not|no|zero|hasn'?t|haven'?t|nunca|sin|si|ohne|nie|falls|wenn|sans|jamais|sem|se|mai|senza|zonder|nooit|als|bez|je[śs]li)\s+(?:\w+\s+){0,2}(?:crash\w*|freez\w*|froze\w*|hang\w*|los(?:e|es|ing|t)|wip\w*|eras\w*|delet\w*|disappear\w*|vanish\w*|hack\w*|leak\w*|expos\w*|lock\w*|black|blank|cierr\w*|perd\w*|abst[üu]rz\w*|plant\w*|trav\w*|bloc\w*|chiud\w*)`)
+)
+
 // Request evidence, beyond the wish phrases of reFeature.
 var (
 	reFeature = regexp.MustCompile(`(?i)\b(?:einbauen|hinzuf[üu]gen|erm[öo]glichen)\b|\bajoutez\b|\bajouter\s+(?:un|une|le|la|des)\b|\bagreguen\b|\ba[ñn]adir\b|\badicionar\b|\bwould\s+love\b|\bit'?d\s+be\s+(?:\w+\s+)?(?:nice|great|cool|awesome|good|helpful|useful|handy)\b|\bwould\s+be\s+(?:\w+\s+)?(?:nice|great|cool|awesome|helpful|useful|handy)\b|\b(?:you\s+should|pls|plz)\s+(?:add|make|implement|include|bring)\b|\bcan\s+(?:we|you)\s+(?:get|have)\s+(?:a|an|some|more|the\s+option)\b|\bhope\s+you\s+(?:will\s+|can\s+)?add\b|\bi\s+want\s+(?:a|an)\s+\w+\s+(?:mode|option|button|setting|feature)\b|\bmissing\s+feature\b|\bplease\s+(?:implement|include|consider|support|allow)\b|\badd\s+(?:support\s+for|more)\b|\bi'?d\s+(?:really\s+)?(?:love|like|appreciate)\b|\bwould\s+(?:really\s+|very\s+much\s+|greatly\s+)?appreciate\b|\bi\s+would\s+(?:really\s+)?like\b|\bplease\s+add\b|\b(?:can|could|would)\s+(?:you|we)\s+(?:please\s+)?(?:add|make|include|consider|get|have)\b|\bi\s+wish\b|\bwish\s+(?:there|you|it)\b|\bfeature\s+request|\bsuggestion\b|\badd\s+(?:an?\s+)?(?:option|setting|toggle|mode|way)\b|\b(?:option|ability)\s+to\b|\ballow\s+(?:me|us|users)\s+to\b|\bplease\s+(?:make|bring|let)\b|\bwhy\s+(?:not|isn'?t\s+there)\b|` +
@@ -191,6 +214,13 @@ func categorize(it Item) (string, float64, []string) {
 		strong++
 		bug.add(2, "bug: wrong charge")
 	}
+	harm := harmEvidence(text, has)
+	for _, h := range harm {
+		if !strings.HasPrefix(h, "crash") && !strings.HasPrefix(h, "freeze") && !strings.HasPrefix(h, "blank_screen") && !strings.HasPrefix(h, "data loss") && !strings.HasPrefix(h, "wrong charge") {
+			strong++
+			bug.add(2, "bug: harm, %s", h)
+		}
+	}
 	for _, re := range []*regexp.Regexp{reBugWord, reNotWorking, reRestart, reNothingHappens} {
 		if m := re.FindString(text); m != "" {
 			strong++
@@ -258,6 +288,7 @@ func categorize(it Item) (string, float64, []string) {
 	if m := reResolved.FindString(text); m != "" && bug.score > 0 && (rating >= 4 || a.bag["~feedback_positive"] > 0) {
 		bug.score *= 0.3
 		bug.cues = append(bug.cues, fmt.Sprintf("bug: reported as resolved %q (x0.3)", strings.ToLower(m)))
+		harm = nil
 	}
 
 	var req evidence
@@ -325,6 +356,12 @@ func categorize(it Item) (string, float64, []string) {
 	}
 	if spam.score > 0 {
 		cues = append(cues, spam.cues...)
+	}
+	// Harm a person must see: whatever else the text says (a wish to
+	// fix it, a question how to undo it, praise around it), it is a bug.
+	if len(harm) > 0 {
+		cues = append(cues, "bug: harm outweighs "+strongestOther(req.score, sup.score, praise.score))
+		return decide(CategoryBug, margin(bug.score, max(req.score, sup.score, praise.score))+0.2, bug, req, sup, praise)
 	}
 	switch {
 	case req.score >= 2.5 && req.score >= bug.score:
@@ -403,4 +440,63 @@ func spamEvidence(text string) evidence {
 		e.add(0.5, "spam: shouting")
 	}
 	return e
+}
+
+func strongestOther(req, sup, praise float64) string {
+	switch {
+	case req >= sup && req >= praise && req > 0:
+		return "a request"
+	case sup >= praise && sup > 0:
+		return "a question"
+	case praise > 0:
+		return "praise"
+	}
+	return "nothing else"
+}
+
+// harmEvidence lists the harms a text reports: a crash, a freeze, a blank
+// screen, lost or destroyed data, money taken wrongly, an account locked
+// or taken over, private data exposed, an app that cannot be used. A harm
+// named only as what does not or might happen ("so I never lose my
+// notes") is none.
+func harmEvidence(text string, has func(string) bool) []string {
+	var out []string
+	hypothetical := reHypothetical.MatchString(text)
+	if !hypothetical {
+		for _, c := range []string{"crash", "freeze", "blank_screen", "lockout", "unusable"} {
+			if has(c) {
+				out = append(out, c)
+			}
+		}
+		if has("data_loss") && (has("progress") || has("save") || has("account") || has("sync") || has("note") || has("file") || has("balance") || has("level") || has("message") || has("camera") || has("purchase")) {
+			out = append(out, "data loss")
+		}
+	}
+	if has("charge") && (has("duplicate") || has("wrong") || has("not_received")) {
+		out = append(out, "wrong charge")
+	}
+	if has("charge") && len(uniqueLower(reAmount.FindAllString(text, 4))) >= 2 && (has("wrong") || reContrast.MatchString(text) || reMismatch.MatchString(text)) {
+		out = append(out, "charged amount differs")
+	}
+	if m := reUnwantedCharge.FindString(text); m != "" {
+		out = append(out, fmt.Sprintf("unwanted charge %q", strings.ToLower(m)))
+	}
+	if has("recipient") && (has("wrong") || reMisdirected.MatchString(text)) {
+		out = append(out, "money to the wrong party")
+	}
+	for _, p := range []struct {
+		name string
+		re   *regexp.Regexp
+	}{{"exposure", reExposure}, {"account taken over", reTakeover}, {"data destroyed", reDestroyed}} {
+		for _, loc := range p.re.FindAllStringIndex(text, 4) {
+			m := strings.ToLower(text[loc[0]:loc[1]])
+			before := strings.ToLower(text[max(0, loc[0]-12):loc[0]])
+			if strings.Contains(before, "memory") || strings.Contains(before, "speicher") || reHypothetical.MatchString(text[max(0, loc[0]-30):loc[1]]) {
+				continue // a memory leak is slowness; a harm that might happen is none
+			}
+			out = append(out, fmt.Sprintf("%s %q", p.name, m))
+			break
+		}
+	}
+	return out
 }
