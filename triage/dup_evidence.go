@@ -41,7 +41,23 @@ const (
 	standoutMinText = 0.18 // words alone must match this much (text coverage) to stand out
 	evConcrete      = 0.10 // the first concrete token in common, half for a second
 	evMaker         = 0.05 // the ticket names the reporter's device maker (not the model)
+	evLaterOpen     = 0.03 // an open ticket, the reporter on a later version than all affected
 )
+
+// laterThanAll reports whether v follows every version in vs that parses.
+func laterThanAll(v string, vs []string) bool {
+	n := 0
+	for _, x := range vs {
+		if !IsVersion(x) {
+			continue
+		}
+		if CompareVersions(v, x) <= 0 {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
 
 // offPlatform reports whether ticket i names OS families and none is the
 // reporter's: a bug seen only on Linux is not the Windows user's.
@@ -89,6 +105,12 @@ func (ix *TrackerIndex) evidenceParts(i int, q Query, qm map[int32]float64, qx q
 		} else {
 			parts = append(parts, evidencePart{"component " + t.Component + " (report: " + q.Component + ")", -evComponentDiff})
 		}
+	}
+	if v := q.AppVersion; IsVersion(v) && !isClosed(t) && len(t.AffectedVersions) > 0 && laterThanAll(v, t.AffectedVersions) {
+		// Still open, and the reporter is on a later version than any it
+		// was seen on: the bug is expected to be there (the similarity
+		// already counts a version among the affected ones).
+		parts = append(parts, evidencePart{"open since " + t.AffectedVersions[len(t.AffectedVersions)-1], evLaterOpen})
 	}
 	if ix.offPlatform(i, q) {
 		parts = append(parts, evidencePart{"platform only " + strings.Join(d.osFams, ", "), -evPlatformOff})

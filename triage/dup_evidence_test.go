@@ -40,6 +40,8 @@ func TestDuplicateEvidenceParts(t *testing.T) {
 	}{
 		{"component agrees, concrete key, stands out", Query{Text: sync, Component: "sync", AppVersion: "4.2.0"}, "N-1",
 			[]string{"component sync +0.05", "concrete sync.conflict_policy", "stands out"}, nil},
+		{"open ticket, later version", Query{Text: sync, Component: "sync", AppVersion: "4.3.0"}, "N-1",
+			[]string{"open since 4.2.0"}, nil},
 		{"component differs", Query{Text: sync, Component: "editor"}, "N-1",
 			[]string{"component sync (report: editor) -0.05"}, nil},
 		{"another platform: penalised and never the standout", Query{Text: "Exporting my long note to PDF cuts off the last page", OS: "iOS 18", Component: "export"}, "N-3",
