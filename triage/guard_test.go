@@ -60,6 +60,12 @@ func TestCheckDuplicate(t *testing.T) {
 			wantRefusal(t, triage.CheckDuplicate(tc.claim, seen), tc.want)
 		})
 	}
+	t.Run("a STRONG label on a weak score does not count", func(t *testing.T) {
+		t.Parallel()
+		// The floor is on the evidence score the server computed, not on
+		// a label a caller could set.
+		wantRefusal(t, triage.CheckDuplicate("AB-5", []triage.Hit{{ID: "AB-5", Score: 0.64, Strong: true}}), "below the 0.65")
+	})
 	t.Run("no strong hit at all", func(t *testing.T) {
 		t.Parallel()
 		wantRefusal(t, triage.CheckDuplicate("AB-3", []triage.Hit{{ID: "AB-3", Score: 0.4}}), "there are none")
