@@ -181,7 +181,7 @@ func (e *evidence) add(w float64, format string, args ...any) {
 // categorize weighs the evidence documented at the top of this file and
 // returns the category, a confidence and the cues that decided it.
 func categorize(it Item) (string, float64, []string) {
-	text := it.Text
+	text := squeezeSpaces(it.Text)
 	lower := strings.ToLower(text)
 	a := analyze(text)
 	has := func(c string) bool { return a.bag["~"+c] > 0 }
@@ -499,4 +499,28 @@ func harmEvidence(text string, has func(string) bool) []string {
 		}
 	}
 	return out
+}
+
+// squeezeSpaces turns each run of spaces and tabs into one space: the
+// patterns read "\s+" between words, and an indented log or a padded
+// text costs them a step per blank.
+func squeezeSpaces(s string) string {
+	if !strings.Contains(s, "  ") && !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	blank := false
+	for _, r := range s {
+		if r == ' ' || r == '\t' {
+			if !blank {
+				b.WriteByte(' ')
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }

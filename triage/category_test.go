@@ -211,3 +211,23 @@ func TestStepsNeedAnObject(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkClassify32K classifies texts of the store's report cap (32 KB):
+// plain filler and filler made of the cues the patterns look for.
+func BenchmarkClassify32K(b *testing.B) {
+	for _, tc := range []struct{ name, unit string }{
+		{"spaces", " "},
+		{"malfunction-cues", "but when I tap it should but then instead of "},
+		{"money-cues", "$1,000,000,000 per day earn 1 "},
+		{"quotes", `'a "b 'c "d `},
+		{"report-and-log", "The app crashes when I open settings on my Pixel 7, version 5.2.0.\n" +
+			"E/AndroidRuntime: FATAL EXCEPTION: main java.lang.NullPointerException at com.example.Settings.onCreate(Settings.java:42)\n"},
+	} {
+		text := strings.Repeat(tc.unit, (32<<10)/len(tc.unit))
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				triage.Classify(triage.Item{Text: text})
+			}
+		})
+	}
+}

@@ -35,7 +35,12 @@ type Intake struct {
 // how-do-I questions without a malfunction; praise for positive words or a
 // high rating without a problem. A low rating with a vague complaint is a
 // bug (it will be asked for details).
+//
+// Only a bounded window of a long text is read (its head and its tail,
+// see boundText): what kind of feedback it is shows at its start and its
+// end, and a pasted log must not make intake slow.
 func Classify(it Item) Intake {
+	it.Text = boundText(it.Text)
 	in := Intake{
 		Language:   Language(it.Text),
 		Device:     metaValue(it.Metadata.Device),
@@ -54,6 +59,28 @@ func Classify(it Item) Intake {
 	in.Steps = MergeSteps(it.Steps, ExtractSteps(it.Text))
 	in.Category, in.Confidence, in.Cues = categorize(it)
 	return in
+}
+
+// The window intake reads of a long text: its first 8 KB (the report and
+// the start of any pasted log) and its last 2 KB (a closing question,
+// rating or signature).
+const intakeHead, intakeTail = 8 << 10, 2 << 10
+
+// boundText returns s when it is short, else its head and tail joined by
+// a blank line (so no phrase spans the cut), both cut at rune starts.
+func boundText(s string) string {
+	if len(s) <= intakeHead+intakeTail {
+		return s
+	}
+	h := intakeHead
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	t := len(s) - intakeTail
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return s[:h] + "\n\n" + s[t:]
 }
 
 // metaValue is a metadata field with placeholders ("unknown", "n/a",
