@@ -181,7 +181,9 @@ func (e *evidence) add(w float64, format string, args ...any) {
 // categorize weighs the evidence documented at the top of this file and
 // returns the category, a confidence and the cues that decided it.
 func categorize(it Item) (string, float64, []string) {
-	text := squeezeSpaces(it.Text)
+	// The category shows in the prose: the first 4 KB and the last 1 KB
+	// (the facts are read from a wider window by Classify).
+	text := squeezeSpaces(boundText(it.Text, 4<<10, 1<<10))
 	lower := strings.ToLower(text)
 	a := analyze(text)
 	has := func(c string) bool { return a.bag["~"+c] > 0 }

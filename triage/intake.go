@@ -40,7 +40,7 @@ type Intake struct {
 // see boundText): what kind of feedback it is shows at its start and its
 // end, and a pasted log must not make intake slow.
 func Classify(it Item) Intake {
-	it.Text = boundText(it.Text)
+	it.Text = boundText(it.Text, intakeHead, intakeTail)
 	in := Intake{
 		Language:   Language(it.Text),
 		Device:     metaValue(it.Metadata.Device),
@@ -66,17 +66,18 @@ func Classify(it Item) Intake {
 // rating or signature).
 const intakeHead, intakeTail = 8 << 10, 2 << 10
 
-// boundText returns s when it is short, else its head and tail joined by
-// a blank line (so no phrase spans the cut), both cut at rune starts.
-func boundText(s string) string {
-	if len(s) <= intakeHead+intakeTail {
+// boundText returns s when it is short, else its first head and last tail
+// bytes joined by a blank line (so no phrase spans the cut), both cut at
+// rune starts.
+func boundText(s string, head, tail int) string {
+	if len(s) <= head+tail {
 		return s
 	}
-	h := intakeHead
+	h := head
 	for h > 0 && !utf8.RuneStart(s[h]) {
 		h--
 	}
-	t := len(s) - intakeTail
+	t := len(s) - tail
 	for t < len(s) && !utf8.RuneStart(s[t]) {
 		t++
 	}
