@@ -3,6 +3,7 @@ package triage_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signoff-dev/signoff/triage"
 )
@@ -208,6 +209,64 @@ func TestStepsNeedAnObject(t *testing.T) {
 	} {
 		if got := triage.ExtractSteps(tc.text); len(got) != tc.steps {
 			t.Errorf("ExtractSteps(%q) = %q, want %d steps", tc.text, got, tc.steps)
+		}
+	}
+}
+
+// TestHarmIsNeverDropped: every category but bug is dropped without a
+// person seeing it, so harm (a crash, lost data, money taken wrongly, an
+// account locked or taken over, private data exposed) is a bug however it
+// is phrased: a wish to fix it, a how-to question, praise around it. A
+// price the user paid is no income offer and "check my screenshot" no
+// pitch. Harm named only as what might happen leaves a request a request.
+func TestHarmIsNeverDropped(t *testing.T) {
+	t.Parallel()
+	meta := triage.Metadata{Device: "Pixel 7", OS: "Android 14", AppVersion: "5.2.0"}
+	for _, tc := range []struct {
+		name   string
+		text   string
+		rating *float64
+		want   string
+	}{
+		{"paid price and a screenshot host", "Order total says $20/month but I was billed $40/month. Check my screenshot at ibb.co/xyz", nil, "bug"},
+		{"any host called a recording", "Charged €9.99/month after I cancelled, screen recording here: files.example.com/r/12", nil, "bug"},
+		{"wish to fix a crash", "It would be great if you could fix the crash on startup.", nil, "bug"},
+		{"wish that crashing stops", "Would love it if the app stopped crashing when I open settings.", nil, "bug"},
+		{"wish that losing stops", "I wish the app would stop losing my progress.", nil, "bug"},
+		{"how-to after a double charge", "How do I get my money back? The app charged me twice for one order.", nil, "bug"},
+		{"how-to after a takeover", "How can I recover my account? Someone changed my password and email and I am locked out.", nil, "bug"},
+		{"praise around an exposure", "Great app! But since the update, my saved passwords are visible to anyone without unlocking. Thanks!", rating(5), "bug"},
+		{"praise around destroyed data", "Love the app! Sadly it deleted all my photos. 10/10 otherwise, thank you, great work, keep it up, highly recommend!", rating(5), "bug"},
+		{"spanish how-to after a lockout", "¿Cómo recupero mi cuenta? Cuenta bloqueada desde ayer y no puedo entrar.", nil, "bug"},
+		// Not harm: a hypothetical, an improvised workaround, a plan price.
+		{"wish to avoid a loss", "Would be nice to have cloud backup so I never lose my notes when I switch phones.", nil, "feature_request"},
+		{"hacked together workaround", "Could you add a calendar export? We hacked something together with screenshots but it is clumsy.", nil, "feature_request"},
+		{"plan price question", "Does the family plan cost $12/month for everyone or per person?", nil, "support_question"},
+		{"income offer stays spam", "Earn $500/day from home, message me on WhatsApp", rating(5), "spam"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := triage.Classify(triage.Item{Text: tc.text, Rating: tc.rating, Metadata: meta})
+			if in.Category != tc.want {
+				t.Errorf("Classify(%q) = %s, want %s\ncues:\n  %s", tc.text, in.Category, tc.want, strings.Join(in.Cues, "\n  "))
+			}
+		})
+	}
+}
+
+// TestClassifyCost32K: a text at the store's report cap, made of the cues
+// the patterns look for, is classified in bounded time.
+func TestClassifyCost32K(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	for _, unit := range []string{" ", "but when I tap it should but then instead of ", "$1,000,000,000 per day earn 1 ", `'a "b 'c "d `} {
+		text := strings.Repeat(unit, (32<<10)/len(unit))
+		start := time.Now()
+		triage.Classify(triage.Item{Text: text})
+		// Generous for a loaded machine; measured 3-115 ms.
+		if d := time.Since(start); d > 400*time.Millisecond {
+			t.Errorf("Classify of 32 KB of %q took %v", unit, d)
 		}
 	}
 }
