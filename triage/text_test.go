@@ -90,7 +90,7 @@ func TestLexiconDetails(t *testing.T) {
 	}{
 		{"an incoming phone call", "~call", true},
 		{"a blank screen", "~blank_screen", true},
-		{"a blank screen", "~blank", false}, // the longer phrase wins
+		{"a blank screen", "~blank", false},            // the longer phrase wins
 		{"my statment is missing", "~statement", true}, // a typo within one edit
 		{"le pagine sono vuote", "~blank", true},       // Romance endings
 		{"paid with my credit card", "~card", true},    // a form under two concepts
