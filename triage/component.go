@@ -261,9 +261,58 @@ func (p namePart) count(words map[string]bool, bag terms) (n int, literal bool) 
 // points anywhere, the component with most tickets is chosen (the
 // tracker's busiest area), or the first listed.
 func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Ticket, related []Hit) (string, string) {
-	if len(m.comps) == 0 {
-		return "", "no CODEOWNERS"
+	d := m.Decide(ComponentReport{Text: text, Crash: agg, Regressed: regressed, Related: related})
+	return d.Component, d.Why
+}
+
+// ComponentReport is what a component decision reads: the report's text,
+// the device and OS its channel or text gave, the crash matched to it,
+// the ticket it is a regression of and similar tracker tickets.
+type ComponentReport struct {
+	Text      string
+	Device    string
+	OS        string
+	Crash     *CrashAggregate
+	Regressed *Ticket
+	Related   []Hit
+}
+
+// ComponentDecision is the chosen component, why, and how sure: the
+// softmax probability of the choice over every component's evidence
+// (Confidence) and the gap to the runner-up in points (Margin). A guess
+// (nothing points anywhere) has Confidence 0.
+type ComponentDecision struct {
+	Component  string  `json:"component"`
+	Why        string  `json:"why"`
+	Confidence float64 `json:"confidence"`
+	Margin     float64 `json:"margin"`
+	RunnerUp   string  `json:"runner_up,omitempty"`
+}
+
+// ReportComponentOf classifies a report before any search from its query
+// (text, device, OS, confirmed signature) and the crash log's matches.
+// A nil model gives the zero decision.
+func ReportComponentOf(cm *ComponentModel, q Query, crashes []CrashAggregate) ComponentDecision {
+	if cm == nil {
+		return ComponentDecision{}
 	}
+	var agg *CrashAggregate
+	for i := range crashes {
+		if q.Signature != "" && crashes[i].Signature == q.Signature {
+			agg = &crashes[i]
+			break
+		}
+	}
+	return cm.Decide(ComponentReport{Text: q.Text, Device: q.Device, OS: q.OS, Crash: agg})
+}
+
+// Decide scores every component for the report (see Choose for the
+// evidence) and returns the best with its confidence.
+func (m *ComponentModel) Decide(r ComponentReport) ComponentDecision {
+	if len(m.comps) == 0 {
+		return ComponentDecision{Why: "no CODEOWNERS"}
+	}
+	text, agg, regressed, related := r.Text, r.Crash, r.Regressed, r.Related
 	a := analyze(text)
 	words := wordSet(text)
 	var sigWords, stackWords, idents map[string]bool
@@ -400,11 +449,11 @@ func (m *ComponentModel) Choose(text string, agg *CrashAggregate, regressed *Tic
 	if best < 0 {
 		c := m.comps[m.fallback]
 		if c.tickets > 0 {
-			return c.owner.Component, "nothing points to a component: the one with most tickets"
+			return ComponentDecision{Component: c.owner.Component, Why: "nothing points to a component: the one with most tickets"}
 		}
-		return c.owner.Component, "nothing points to a component: first in CODEOWNERS"
+		return ComponentDecision{Component: c.owner.Component, Why: "nothing points to a component: first in CODEOWNERS"}
 	}
-	return m.comps[best].owner.Component, fmt.Sprintf("%s, %.1f points", bestWhy, bestScore)
+	return ComponentDecision{Component: m.comps[best].owner.Component, Why: fmt.Sprintf("%s, %.1f points", bestWhy, bestScore), Confidence: 1}
 }
 
 // namedCrashIdent returns an identifier of the crash (a word of its
