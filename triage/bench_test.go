@@ -128,3 +128,57 @@ func BenchmarkBatchSearch1000(b *testing.B) {
 		batch.Search(q, 5)
 	}
 }
+
+// adversarialQueries are reports at the store's cap (32 KB) built to be
+// slow: thousands of distinct invented near-words (each a trigram
+// lookup), the tracker's own commonest words (every ticket a candidate),
+// real reports repeated, numbers and quoted fragments.
+func adversarialQueries(reports []triage.Query) map[string]string {
+	r := rand.New(rand.NewPCG(3, 3))
+	var common, vocab, fuzzy strings.Builder
+	for range 40 {
+		common.WriteString("crashes freezes blank screen slow error load wrong total data charges twice sync logs user out button sound battery opening tapping saving exporting sharing searching when the on Android 14 ")
+	}
+	for range 3 {
+		vocab.WriteString(reports[r.IntN(len(reports))].Text + " ")
+	}
+	for range 4000 {
+		fuzzy.WriteString(synthWord(r) + synthWord(r) + " ")
+	}
+	return map[string]string{
+		"common":   common.String(),
+		"vocab32k": strings.Repeat(vocab.String(), (32<<10)/vocab.Len()),
+		"fuzzy":    fuzzy.String()[:32<<10],
+		"numbers":  strings.Repeat("1 2 3 4 5 6 7 8 9 10 11 12 10000 2.2 billion ", 700),
+		"quotes":   strings.Repeat(`"tion" "ing the" "when tapping" `, 1000),
+	}
+}
+
+// BenchmarkTrackerSearch100kAdversarial is the duplicate search's worst
+// case on a 100,000-ticket tracker: each adversarial query, p50 and p99.
+func BenchmarkTrackerSearch100kAdversarial(b *testing.B) {
+	ix, reports := bigTracker(b)
+	qs := adversarialQueries(reports)
+	names := make([]string, 0, len(qs))
+	for n := range qs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			q := triage.Query{Text: qs[name], OS: "Android 14", Device: "Pixel 8", AppVersion: "3.4.0"}
+			var lat []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				ix.Search(q, 10)
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			pct := func(p float64) float64 {
+				return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(0.50), "p50-ms")
+			b.ReportMetric(pct(0.99), "p99-ms")
+		})
+	}
+}

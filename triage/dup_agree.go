@@ -88,16 +88,56 @@ func quotedStrings(text string) []string {
 }
 
 // quoteAgreement returns the first quoted string of the report that the
-// ticket's text contains verbatim, or "".
+// ticket's text contains as whole words (a quoted fragment of a word,
+// "tion", is found in any ticket), or "". Only quotes that carry content
+// count (see contentQuotes).
 func quoteAgreement(quotes []string, t Ticket) string {
 	if len(quotes) == 0 {
 		return ""
 	}
 	text := fold(t.Title + "\n" + t.Description)
 	for _, q := range quotes {
-		if strings.Contains(text, q) {
+		if containsWord(text, q) {
 			return q
 		}
 	}
 	return ""
+}
+
+// contentQuotes keeps the quotes that can name what a reporter saw: two
+// content words (three letters or more, not a stopword, not a number), or
+// one that few of the tracker's tickets use (rare says). "ing the" or
+// "tion" names nothing a screen shows, and any ticket contains it.
+func contentQuotes(quotes []string, rare func(string) bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, q := range quotes {
+		if seen[q] || len(out) >= maxQuotes {
+			continue
+		}
+		seen[q] = true
+		var content []string
+		for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !isWordRune(r) }) {
+			if utf8.RuneCountInString(w) >= 3 && !stopwords[w] && !isNumberOnly(w) {
+				content = append(content, w)
+			}
+		}
+		if len(content) >= 2 || len(content) == 1 && utf8.RuneCountInString(content[0]) >= 4 && rare(content[0]) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// maxQuotes is how many distinct content quotes a report is matched on.
+const maxQuotes = 16
+
+// quoteCapped is the score of a hit whose raw evidence includes a quote
+// bonus of quote: the quote confirms a match, it never makes one, so a hit
+// the quote alone lifts to StrongScore stays just below it.
+func quoteCapped(raw, quote float64) float64 {
+	if quote > 0 && raw >= StrongScore && raw-quote < StrongScore {
+		raw = StrongScore - 0.01
+	}
+	return round3(clamp01(raw))
 }

@@ -229,7 +229,7 @@ func applyStandout(hits []Hit, closed func(Hit) bool) {
 		}
 	}
 	for i := range hits {
-		hits[i].Score = round3(clamp01(hits[i].raw))
+		hits[i].Score = quoteCapped(hits[i].raw, hits[i].quote)
 		hits[i].Strong = hits[i].Score >= StrongScore
 	}
 }
@@ -271,11 +271,15 @@ var (
 // words that few tickets use (a plain word in backquotes is as often the
 // product's own command, which every ticket names).
 func (ix *TrackerIndex) concreteTokens(text string) []string {
+	// What a reporter copies sits at the start (the message they saw) or
+	// the end (a log's last lines); the identifier patterns cost about a
+	// millisecond per 6 KB, so a 32 KB report is read in a bounded window.
+	text = boundText(text, concreteHead, concreteTail)
 	seen := map[string]bool{}
 	var out []string
 	add := func(s string) {
 		s = strings.Trim(fold(s), ".:/-_,;")
-		if len([]rune(s)) < 3 || seen[s] || isNumberOnly(s) {
+		if len(out) >= maxConcrete || len([]rune(s)) < 3 || seen[s] || isNumberOnly(s) {
 			return
 		}
 		seen[s] = true
@@ -293,6 +297,13 @@ func (ix *TrackerIndex) concreteTokens(text string) []string {
 	}
 	return out
 }
+
+// The window concreteTokens reads, and how many tokens it keeps (each is
+// looked for in every candidate ticket).
+const (
+	concreteHead, concreteTail = 4 << 10, 1 << 10
+	maxConcrete                = 32
+)
 
 // rareWord reports whether every term of w is known to the tracker and
 // used by at most one ticket in twenty (at least one ticket).

@@ -49,6 +49,7 @@ type Hit struct {
 	closed      bool     // the ticket is closed (never the standout target)
 	text        float64  // the similarity of the words alone (coverage)
 	offPlatform bool     // the ticket names only other OS families (never the standout target)
+	quote       float64  // the quote agreement in raw (it may confirm a STRONG hit, never make one)
 }
 
 // Label is "STRONG" or "weak", the word a small model reads instead of a
@@ -108,8 +109,10 @@ type posting struct {
 }
 
 type scratch struct {
-	acc     []float32
-	touched []int32
+	acc      []float32
+	touched  []int32
+	grams    []uint16 // trigram counts per term (fuzzy)
+	gtouched []int32
 }
 
 const (
@@ -267,7 +270,7 @@ type queryTerm struct {
 	match []float64 // match strength per id (1 direct, < 1 fuzzy)
 }
 
-func (ix *TrackerIndex) prepare(q Query) []queryTerm {
+func (ix *TrackerIndex) prepare(q Query, sc *scratch) []queryTerm {
 	a := searchAnalyze(tokenize(q.Text))
 	bag := a.bag
 	if fam := osFamily(q.OS); fam != "" {
@@ -281,6 +284,7 @@ func (ix *TrackerIndex) prepare(q Query) []queryTerm {
 		keys = append(keys, t)
 	}
 	sort.Strings(keys)
+	expand := ix.fuzzyCandidates(keys)
 	out := make([]queryTerm, 0, len(keys))
 	for _, t := range keys {
 		qt := queryTerm{term: t}
@@ -293,8 +297,8 @@ func (ix *TrackerIndex) prepare(q Query) []queryTerm {
 				// A word no ticket uses says little about which ticket is
 				// meant; it still dilutes the report's coverage a little.
 				qt.omega *= 0.3
-				if len(t) >= 4 {
-					for _, f := range ix.fuzzy(t) {
+				if expand[t] {
+					for _, f := range ix.fuzzy(t, sc) {
 						qt.ids = append(qt.ids, f.id)
 						qt.match = append(qt.match, f.sim)
 					}
@@ -309,6 +313,35 @@ func (ix *TrackerIndex) prepare(q Query) []queryTerm {
 	return out
 }
 
+// maxFuzzy is how many unknown words of one query are expanded by
+// trigram similarity. A report has a handful of typos; a query of
+// thousands of invented words must not cost thousands of trigram lookups
+// (each walks the postings of its trigrams over the whole vocabulary).
+const maxFuzzy = 24
+
+// fuzzyCandidates returns the query's words the tracker does not know that
+// trigram expansion may look up: at most maxFuzzy, the longest first (a
+// long word carries more of its meaning in its trigrams, and a short one
+// matches many stems by chance), ties in alphabetical order.
+func (ix *TrackerIndex) fuzzyCandidates(keys []string) map[string]bool {
+	var unknown []string
+	for _, t := range keys {
+		if _, ok := ix.vocab[t]; ok || len(t) < 4 || isConcept(t) || isNumberTerm(t) {
+			continue
+		}
+		unknown = append(unknown, t)
+	}
+	if len(unknown) > maxFuzzy {
+		sort.SliceStable(unknown, func(i, j int) bool { return len(unknown[i]) > len(unknown[j]) })
+		unknown = unknown[:maxFuzzy]
+	}
+	set := make(map[string]bool, len(unknown))
+	for _, t := range unknown {
+		set[t] = true
+	}
+	return set
+}
+
 type fuzzyMatch struct {
 	id  int32
 	sim float64
@@ -316,16 +349,30 @@ type fuzzyMatch struct {
 
 // fuzzy finds known stems whose character trigrams overlap t's (Dice ≥
 // 0.6), at most two, for typos and inflections no stemmer catches.
-func (ix *TrackerIndex) fuzzy(t string) []fuzzyMatch {
+func (ix *TrackerIndex) fuzzy(t string, sc *scratch) []fuzzyMatch {
 	g := trigrams(t)
-	counts := map[int32]int{}
+	// Trigram counts per stem in the scratch's reusable array (a map per
+	// word would allocate for every stem sharing a trigram).
+	if len(sc.grams) < len(ix.terms) {
+		sc.grams = make([]uint16, len(ix.terms))
+	}
+	defer func() {
+		for _, id := range sc.gtouched {
+			sc.grams[id] = 0
+		}
+		sc.gtouched = sc.gtouched[:0]
+	}()
 	for _, x := range g {
 		for _, id := range ix.grams[x] {
-			counts[id]++
+			if sc.grams[id] == 0 {
+				sc.gtouched = append(sc.gtouched, id)
+			}
+			sc.grams[id]++
 		}
 	}
 	var out []fuzzyMatch
-	for id, c := range counts {
+	for _, id := range sc.gtouched {
+		c := int(sc.grams[id])
 		if 2*float64(c)/float64(len(g)) < 0.6 {
 			continue // cannot reach 0.6 whatever the other word's length
 		}
@@ -365,10 +412,9 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 	if k <= 0 || len(ix.tickets) == 0 {
 		return nil
 	}
-	qts := ix.prepare(q)
-	if len(qts) == 0 {
-		return nil
-	}
+	// A report longer than the window is a pasted log or a flood: its head
+	// and tail say what it is about, and the search's cost stays bounded.
+	q.Text = boundText(q.Text, searchHead, searchTail)
 	sc := ix.pool.Get().(*scratch)
 	defer func() {
 		for _, d := range sc.touched {
@@ -377,6 +423,10 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 		sc.touched = sc.touched[:0]
 		ix.pool.Put(sc)
 	}()
+	qts := ix.prepare(q, sc)
+	if len(qts) == 0 {
+		return nil
+	}
 	// Term at a time, rarest first. Terms that a large share of the
 	// tracker contains (over commonDF tickets) are skipped once the rarer
 	// terms brought in enough candidates: their idf is small, they barely
@@ -423,7 +473,7 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 			heap.Fix(h, 0)
 		}
 	}
-	qx := queryExtras{symptoms: ix.querySymptoms(qts), quotes: quotedStrings(q.Text), concrete: ix.concreteTokens(q.Text)}
+	qx := queryExtras{symptoms: ix.querySymptoms(qts), quotes: contentQuotes(quotedStrings(q.Text), ix.rareWord), concrete: ix.concreteTokens(q.Text)}
 	qm := map[int32]float64{}
 	for _, qt := range qts {
 		for j, id := range qt.ids {
@@ -449,6 +499,9 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 	}
 	return hits
 }
+
+// The window of a report's text the search reads (see Search).
+const searchHead, searchTail = 8 << 10, 2 << 10
 
 type scored struct {
 	d int32
@@ -627,8 +680,10 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 			why = append(why, "another kind of failure")
 		}
 	}
+	quote := 0.0
 	if qs := quoteAgreement(qx.quotes, t); qs != "" {
-		s += bonusQuote
+		quote = bonusQuote
+		s += quote
 		why = append(why, "quotes "+strconvQuote(qs))
 	}
 	sim := s
@@ -639,8 +694,8 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 	}
 	why = append(why, ev)
 	raw := s
-	s = round3(clamp01(s))
-	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Score: s, Strong: s >= StrongScore, Why: why, Component: t.Component, raw: raw, closed: isClosed(t), text: text, offPlatform: ix.offPlatform(i, q)}
+	s = quoteCapped(raw, quote)
+	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Score: s, Strong: s >= StrongScore, Why: why, Component: t.Component, raw: raw, closed: isClosed(t), text: text, offPlatform: ix.offPlatform(i, q), quote: quote}
 	if t.FixedIn != nil {
 		h.FixedIn = *t.FixedIn
 	}
