@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +20,12 @@ import (
 type ComponentModel struct {
 	comps    []compInfo
 	fallback int // the component with most tickets, else the first listed
+	tickets  int
+	df       map[string]int // components whose tickets use a term
+	nc       float64        // components with tickets
+	// platformTickets counts the tracker's tickets naming each platform
+	// family.
+	platformTickets map[string]int
 }
 
 type compInfo struct {
@@ -34,6 +41,13 @@ type compInfo struct {
 	team []namePart
 	// concepts are all the name's concepts, for signature matching.
 	concepts []string
+	// docs are its tickets one by one as unit tf-idf vectors: a report
+	// paraphrasing one ticket is near that ticket even when the
+	// component's other tickets dilute its centroid.
+	docs []map[string]float64
+	// platforms counts its tickets naming each platform family (see
+	// platformFamilies), for the report's own device and OS.
+	platforms map[string]int
 }
 
 // namePart is one word of a component's name.
@@ -61,18 +75,18 @@ func NewComponentModel(owners []Owner, tickets []Ticket) *ComponentModel {
 		if tf[c] == nil {
 			tf[c] = map[string]float64{}
 		}
-		ta, da := analyze(t.Title), analyze(t.Description)
-		for term, n := range ta.bag {
+		ta, da := componentBag(t.Title), componentBag(t.Description)
+		for term, n := range ta {
 			tf[c][term] += 2 * float64(n)
 		}
-		for term, n := range da.bag {
+		for term, n := range da {
 			tf[c][term] += float64(n)
 		}
 		bag := terms{}
-		for k, v := range ta.bag {
+		for k, v := range ta {
 			bag[k] += v
 		}
-		for k, v := range da.bag {
+		for k, v := range da {
 			bag[k] += v
 		}
 		texts = append(texts, ticketText{comp: c, words: wordSet(t.Title + " " + t.Description), bag: bag})
@@ -102,10 +116,40 @@ func NewComponentModel(owners []Owner, tickets []Ticket) *ComponentModel {
 			}
 		}
 	}
+	// Each ticket alone, weighted like the centroids, and the platform
+	// families it names.
+	docs := map[string][]map[string]float64{}
+	plats := map[string]map[string]int{}
+	for _, t := range tickets {
+		c := fold(t.Component)
+		v := map[string]float64{}
+		for term, n := range componentBag(t.Title + "\n" + t.Title + "\n" + t.Description) {
+			if df[term] == 0 {
+				continue
+			}
+			v[term] = (1 + math.Log(float64(n))) * math.Log(1+nc/float64(df[term])) * termWeight(term)
+		}
+		docs[c] = append(docs[c], unit(v))
+		if plats[c] == nil {
+			plats[c] = map[string]int{}
+		}
+		for _, f := range platformsNamed(t.Title + " " + t.Description) {
+			plats[c][f]++
+		}
+	}
+	m.tickets = len(tickets)
+	m.df, m.nc = df, nc
+	m.platformTickets = map[string]int{}
+	for _, ps := range plats {
+		for f, n := range ps {
+			m.platformTickets[f] += n
+		}
+	}
 	most := -1
 	for i, o := range owners {
 		ci := compInfo{owner: o, name: fold(o.Component), words: splitIdent(o.Component), concepts: conceptsOfName(o.Component), vocab: map[string]float64{}}
 		ci.tickets = count[ci.name]
+		ci.docs, ci.platforms = docs[ci.name], plats[ci.name]
 		if b := blob[ci.name]; b != nil {
 			ci.text = b.String()
 		}
@@ -287,6 +331,12 @@ type ComponentDecision struct {
 	Confidence float64 `json:"confidence"`
 	Margin     float64 `json:"margin"`
 	RunnerUp   string  `json:"runner_up,omitempty"`
+	// Probability is each component's softmax share (CODEOWNERS
+	// spelling), so a caller can weigh agreement with a ticket's
+	// component by how likely that component is, not only the choice.
+	Probability map[string]float64 `json:"probability,omitempty"`
+	// whys are each component's reasons, for debugging.
+	whys []string
 }
 
 // ReportComponentOf classifies a report before any search from its query
@@ -314,6 +364,19 @@ func (m *ComponentModel) Decide(r ComponentReport) ComponentDecision {
 	}
 	text, agg, regressed, related := r.Text, r.Crash, r.Regressed, r.Related
 	a := analyze(text)
+	rbag := componentBag(text)
+	rvec := map[string]float64{}
+	for t, n := range rbag {
+		idf := 1.0
+		if m.df[t] > 0 {
+			idf = math.Log(1 + m.nc/float64(m.df[t]))
+		}
+		rvec[t] = (1 + math.Log(float64(n))) * idf * termWeight(t)
+	}
+	rvec = unit(rvec)
+	rplat := platformsNamed(r.Device + " " + r.OS + " " + text)
+	scores := make([]float64, len(m.comps))
+	whys := make([]string, len(m.comps))
 	words := wordSet(text)
 	var sigWords, stackWords, idents map[string]bool
 	var sigTerms map[string]float64
@@ -414,9 +477,25 @@ func (m *ComponentModel) Decide(r ComponentReport) ComponentDecision {
 				}
 			}
 		}
+		if len(c.docs) > 0 {
+			near := 0.0
+			for _, d := range c.docs {
+				near = max(near, dot(rvec, d))
+			}
+			if near > 0 {
+				score += componentNearWeight * near
+				if near >= 0.2 {
+					why = append(why, fmt.Sprintf("one of its tickets is near (%.2f)", near))
+				}
+			}
+		}
+		if lift := m.platformLift(c, rplat); lift > 0 {
+			score += lift
+			why = append(why, fmt.Sprintf("its tickets name the report's platform (%.1f)", lift))
+		}
 		if len(c.vocab) > 0 {
 			dot, rn := 0.0, 0.0
-			for t := range a.bag {
+			for t := range rbag {
 				w := termWeight(t)
 				rn += w * w
 				dot += w * c.vocab[t]
@@ -442,6 +521,8 @@ func (m *ComponentModel) Decide(r ComponentReport) ComponentDecision {
 				why = append(why, fmt.Sprintf("similar ticket %s (%.2f)", h.ID, h.Score))
 			}
 		}
+		scores[i] = score
+		whys[i] = fmt.Sprintf("%s %.2f: %s", c.owner.Component, score, strings.Join(why, ", "))
 		if score > bestScore+1e-9 {
 			best, bestScore, bestWhy = i, score, strings.Join(why, ", ")
 		}
@@ -453,7 +534,155 @@ func (m *ComponentModel) Decide(r ComponentReport) ComponentDecision {
 		}
 		return ComponentDecision{Component: c.owner.Component, Why: "nothing points to a component: first in CODEOWNERS"}
 	}
-	return ComponentDecision{Component: m.comps[best].owner.Component, Why: fmt.Sprintf("%s, %.1f points", bestWhy, bestScore), Confidence: 1}
+	d := ComponentDecision{Component: m.comps[best].owner.Component, Why: fmt.Sprintf("%s, %.1f points", bestWhy, bestScore)}
+	// Softmax over the points: the share of the evidence the choice
+	// holds, and the gap to the runner-up.
+	second, sum := -1, 0.0
+	for i, sc := range scores {
+		sum += math.Exp((sc - bestScore) / componentTemperature)
+		if i != best && (second < 0 || sc > scores[second]) {
+			second = i
+		}
+	}
+	d.Confidence = round3(1 / sum)
+	d.Probability = map[string]float64{}
+	for i, sc := range scores {
+		d.Probability[m.comps[i].owner.Component] = round3(math.Exp((sc-bestScore)/componentTemperature) / sum)
+	}
+	d.whys = whys
+	if second >= 0 {
+		d.Margin = round3(bestScore - scores[second])
+		d.RunnerUp = m.comps[second].owner.Component
+	} else {
+		d.Margin = round3(bestScore)
+	}
+	return d
+}
+
+// Weights of the learned evidence, in the points of Choose.
+const (
+	// componentNearWeight scales the cosine to the nearest single ticket.
+	componentNearWeight = 2.5
+	// componentPlatformWeight scales the lift of the report's platform
+	// among a component's tickets over the tracker's.
+	componentPlatformWeight = 0.4
+	// componentTemperature is the softmax temperature over points: a
+	// lead of this many points is e times as likely.
+	componentTemperature = 1.5
+)
+
+// platformFamilies maps the words a device or OS is named with to its
+// platform, and each platform to its class (a computer or a phone). A
+// component whose tickets name the report's platform more often than
+// the tracker's other tickets is likelier its owner: a desktop client's
+// tickets name Windows and macOS, a mobile app's iOS and Android.
+var platformFamilies = func() map[string][]string {
+	m := map[string][]string{}
+	for fam, words := range map[string]string{
+		"windows": "windows win10 win11",
+		"mac":     "macos mac macbook imac osx",
+		"linux":   "linux ubuntu debian fedora centos rhel alpine",
+		"ios":     "ios ipados iphone ipad",
+		"android": "android miui pixel huawei galaxy oppo samsung vivo xiaomi oneplus redmi moto poco motorola hyperos",
+		"browser": "browser chrome chromium firefox safari",
+	} {
+		class := "phone"
+		switch fam {
+		case "windows", "mac", "linux":
+			class = "computer"
+		case "browser":
+			class = "web"
+		}
+		for _, w := range strings.Fields(words) {
+			m[w] = []string{"os:" + fam, "class:" + class}
+		}
+	}
+	return m
+}()
+
+// platformsNamed are the platform families and classes a text names.
+func platformsNamed(text string) []string {
+	var out []string
+	for _, t := range tokenize(text) {
+		for _, f := range platformFamilies[t.s] {
+			out = appendUnique(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// platformLift is the evidence of the report's platforms for component c:
+// for each, the log of how much more often c's tickets name it than the
+// tracker's (smoothed toward the tracker's rate), when positive.
+func (m *ComponentModel) platformLift(c compInfo, rplat []string) float64 {
+	if m.tickets == 0 || c.tickets == 0 {
+		return 0
+	}
+	lift := 0.0
+	for _, f := range rplat {
+		all := m.platformTickets[f]
+		if all == 0 {
+			continue
+		}
+		prior := float64(all) / float64(m.tickets)
+		p := (float64(c.platforms[f]) + 2*prior) / (float64(c.tickets) + 2)
+		if l := math.Log(p / prior); l > 0 {
+			// A family (macOS) and its class (a computer) each count half.
+			lift += 0.5 * l
+		}
+	}
+	return componentPlatformWeight * lift
+}
+
+// componentBag is a text's terms for the component model: its prose
+// terms and the words of the code identifiers it names, split
+// ("LogPane" → log, pane; "account_tile" → account, tile), so a report's
+// words meet the identifiers in tickets and stack frames.
+func componentBag(text string) terms {
+	bag := terms{}
+	for t, n := range analyze(text).bag {
+		bag[t] += n
+	}
+	for _, id := range reCodeIdent.FindAllString(text, -1) {
+		for t, n := range analyzeIdent(id).bag {
+			if !genericCode[t] {
+				bag[t] += n
+			}
+		}
+	}
+	return bag
+}
+
+// reCodeIdent finds camelCase, PascalCase and snake_case identifiers.
+var reCodeIdent = regexp.MustCompile(`\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b|\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b|\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b`)
+
+// unit scales a vector to length 1.
+func unit(v map[string]float64) map[string]float64 {
+	n := 0.0
+	for _, x := range v {
+		n += x * x
+	}
+	if n == 0 {
+		return v
+	}
+	n = math.Sqrt(n)
+	for k := range v {
+		v[k] /= n
+	}
+	return v
+}
+
+// dot is the dot product of two sparse vectors.
+func dot(a, b map[string]float64) float64 {
+	if len(b) < len(a) {
+		a, b = b, a
+	}
+	s := 0.0
+	for k, x := range a {
+		s += x * b[k]
+	}
+	return s
 }
 
 // namedCrashIdent returns an identifier of the crash (a word of its

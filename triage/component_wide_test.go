@@ -103,7 +103,7 @@ func TestComponentWideCheck(t *testing.T) {
 				good := strings.EqualFold(got.Component, want)
 				dp.add(good)
 				if !good {
-					misses = append(misses, fmt.Sprintf("dup %s: %s (conf %.2f), want %s: %.90q", it.ID, got.Component, got.Confidence, want, it.Text))
+					misses = append(misses, fmt.Sprintf("dup %s: %s (conf %.2f, margin %.1f), want %s: %.60q\n        %s", it.ID, got.Component, got.Confidence, got.Margin, want, it.Text, got.Why))
 				}
 			}
 		}
