@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -37,17 +38,28 @@ const (
 	bonusSymptom   = 0.05
 	penaltySymptom = 0.08
 	bonusQuote     = 0.10
+	// maxSymptomKinds is how many failure kinds a report may name and
+	// still earn the agreement bonus (a crash with an error message and a
+	// freeze before it are three).
+	maxSymptomKinds = 3
 )
 
 // symptomAgreement is +bonusSymptom when report and ticket name a common
 // failure kind, −penaltySymptom when both name kinds and none is common
 // (a wrong total and a crash in the same screen are different bugs), 0
 // when either names none.
+//
+// A report naming more than maxSymptomKinds kinds earns no bonus: a text
+// that names every failure there is agrees with any ticket, which says
+// nothing (and is how a query would be stuffed to agree with all).
 func symptomAgreement(report, ticket uint16) float64 {
 	switch {
 	case report == 0 || ticket == 0:
 		return 0
 	case report&ticket != 0:
+		if bits.OnesCount16(report) > maxSymptomKinds {
+			return 0
+		}
 		return bonusSymptom
 	default:
 		return -penaltySymptom

@@ -157,12 +157,17 @@ func (s *Session) Process(it Item) ItemRun {
 	r.Query = q
 	r.TrackerHits = p.Index.Search(q, SearchK)
 	r.BatchHits = s.Batch.Search(q, SearchK)
-	inv := Investigate(InvestigateInput{Item: it, Intake: r.Intake, TrackerHits: r.TrackerHits, BatchHits: r.BatchHits, Crashes: r.Crashes, Tickets: p.ByID})
+	own := func(id string) (Hit, bool) { return OwnEvidence(id, q, p.Index, s.Batch) }
+	inv := Investigate(InvestigateInput{Item: it, Intake: r.Intake, TrackerHits: r.TrackerHits, BatchHits: r.BatchHits, Crashes: r.Crashes, Tickets: p.ByID, Own: own})
 	seen := append(append([]Hit(nil), r.TrackerHits...), r.BatchHits...)
 	// The investigator already respects the guards; a refusal here would
 	// be a bug in it, recorded and obeyed.
 	if inv.Verdict == VerdictDuplicate {
 		err := CheckDuplicate(inv.DuplicateOf, seen)
+		if err == nil {
+			h, ok := own(inv.DuplicateOf)
+			err = CheckOwnEvidence(inv.DuplicateOf, h, ok)
+		}
 		var tid string
 		if err == nil {
 			tid, err = ResolveTicketID(inv.DuplicateOf, s.Known, s.ItemTicket)

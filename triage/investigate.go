@@ -16,6 +16,11 @@ type InvestigateInput struct {
 	BatchHits   []Hit
 	Crashes     []CrashAggregate
 	Tickets     map[string]Ticket
+	// Own re-scores a candidate against the report's own query
+	// (OwnEvidence): a duplicate is claimed only when the report's words
+	// make it STRONG too, whatever query found it. nil: the hits are
+	// taken as the report's own.
+	Own func(id string) (Hit, bool)
 }
 
 // Investigation is the investigator's record: new, duplicate (of a ticket
@@ -67,7 +72,7 @@ func Investigate(in InvestigateInput) Investigation {
 				continue
 			}
 		}
-		if CheckDuplicate(h.ID, seen) != nil || target == "" {
+		if CheckDuplicate(h.ID, seen) != nil || target == "" || !ownStrong(in.Own, h.ID) {
 			if h.Score > bestOther || bestOtherID == "" {
 				bestOther, bestOtherID = h.Score, h.ID
 			}
@@ -129,6 +134,16 @@ func Investigate(in InvestigateInput) Investigation {
 	}
 	inv.Rationale = strings.Join(why, ". ")
 	return inv
+}
+
+// ownStrong reports whether candidate id is STRONG for the report's own
+// query (always, when there is no re-scoring).
+func ownStrong(own func(string) (Hit, bool), id string) bool {
+	if own == nil {
+		return true
+	}
+	h, ok := own(id)
+	return CheckOwnEvidence(id, h, ok) == nil
 }
 
 func seenScore(seen []Hit, id string) float64 {

@@ -86,6 +86,7 @@ type TrackerIndex struct {
 	grams   map[string][]int32 // trigram → stem term ids
 	ngrams  []uint16           // distinct trigrams per term
 	idfNew  float64            // idf of a term no ticket has
+	byID    map[string]int32   // ticket id → index
 	pool    sync.Pool
 }
 
@@ -124,11 +125,14 @@ const (
 
 // NewTrackerIndex indexes tickets.
 func NewTrackerIndex(tickets []Ticket) *TrackerIndex {
-	ix := &TrackerIndex{tickets: tickets, vocab: map[string]int32{}, grams: map[string][]int32{}}
+	ix := &TrackerIndex{tickets: tickets, vocab: map[string]int32{}, grams: map[string][]int32{}, byID: make(map[string]int32, len(tickets))}
 	var sumT, sumD int
 	tfs := make([][]uint32, 0) // per term, parallel to post: title tf << 16 | description tf
 	tf := map[int32][2]uint16{}
 	for i, t := range tickets {
+		if _, dup := ix.byID[t.ID]; !dup {
+			ix.byID[t.ID] = int32(i)
+		}
 		tt, dt := tokenize(t.Title), tokenize(t.Description)
 		ta, da := searchAnalyze(tt), searchAnalyze(dt)
 		d := tdoc{lenT: int32(len(ta.seq)), lenD: int32(len(da.seq)), symptoms: symptomMask(ta.bag) | symptomMask(da.bag)}
@@ -229,10 +233,8 @@ func (ix *TrackerIndex) Len() int { return len(ix.tickets) }
 
 // Ticket returns an indexed ticket by id.
 func (ix *TrackerIndex) Ticket(id string) (Ticket, bool) {
-	for _, t := range ix.tickets {
-		if t.ID == id {
-			return t, true
-		}
+	if i, ok := ix.byID[id]; ok {
+		return ix.tickets[i], true
 	}
 	return Ticket{}, false
 }
@@ -409,7 +411,37 @@ func trigrams(w string) []string {
 // Search returns the k tickets most similar to the report, best first,
 // each with a calibrated Score in [0, 1] and the reasons for it.
 func (ix *TrackerIndex) Search(q Query, k int) []Hit {
-	if k <= 0 || len(ix.tickets) == 0 {
+	if k <= 0 {
+		return nil
+	}
+	hits := ix.candidates(q, k, -1)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+// Rescore returns ticket id's hit for q as Search scores it among q's
+// candidates (with the standout over them), whether or not it ranks in
+// Search's top k: the duplicate guard re-scores a claimed ticket against
+// the report's own query this way.
+func (ix *TrackerIndex) Rescore(q Query, id string) (Hit, bool) {
+	i, ok := ix.byID[id]
+	if !ok {
+		return Hit{}, false
+	}
+	for _, h := range ix.candidates(q, SearchK, i) {
+		if h.ID == id {
+			return h, true
+		}
+	}
+	return Hit{}, false
+}
+
+// candidates scores q's best BM25 candidates for a top k (and doc force
+// among them, when it is not -1), best first.
+func (ix *TrackerIndex) candidates(q Query, k int, force int32) []Hit {
+	if len(ix.tickets) == 0 {
 		return nil
 	}
 	// A report longer than the window is a pasted log or a flood: its head
@@ -473,6 +505,9 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 			heap.Fix(h, 0)
 		}
 	}
+	if force >= 0 && !slices.ContainsFunc(*h, func(c scored) bool { return c.d == force }) {
+		*h = append(*h, scored{force, sc.acc[force]})
+	}
 	qx := queryExtras{symptoms: ix.querySymptoms(qts), quotes: contentQuotes(quotedStrings(q.Text), ix.rareWord), concrete: ix.concreteTokens(q.Text)}
 	qm := map[int32]float64{}
 	for _, qt := range qts {
@@ -494,9 +529,6 @@ func (ix *TrackerIndex) Search(q Query, k int) []Hit {
 		}
 		return hits[i].ID < hits[j].ID
 	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
 	return hits
 }
 
