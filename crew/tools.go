@@ -220,6 +220,14 @@ func searchQuery(p *project, st State, text string) triage.Query {
 	return q
 }
 
+// ownQuery is the report's own query: the server's record of the item's
+// text (never the model's search words), with its device, OS, version,
+// confirmed crash signature and component. A duplicate claim is judged on
+// it (triage.OwnEvidence): the model's queries only find candidates.
+func ownQuery(p *project, st State) triage.Query {
+	return searchQuery(p, st, st.Item.Text)
+}
+
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -265,7 +273,7 @@ func searchRecentTool() *agent.Tool {
 			if err != nil {
 				return agent.Result{}, err
 			}
-			b, err := batchOf(ctx, env, r)
+			b, err := batchOf(ctx, env, r, p)
 			if err != nil {
 				return agent.Result{}, err
 			}
@@ -282,7 +290,11 @@ func searchRecentTool() *agent.Tool {
 
 // batchOf rebuilds the batch memory: the project's bug reports processed
 // before this one, in arrival order, each with the ticket it landed on.
-func batchOf(ctx context.Context, env *agent.Env, r *run) (*triage.Batch, error) {
+//
+// Each earlier report is remembered by its own query (ownQuery: its text
+// as the server recorded it), not by the last query a model searched
+// with for it, so no model's words can make a later report match it.
+func batchOf(ctx context.Context, env *agent.Env, r *run, p *project) (*triage.Batch, error) {
 	// Reports done, and reports parked at the gate: a later report is
 	// matched against a parked one too, and waits for its decision.
 	runs, err := env.Store.ListTriage(ctx, env.Actor, r.ProjectID, "")
@@ -304,7 +316,11 @@ func batchOf(ctx context.Context, env *agent.Env, r *run) (*triage.Batch, error)
 			// duplicate-to-be, and waits for that decision.
 			resolves = pendingPrefix + pr.CaseID
 		}
-		b.Add(pr.ItemID, ps.Query, resolves)
+		q := ps.Query
+		if ps.Item.Text != "" {
+			q = ownQuery(p, ps)
+		}
+		b.Add(pr.ItemID, q, resolves)
 	}
 	return b, nil
 }
@@ -441,6 +457,16 @@ func recordInvestigationTool() *agent.Tool {
 				p, err := loadProject(ctx, env)
 				if err != nil {
 					return agent.Result{}, err
+				}
+				// The claim must hold for the reporter's words, not only
+				// for the query the model searched with.
+				b, err := batchOf(ctx, env, r, p)
+				if err != nil {
+					return agent.Result{}, err
+				}
+				own, found := triage.OwnEvidence(in.DuplicateOf, ownQuery(p, r.st), p.Index, b)
+				if err := triage.CheckOwnEvidence(in.DuplicateOf, own, found); err != nil {
+					return agent.Result{}, signoff.Errorf(signoff.EINVALID, "%s", err.Error())
 				}
 				itemTicket, err := batchResolves(ctx, env, r)
 				if err != nil {
