@@ -183,6 +183,148 @@ var lexiconTable = []struct {
 	{"crash", 0.5, `app dies | it dies | just dies | dies with | died with | process dies | stack trace | stacktrace | traceback | core dump | crash dump | thread dump | stack dump`},
 	{"feedback_positive", 0.1, `love | loved | loving | great | amazing | awesome | excellent | perfect | fantastic | best | wonderful | brilliant | beautiful | fun | addictive | five stars | 5 stars | 10 10 |
 		me encanta | encanta | genial | excelente | increible | maravilloso | toll | super | grossartig | wunderbar | liebe | genial | geniale | adore | magnifique | excelente | incrivel | otimo | adoro | fantastico | bellissimo | stupendo`},
+	// General coverage (VOCABULARY). Any product's feedback talks about
+	// the same ~150 things; each should read the same in the eight
+	// languages the airlock reads (en, es, de, fr, pt, it, nl, pl), so a
+	// report in one meets a ticket in another. The concepts, by group:
+	//   UI: screen, home_screen, button, toggle, menu, tab, window, tile,
+	//     list, line, detail, field, form, control, link, scroll, gesture,
+	//     zoom, font, color, size, text, theme, widget, keyboard, display,
+	//     visible, hidden, mask, blank, blank_screen, loading, rotation.
+	//   Actions: open, launch, close_word, return, restart, update (also
+	//     refresh), install, save, edit, delete, cancel, retry, undo, copy,
+	//     search, filter, export (share, print), import, upload, download,
+	//     scan, confirm, restore, sync, unlink, block (lock, freeze a card),
+	//     invite, follow.
+	//   States: crash, freeze, performance, error, broken, unable, wrong,
+	//     pending, success, unavailable, available, delay, duplicate,
+	//     data_loss, not_received, unusable, expire, instant.
+	//   Time: time (clock, zone, midnight), date, schedule (daily,
+	//     nightly), calendar, alarm, history, recurring, background.
+	//   Money: money, price (amount, total), charge (payment, transaction),
+	//     purchase, fee, tax, discount, currency, balance, transfer,
+	//     statement, card, wallet, contactless, atm, pin, subscription,
+	//     budget, limit, recipient.
+	//   Data: file, folder, spreadsheet, document id (id_document), log,
+	//     database, cache, storage, memory, backup (sync), queue, category,
+	//     tag, favorite, note, contact, address, phone_number, name,
+	//     statistics, chart, dashboard, progress, level, reward.
+	//   People and accounts: account, login, logout, signup, password,
+	//     verification, biometric, session, lockout, credential, security,
+	//     permission, friend, group, message, email, comment, review,
+	//     support, voice, feed.
+	//   Devices and connectivity: device, phone, tablet, smartwatch, web,
+	//     cpu, camera, microphone, audio, vibration, battery, bluetooth,
+	//     network (offline, timeout), disconnect, notification, map,
+	//     video, subtitle, call, emoji, autofill, deploy, env_var,
+	//     exit_code, request, response.
+	// A word that is a common word of another language ("data" is a date
+	// in it/pt/pl, "fin", "rate", "list(en)" in de) is given only as a
+	// phrase. Concept ids repeat here to add languages to the entries
+	// above; the first entry's spec is the concept's spec.
+	{"crash", 0.5, `crasht | crashen | gecrasht | valt uit | sluit af | sluit zichzelf | awaria | awarii | awarie | wywala | wywalilo | wysypuje | wysypala | zamyka sie | crashuje`},
+	{"blank_screen", 1, `zwart scherm | wit scherm | scherm wordt zwart | czarny ekran | bialy ekran | pusty ekran | tela em branco | pantalla vacia | ecran vide | schermo vuoto | leerer bildschirm`},
+	{"freeze", 0.8, `bevriest | bevroren | loopt vast | vastgelopen | reageert niet | zawiesza* | zawiesil* | zawieszon* | zamarza | nie odpowiada`},
+	{"performance", 1, `traag | trage | langzaam | hapert | powoln* | laguje | przycina | zacina`},
+	{"error", 0.5, `fout | fouten | foutmelding* | mislukt | blad | bledu | bledy | bledem | nieudan* | niepowodzeni*`},
+	{"broken", 0.4, `werkt niet | werkt niet meer | doet het niet | kapot | nie dziala | przestal dzialac | przestala dzialac | przestalo dzialac | zepsut*`},
+	{"unable", 0.3, `kan niet | lukt niet | nie moge | nie mozna | nie da sie`},
+	{"wrong", 0.6, `verkeerd* | onjuist* | nieprawidlow* | niepoprawn* | bledn* | erron* | errat* | faux | fausse | fausses`},
+	{"login", 1, `inloggen | ingelogd | inlogt | aanmelden | aangemeld | logowani* | zalogowa* | zaloguj* | logowac | logowaniu`},
+	{"logout", 1, `uitloggen | uitgelogd | logt uit | afmelden | afgemeld | wylogow* | wyloguj* | cierra la sesion | se deconnecte | me deconnecte | logga fuori | disconnesso dall account | desconectado da conta`},
+	{"disconnect", 1, `verbinding verbroken | verbroken | rozlacza | rozlaczon* | utrata polaczenia`},
+	{"account", 0.8, `profiel | koncie | konta | kontem | kontu | profilu`},
+	{"password", 1, `wachtwoord* | haslo | hasla | haslem | contrasenas | passwort* | mot de passe | palavra passe | parola d ordine`},
+	{"verification", 1, `verificatiecode | kod weryfikacyjny | kod sms | codigo sms | sms code | code sms | codice sms | sms kod | verifizierungscode`},
+	{"store", 1, `winkel | winkels | sklep | sklepu | sklepie`},
+	{"purchase", 1, `kopen | gekocht | koop | aankoop | aankopen | winkelwagen* | bestelling* | bestellen | besteld | kupic | kupilem | kupilam | kupil | kupila | zakup* | koszyk* | zamowieni*`},
+	{"charge", 1, `betaling* | betalen | betaald | afgeschreven | terugbetaling | factuur | facturen | platnosc* | platnosci | zaplacil* | zaplacic | obciazen* | obciazyl* | faktur* |
+		movimientos | movimiento | umsatz* | umsaetze | les operations | mes operations | movimentac* | movimentos | movimenti | transacties | transactie | transakcj* | transacao | transacoes | transaccion*`},
+	{"duplicate", 1, `dubbel* | twee keer | dwa razy | podwojn* | zdublowan* | dwukrotn*`},
+	{"not_received", 1, `niet ontvangen | nooit ontvangen | nie otrzymal* | nie dostal* | nie doszl*`},
+	{"data_loss", 1, `kwijt | verloren | verdwenen | gewist | stracil* | zniknel* | zniknal* | znikaja | przepadl*`},
+	{"progress", 1, `voortgang | postep | postepy | postepu`},
+	{"save", 1, `opslaan | opgeslagen | slaat op | zapis* | gespeichert | sauvegarde | salvataggi`},
+	{"sync", 1, `kopia zapasowa | kopii zapasowej | reservekopie | copia de seguranca | copie de sauvegarde`},
+	{"audio", 1, `geluid | geluiden | dzwiek* | glosnosc* | glosnik*`},
+	{"call", 1, `oproep* | telefoongesprek* | rozmowa telefoniczna | rozmowy telefoniczne`},
+	{"return", 0.6, `komt terug | terug naar | gaat terug | wraca | wrocil* | powrot*`},
+	{"home_screen", 1, `home page | homepage | home tab | startscherm | beginscherm | hoofdscherm | hoofdmenu | startpagina | ekran glowny | ekranie glownym | ekran startowy | menu glowne | strona glowna | startseite | page d accueil | pagina inicial | pagina iniziale | pagina de inicio`},
+	{"launch", 1, `opstarten | bij het opstarten | bij opstarten | uruchomieni* | przy starcie | przy uruchomieniu | uruchamia*`},
+	{"open", 0.35, `openen | opent | geopend | klikken | klik | tik op | tikken | otworz* | otwiera* | otwarci* | kliknie* | klikam | klikne | nacisk*`},
+	{"update", 0.45, `up to date | bijwerken | bijgewerkt | nieuwe versie | aktualiz* | nowa wersja | nowej wersji | actualis* | refrescar | odswiez* | verversen | ververst | vernieuwen`},
+	{"install", 0.4, `zainstalow* | odinstalow* | geinstalleerd | installeren`},
+	{"display", 0.6, `weergave | weergegeven | toont | wyswietl*`},
+	{"button", 0.5, `knop | knoppen | przycisk* | ikon* | pictogram*`},
+	{"screen", 0.25, `scherm | schermen | ekran | ekranie | ekranu | ekrany | strona | stronie | strony | tela`},
+	{"settings", 1, `instellingen | ustawieni* | config | configuration | configurations | konfiguration | configuratie | konfiguracj* | impostazione`},
+	{"notification", 1, `melding | meldingen | pushmelding* | powiadomien* | powiadomieni*`},
+	{"network", 1, `netwerk | geen verbinding | geen internet | siec | sieci | brak internetu | bez internetu | brak polaczenia | polaczenie z internetem | sin internet | ohne internet | sans internet | sem internet | senza internet | fuori linea | offline modus | tryb offline`},
+	{"battery", 1, `batterij | accu | bateri* | batterie*`},
+	{"storage", 1, `opslagruimte | opslag | miejsce na dysku | przestrzen dyskowa`},
+	{"camera", 1, `afbeelding* | zdjeci* | zdjec | aparat`},
+	{"upload", 1, `uploaden | geupload | wgrac | wgrywa* | przesylani* | przeslac | przeslanie | hochladen | caricato | carregou | envio de arquivo`},
+	{"download", 1, `downloaden | gedownload | pobier* | pobra* | pobrani*`},
+	{"export", 1, `exporteren | geexporteerd | eksport* | delen | gedeeld | udostepni* | drukow* | afdrukken | teilen | geteilt`},
+	{"file", 0.8, `bestand | bestanden | bijlage* | plik | pliki | pliku | plikow | zalacznik*`},
+	{"filter", 1, `sorteren | gesorteerd | filtrow* | sortow* | filtr | filtry`},
+	{"search", 1, `zoeken | zoekt | zoekfunctie | gezocht | wyszuk* | szukam | szukac | szuka`},
+	{"map", 1, `plattegrond | locatie | locaties | lokalizacj* | ubicaciones | posizioni`},
+	{"video", 1, `afspelen | wideo | odtwarza* | odtwarzani* | filmik*`},
+	{"keyboard", 1, `toetsenbord | klawiatur*`},
+	{"theme", 1, `donkere modus | tryb ciemny | ciemny motyw | motyw | motywy`},
+	{"accessibility", 1, `toegankelijk* | ulatwienia dostepu | dostepnosc* | lector de pantalla | bildschirmleser | lecteur d ecran | leitor de tela | lettore di schermo | schermlezer | czytnik ekranu`},
+	{"subscription", 1, `subskrypcj* | abonament* | abonnementen | lidmaatschap`},
+	{"ads", 1, `advertentie* | reclame | reklam* | publicidad | anuncios | pubblicita | propaganda`},
+	{"restore", 1, `herstellen | hersteld | herstel | przywroc* | przywraca* | przywrocen*`},
+	{"transfer", 1, `overboeking* | overmaken | overgemaakt | overschrijving* | przelew* | przelac | transferencias | transferir | transferiu | uberweis* | ueberweis*`},
+	{"card", 1, `kaart | kaarten | bankpas | betaalpas | pinpas | creditcard | karta | karty | karte | karcie | karta kredytowa | karta platnicza | tarjetas | cartoes | carte di credito`},
+	{"note", 1, `notitie* | notatk* | notatek`},
+	{"calendar", 1, `kalendarz* | agendas`},
+	{"time", 1, `tijdzone | tijdzones | klok | zomertijd | wintertijd | middernacht | na middernacht | strefa czasowa | strefy czasowej | zegar* | czas letni | o polnocy | po polnocy | przed polnoca | fuso horario | huso horario`},
+	{"language", 1, `taal | talen | vertaling* | vertaald | jezyk* | tlumacz*`},
+	{"email", 1, `courriel* | correo electronico | mejl | maila | mailem`},
+	{"message", 1, `bericht | berichten | wiadomosc* | wiadomosci | czat*`},
+	{"reward", 1, `beloning* | nagrod* | nagroda`},
+	{"level", 0.6, `poziom | poziomy | poziomu`},
+	{"loading", 1, `laadt | wordt geladen | wczytyw* | wczytuje | laduje sie | caricando`},
+	{"bluetooth", 1, `koppelen | gekoppeld | parowani* | sparowa*`},
+	{"vibration", 1, `trilling* | trilt | wibracj* | wibruje`},
+	{"blank", 0.7, `leeg | lege | pusty | pusta | puste | pustym | leer | vides | vazios | vuoti`},
+	{"permission", 1, `toestemming* | uprawnien* | zezwoleni* | permisos | autorisations | permissoes`},
+	{"confirm", 0.8, `bevestig* | potwierdz* | conferm*`},
+	{"signup", 1, `rejestracj* | zarejestrow* | aanmelding | account aanmaken | zaloz konto | zalozyc konto`},
+	{"delivery", 1, `bezorging* | bezorger | levering* | geleverd | dostaw* | kurier*`},
+	{"booking", 1, `reservering* | afspraak | afspraken | rezerwacj* | wizyt*`},
+	{"workout", 1, `trening* | oefening* | cwiczeni*`},
+	{"playlist", 1, `afspeellijst* | liedje* | piosenk* | utwor | utwory | playlista`},
+	{"contact", 1, `contactpersoon | contactpersonen | kontakty`},
+	{"edit", 1, `bewerken | bewerkt | wijzigen | gewijzigd | edytow* | edycj* | modificar | modificado | modifie | modifiee | editieren`},
+	{"biometric", 1, `vingerafdruk* | gezichtsherkenning | odcisk palca | odcisku palca | rozpoznawanie twarzy | reconocimiento facial | gesichtserkennung | reconnaissance faciale | reconhecimento facial | riconoscimento facciale`},
+	{"statement", 1, `afschrift* | rekeningoverzicht* | wyciag* | kontoauszuge | estado de cuenta | estratto conto`},
+	{"scan", 1, `scannen | gescand | skanow* | zeskanow* | skaner`},
+	{"alarm", 1, `wekker | budzik* | minutnik*`},
+	{"feed", 1, `tijdlijn | wpis | wpisy`},
+	{"discount", 1, `korting* | kortingscode | znizk* | rabat | rabaty | kupon*`},
+	{"price", 1, `prijs | prijzen | bedrag | bedragen | cena | ceny | cene | kwota | kwoty | kwote | kwocie | suma | sumy`},
+	{"tax", 1, `btw | belasting* | podatek | podatku | podatki`},
+	{"security", 1, `beveiliging* | gelekt | gehackt | wyciek* | zhakowan* | prywatnosc* | privacy | lekken`},
+	{"credential", 1, `inloggegevens | sleutel | sleutels | klucz | klucze | klucza | dane logowania | clave api | cle api | chave api | chiave api | api sleutel | klucz api | api schlussel |
+		secreto | secretos | geheim | geheimen | sekret | sekrety | segredo | segredos | segreto | segreti | geheimnis`},
+	{"lockout", 1, `account geblokkeerd | konto zablokowane | konto zostalo zablokowane | buitengesloten`},
+	{"unusable", 1, `onbruikbaar | bezuzyteczn* | nie nadaje sie do uzytku | onbruikbare`},
+	{"money", 0.5, `pieniadz* | pieniedzy | srodki | srodkow | centen`},
+	{"recipient", 1, `ontvanger* | begunstigde* | odbiorc* | odbiorca`},
+	{"log", 0.8, `logboek | logbestand* | logi | logach | dziennik zdarzen | plik logu | registros de log | logs de erro`},
+	{"mask", 1, `gemaskeerd | maskeren | maskowa* | zamaskow* | maskiert | verhullt`},
+	{"delay", 1, `vertraging* | vertraagd | te laat | opozni* | spozni* | z opoznieniem | verzoegerung`},
+	{"toggle", 0.6, `schakelaar* | przelacznik* | interruptores | interrupteurs | chave seletora | interruttori`},
+	{"pending", 1, `in behandeling | in afwachting | oczekuj* | w toku | przetwarzani* | w trakcie przetwarzania`},
+	{"background", 0.8, `achtergrond | op de achtergrond | w tle | na drugim planie`},
+	{"exit_code", 1, `exitcode | afsluitcode | kod wyjscia | kod zakonczenia | exit status`},
+	{"schedule", 1, `gepland | ingepland | zaplanowan* | harmonogram*`},
+	{"periodic", 0.6, `daily | weekly | monthly | diariamente | semanal | semanalmente | mensual | mensualmente | taglich | wochentlich | monatlich | quotidien | quotidienne | hebdomadaire | mensuel | mensuelle | mensal | mensalmente | giornalier* | settimanal* | mensile | mensilmente | dagelijks | wekelijks | maandelijks | codzienn* | cotygodniow* | comiesieczn*`},
+	{"signup", 1, `registreren | geregistreerd`},
 }
 
 // pat is one word of a lexicon form.
@@ -221,7 +363,11 @@ func buildLexicon() *lexiconIndex {
 	var forms []phrase
 	index := map[string]int{}
 	for _, e := range lexiconTable {
-		l.concepts[e.id] = concept{id: e.id, spec: e.spec}
+		// A concept listed again (to add languages) keeps the spec of
+		// its first entry.
+		if _, ok := l.concepts[e.id]; !ok {
+			l.concepts[e.id] = concept{id: e.id, spec: e.spec}
+		}
 		for _, form := range strings.Split(e.forms, "|") {
 			var pats []pat
 			for _, w := range strings.Fields(form) {
