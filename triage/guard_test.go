@@ -244,3 +244,64 @@ func TestInvestigateRespectsGuards(t *testing.T) {
 		})
 	}
 }
+
+// notesTracker is an invented notes app's tracker for the duplicate
+// evidence tests.
+func notesTracker() *triage.TrackerIndex {
+	return triage.NewTrackerIndex([]triage.Ticket{
+		{ID: "N-1", Title: "Export to PDF produces a blank page for long documents", Status: "open", Component: "export", Description: "When a document has more than 40 pages the exported PDF has a blank last page. Reproduction: open a long document, tap Export, choose PDF."},
+		{ID: "N-2", Title: "Push notifications arrive twice after reinstalling", Status: "open", Component: "notifications", Description: "After a reinstallation every notification is delivered two times. Investigation pending."},
+		{ID: "N-3", Title: "Login button does nothing on the welcome screen", Status: "open", Component: "auth", Description: "Tapping the login button on the welcome screen has no effect; no error is shown."},
+		{ID: "N-4", Title: "Search results ignore the date filter", Status: "open", Component: "search", Description: "Selecting a date range in the filter returns results from every date."},
+	})
+}
+
+// A duplicate claim is judged on the report's own words: a ticket its own
+// title finds STRONG is refused for a report about something else, and
+// stands for a report that does describe it.
+func TestOwnEvidenceRefusesQueryShapedClaim(t *testing.T) {
+	t.Parallel()
+	ix := notesTracker()
+	title, _ := ix.Ticket("N-2")
+	byTitle := ix.Search(triage.Query{Text: title.Title}, 5)
+	if len(byTitle) == 0 || byTitle[0].ID != "N-2" || !byTitle[0].Strong {
+		t.Fatalf("precondition: the title search should find N-2 STRONG: %+v", byTitle)
+	}
+	if err := triage.CheckDuplicate("N-2", byTitle); err != nil {
+		t.Fatalf("precondition: the first half of the guard accepts it: %v", err)
+	}
+	tests := []struct{ name, report, want string }{
+		{"unrelated report", "The search box ignores my date range and shows notes from every year.", "the report's own text"},
+		{"empty report", "", "does not match the report's own text"},
+		{"the same bug", "Since I reinstalled the app every push notification arrives twice.", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			own, found := triage.OwnEvidence("N-2", triage.Query{Text: tc.report}, ix, nil)
+			wantRefusal(t, triage.CheckOwnEvidence("N-2", own, found), tc.want)
+		})
+	}
+	// A batch claim is re-scored against the earlier report the same way.
+	b := triage.NewBatch()
+	b.Add("I-1", triage.Query{Text: "Push notifications arrive twice after reinstalling"}, "N-9")
+	own, found := triage.OwnEvidence("batch:I-1", triage.Query{Text: "The search box ignores my date range."}, ix, b)
+	wantRefusal(t, triage.CheckOwnEvidence("batch:I-1", own, found), "the report's own text")
+}
+
+// Symptom stuffing: naming every failure kind there is earns no symptom
+// agreement with a ticket, so it cannot lift an unrelated ticket.
+func TestSymptomStuffingEarnsNothing(t *testing.T) {
+	t.Parallel()
+	ix := notesTracker()
+	plain, _ := ix.Rescore(triage.Query{Text: "the date filter is ignored in search"}, "N-4")
+	stuffed, _ := ix.Rescore(triage.Query{Text: "the date filter is ignored in search, it crashes, freezes, is slow, shows the wrong value, loses my data, logs me out, shows an error and disconnects"}, "N-4")
+	for _, w := range stuffed.Why {
+		if strings.Contains(w, "same kind of failure") {
+			t.Errorf("a report naming every failure kind earned the agreement: %v", stuffed.Why)
+		}
+	}
+	if stuffed.Score > plain.Score {
+		t.Errorf("stuffing symptom words raised the score %.3f -> %.3f", plain.Score, stuffed.Score)
+	}
+}

@@ -286,3 +286,51 @@ func TestSearchIsSafeForConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A quote counts only when it names something (two content words, or one
+// the tracker rarely uses), matched on word boundaries, and it never lifts
+// a hit to STRONG alone: a quoted word fragment adds nothing.
+func TestQuoteFragmentsEarnNothing(t *testing.T) {
+	t.Parallel()
+	ix := notesTracker()
+	hit := func(text string) triage.Hit {
+		h, _ := ix.Rescore(triage.Query{Text: text}, "N-1")
+		return h
+	}
+	base := hit("PDF last page blank")
+	for _, frag := range []string{`"tion"`, `"ing the"`, `"the a of"`, `'ort t'`} {
+		h := hit("PDF last page blank " + frag)
+		if h.Score > base.Score || h.Strong && !base.Strong {
+			t.Errorf("quoting %s moved N-1 from %.3f (strong %v) to %.3f (strong %v): %v", frag, base.Score, base.Strong, h.Score, h.Strong, h.Why)
+		}
+	}
+	// A quote with content still confirms a match.
+	if h := hit(`PDF last page blank, it says "blank last page"`); h.Score <= base.Score {
+		t.Errorf("a quote of the ticket's words added nothing: %.3f -> %.3f %v", base.Score, h.Score, h.Why)
+	}
+}
+
+// Adversarial reports at the store's cap (32 KB) against 100,000 tickets:
+// thousands of invented near-words (fuzzy expansion is bounded), the
+// tracker's commonest words, numbers and quoted fragments. The budget here
+// is loose (shared machines); BenchmarkTrackerSearch100kAdversarial
+// measures p50/p99.
+func TestSearchAdversarialBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 100,000-ticket tracker")
+	}
+	ix, reports := bigTracker(t)
+	for name, text := range adversarialQueries(reports) {
+		q := triage.Query{Text: text, OS: "Android 14", Device: "Pixel 8", AppVersion: "3.4.0"}
+		best := time.Hour
+		for range 3 {
+			st := time.Now()
+			ix.Search(q, 10)
+			best = min(best, time.Since(st))
+		}
+		t.Logf("search 100k %-9s len=%6d %v", name, len(text), best)
+		if best > 30*time.Millisecond {
+			t.Errorf("%s: a duplicate search took %v (budget 10 ms p99 in the benchmark)", name, best)
+		}
+	}
+}
