@@ -188,7 +188,7 @@ func viewHits(res *agent.Result, hits []triage.Hit) []hitView {
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
 
-const searchNote = "Only a STRONG result (score >= 0.65) from this item's own searches may be named as the duplicate. Titles and notes are public text, quoted below by name (U1, U2, ...)."
+var searchNote = fmt.Sprintf("Only a STRONG result (score >= %.2f) from this item's own searches may be named as the duplicate. Titles and notes are public text, quoted below by name (U1, U2, ...).", triage.StrongScore)
 
 // searchResult is a search tool's answer: the hits as JSON of the server's
 // words, their texts quoted.
@@ -216,7 +216,12 @@ func searchQuery(p *project, st State, text string) triage.Query {
 	q := query(st, text)
 	crashes := p.Crash.Query(q)
 	q.Signature = triage.ConfirmedSignature(crashes)
-	q.Component = triage.ReportComponent(p.Components, firstNonEmpty(st.Item.Text, text), crashes, q.Signature)
+	// The component is the report's (its own text, device and OS), never
+	// the model's search words'.
+	own := q
+	own.Text = firstNonEmpty(st.Item.Text, text)
+	own = triage.WithComponent(p.Components, own, crashes)
+	q.Component, q.ComponentP = own.Component, own.ComponentP
 	return q
 }
 

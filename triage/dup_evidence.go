@@ -99,12 +99,11 @@ func (ix *TrackerIndex) evidenceParts(i int, q Query, qm map[int32]float64, qx q
 	t := ix.tickets[i]
 	d := &ix.docs[i]
 	var parts []evidencePart
-	if q.Component != "" && t.Component != "" {
-		if strings.EqualFold(q.Component, t.Component) {
-			parts = append(parts, evidencePart{"component " + t.Component, evComponentSame})
-		} else {
-			parts = append(parts, evidencePart{"component " + t.Component + " (report: " + q.Component + ")", -evComponentDiff})
-		}
+	if p, ok := componentPart(q, t.Component); ok {
+		parts = append(parts, p)
+	}
+	if p, ok := harmPart(qx, d); ok {
+		parts = append(parts, p)
 	}
 	if v := q.AppVersion; IsVersion(v) && !isClosed(t) && len(t.AffectedVersions) > 0 && laterThanAll(v, t.AffectedVersions) {
 		// Still open, and the reporter is on a later version than any it
@@ -234,24 +233,69 @@ func applyStandout(hits []Hit, closed func(Hit) bool) {
 	}
 }
 
-// ReportComponent is the component a report is classified into before
-// any search (its words and the crash telemetry confirmed for it), for
-// Query.Component. It runs once per report, not per ticket. A nil model
-// gives "" (no component agreement is weighed).
+// WithComponent returns q with the component its report is classified
+// into before any search (ReportComponentOf: its words, device, OS and
+// the crash telemetry confirmed for it) and every component's
+// probability, for the duplicate evidence. It runs once per report, not
+// per ticket. A nil model leaves q without a component (no component
+// agreement is weighed).
+func WithComponent(cm *ComponentModel, q Query, crashes []CrashAggregate) Query {
+	d := ReportComponentOf(cm, q, crashes)
+	q.Component, q.ComponentP = d.Component, d.Probability
+	return q
+}
+
+// ReportComponent is the component WithComponent classifies a report's
+// text into (for callers that need only its name).
 func ReportComponent(cm *ComponentModel, text string, crashes []CrashAggregate, signature string) string {
-	if cm == nil {
-		return ""
+	return ReportComponentOf(cm, Query{Text: text, Signature: signature}, crashes).Component
+}
+
+// componentPart weighs whether ticket component tc is the report's: by
+// how much more (or less) likely the report's classification makes tc
+// than the best other component, (p(tc) − max p(other)) / 0.5, within
+// ±1, times evComponentSame (or evComponentDiff when negative). A sure
+// classification gives the full part; a 0.3 guess against a 0.25
+// runner-up barely counts, either way. Without probabilities the
+// component counts as certain.
+func componentPart(q Query, tc string) (evidencePart, bool) {
+	if q.Component == "" || tc == "" {
+		return evidencePart{}, false
 	}
-	var agg *CrashAggregate
-	for i := range crashes {
-		if signature != "" && crashes[i].Signature == signature {
-			agg = &crashes[i]
-			break
+	if q.ComponentP == nil {
+		if strings.EqualFold(q.Component, tc) {
+			return evidencePart{"component " + tc, evComponentSame}, true
+		}
+		return evidencePart{"component " + tc + " (report: " + q.Component + ")", -evComponentDiff}, true
+	}
+	pt, other, known := 0.0, 0.0, false
+	for c, p := range q.ComponentP {
+		if strings.EqualFold(c, tc) {
+			pt, known = p, true
+		} else {
+			other = max(other, p)
 		}
 	}
-	c, _ := cm.Choose(text, agg, nil, nil)
-	return c
+	if !known {
+		return evidencePart{}, false // a component CODEOWNERS does not list
+	}
+	s := max(-1, min(1, (pt-other)/componentPScale))
+	v := round3(evComponentSame * s)
+	if s < 0 {
+		v = round3(evComponentDiff * s)
+	}
+	if v == 0 {
+		return evidencePart{}, false
+	}
+	if s > 0 {
+		return evidencePart{fmt.Sprintf("component %s (p %.2f)", tc, pt), v}, true
+	}
+	return evidencePart{fmt.Sprintf("component %s (p %.2f, report: %s)", tc, pt, q.Component), v}, true
 }
+
+// componentPScale is the probability lead over the best other component
+// at which component agreement counts fully.
+const componentPScale = 0.5
 
 // Concrete tokens: what a reporter copies rather than paraphrases (code
 // identifiers, config keys, file names, error codes, numbers with units).

@@ -153,7 +153,7 @@ func (s *Session) Process(it Item) ItemRun {
 	q := Query{Text: it.Text, Device: r.Intake.Device, OS: r.Intake.OS, AppVersion: r.Intake.AppVersion}
 	r.Crashes = p.Crash.Query(q)
 	q.Signature = ConfirmedSignature(r.Crashes)
-	q.Component = ReportComponent(p.Components, it.Text, r.Crashes, q.Signature)
+	q = WithComponent(p.Components, q, r.Crashes)
 	r.Query = q
 	r.TrackerHits = p.Index.Search(q, SearchK)
 	r.BatchHits = s.Batch.Search(q, SearchK)

@@ -8,13 +8,13 @@ import (
 
 // A model may only claim a duplicate it saw, and only a STRONG one.
 func ExampleCheckDuplicate() {
-	seen := []triage.Hit{{ID: "AB-7", Score: 0.91, Strong: true}, {ID: "AB-3", Score: 0.52}}
+	seen := []triage.Hit{{ID: "AB-7", Score: 0.91, Strong: true}, {ID: "AB-3", Score: 0.45}}
 	fmt.Println(triage.CheckDuplicate("AB-7", seen))
 	fmt.Println(triage.CheckDuplicate("AB-3", seen))
 	fmt.Println(triage.CheckDuplicate("AB-99", seen))
 	// Output:
 	// <nil>
-	// refused: AB-3 scored 0.52 in this item's search results, below the 0.65 a duplicate needs (it is a weak match); cite a STRONG hit (AB-7 0.91) or change the verdict to new
+	// refused: AB-3 scored 0.45 in this item's search results, below the 0.52 a duplicate needs (it is a weak match); cite a STRONG hit (AB-7 0.91) or change the verdict to new
 	// refused: you never saw AB-99 in this item's search results; cite a STRONG hit (AB-7 0.91) or change the verdict to new
 }
 

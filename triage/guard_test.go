@@ -2,6 +2,7 @@ package triage_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,10 +39,11 @@ func TestCheckDuplicate(t *testing.T) {
 	t.Parallel()
 	seen := []triage.Hit{
 		{ID: "AB-7", Score: 0.91, Strong: true},
-		{ID: "AB-3", Score: 0.52},
+		{ID: "AB-3", Score: 0.45},
 		{ID: "batch:X-1", Score: 0.78, Strong: true, Resolves: "NEW-1"},
-		{ID: "AB-9", Score: 0.65, Strong: true},
+		{ID: "AB-9", Score: triage.StrongScore, Strong: true},
 	}
+	floor := fmt.Sprintf("%.2f", triage.StrongScore)
 	for _, tc := range []struct {
 		name, claim, want string
 	}{
@@ -50,7 +52,7 @@ func TestCheckDuplicate(t *testing.T) {
 		{"batch hit named without its prefix", "X-1", ""},
 		{"exactly at the floor", "AB-9", ""},
 		{"case and spaces do not matter", "  ab-7 ", ""},
-		{"model insists on a weak duplicate", "AB-3", "AB-3 scored 0.52|below the 0.65|weak|cite a STRONG hit|change the verdict to new"},
+		{"model insists on a weak duplicate", "AB-3", "AB-3 scored 0.45|below the " + floor + "|weak|cite a STRONG hit|change the verdict to new"},
 		{"model names a ticket it never saw", "AB-1234", "you never saw AB-1234 in this item's search results|cite a STRONG hit|AB-7 0.91|change the verdict to new"},
 		{"model names another item's batch entry", "batch:X-9", "you never saw batch:X-9"},
 		{"empty claim", "", "needs duplicate_of"},
@@ -64,7 +66,7 @@ func TestCheckDuplicate(t *testing.T) {
 		t.Parallel()
 		// The floor is on the evidence score the server computed, not on
 		// a label a caller could set.
-		wantRefusal(t, triage.CheckDuplicate("AB-5", []triage.Hit{{ID: "AB-5", Score: 0.64, Strong: true}}), "below the 0.65")
+		wantRefusal(t, triage.CheckDuplicate("AB-5", []triage.Hit{{ID: "AB-5", Score: triage.StrongScore - 0.01, Strong: true}}), "below the "+floor)
 	})
 	t.Run("no strong hit at all", func(t *testing.T) {
 		t.Parallel()
@@ -213,7 +215,7 @@ func TestInvestigateRespectsGuards(t *testing.T) {
 		maxConfNew  float64
 		minConfDupe float64
 	}{
-		{"weak hit is never claimed", actionable, []triage.Hit{{ID: "AB-1", Score: 0.64}}, nil, "new", "", "", 0.6, 0},
+		{"weak hit is never claimed", actionable, []triage.Hit{{ID: "AB-1", Score: triage.StrongScore - 0.01}}, nil, "new", "", "", 0.6, 0},
 		{"strong open ticket", actionable, []triage.Hit{{ID: "AB-1", Score: 0.8, Strong: true}}, nil, "duplicate", "AB-1", "", 0, 0.85},
 		{"closed and fixed before the reporter's version", actionable, []triage.Hit{{ID: "AB-2", Score: 0.9, Strong: true}}, nil, "new", "", "AB-2", 1, 0},
 		{"closed but fixed after the reporter's version", actionable, []triage.Hit{{ID: "AB-3", Score: 0.9, Strong: true}}, nil, "duplicate", "AB-3", "", 0, 0.9},
