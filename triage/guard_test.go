@@ -307,3 +307,41 @@ func TestSymptomStuffingEarnsNothing(t *testing.T) {
 		t.Errorf("stuffing symptom words raised the score %.3f -> %.3f", plain.Score, stuffed.Score)
 	}
 }
+
+// Title stuffing: a report that repeats a ticket's title words but
+// describes another failure on another platform is not its duplicate,
+// however many of the title's words it carries; the same words with the
+// ticket's failure and platform are. (Not covered: a report that pastes
+// the whole title, failure word included, and then denies it; the words
+// then agree on the failure and only the platform disagrees.)
+func TestTitleStuffingStaysBelowTheFloor(t *testing.T) {
+	t.Parallel()
+	ix := triage.NewTrackerIndex([]triage.Ticket{
+		{ID: "P-1", Title: "Photo album export crashes the app on Android 14", Status: "open", Component: "export", Description: "Exporting an album of more than 200 photos closes the app on Android 14 devices."},
+		{ID: "P-2", Title: "Shared album invitations never arrive", Status: "open", Component: "sharing", Description: "Invited friends do not get the invitation email."},
+		{ID: "P-3", Title: "Face grouping merges two different people", Status: "open", Component: "faces", Description: "People view shows one person for two faces."},
+		{ID: "P-4", Title: "Slideshow music stops after the first photo", Status: "open", Component: "slideshow", Description: "Background music ends when the second slide appears."},
+		{ID: "P-5", Title: "Backup to cloud stalls at 99 percent", Status: "open", Component: "backup", Description: "The upload progress stops just before completion."},
+		{ID: "P-6", Title: "Album cover picks a blurry photo", Status: "open", Component: "albums", Description: "The automatic cover is often out of focus."},
+	})
+	for _, tc := range []struct {
+		name   string
+		q      triage.Query
+		strong bool
+	}{
+		{"title words, another failure, another platform", triage.Query{Text: "Photo album export in the app is very slow: exporting my album takes ten minutes.", OS: "iOS 18.1"}, false},
+		{"the title twice over, another failure", triage.Query{Text: "photo album export app android photo album export app android album export photo: the exported album has the wrong dates on every photo", OS: "iOS 18.1"}, false},
+		{"the same bug in other words", triage.Query{Text: "Whenever I export a big album (300 photos) the app just closes. Pixel 8, Android 14.", OS: "Android 14"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h, ok := ix.Rescore(tc.q, "P-1")
+			if !ok {
+				t.Fatal("P-1 is not a candidate")
+			}
+			if h.Strong != tc.strong || (h.Score >= triage.StrongScore) != tc.strong {
+				t.Errorf("P-1 scores %.3f (floor %.2f), want strong=%v: %v", h.Score, triage.StrongScore, tc.strong, h.Why)
+			}
+		})
+	}
+}
