@@ -13,9 +13,11 @@ import (
 // share the feature's vocabulary). What does is agreement on what the
 // words do not carry and standing out from the rest of the tracker:
 //
-//   - component: the component the report is classified into (Query.
-//     Component, computed once per report) is the ticket's (+) or another
-//     (−);
+//   - component: how much more (+) or less (−) likely the report's
+//     classification (Query.Component and ComponentP, computed once per
+//     report) makes the ticket's component than the best other one;
+//   - harm: the report names a harm (money sent wrongly or taken, data
+//     lost, exposure, lockout) that the ticket does not (−, dup_harm.go);
 //   - platform: the ticket names only OS families the reporter is not on
 //     (−, on top of the similarity's own platform term);
 //   - specificity: the terms report and ticket share are rare in this
