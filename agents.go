@@ -282,6 +282,12 @@ type DecisionService interface {
 	// computed here) that expires after ttl, superseding any pending one of
 	// the same kind on the case.
 	RequestDecision(ctx context.Context, by Actor, caseID, kind string, subject json.RawMessage, ttl time.Duration) (Decision, error)
+	// RequestDecisionMoving is RequestDecision that, in the same
+	// transaction, first moves the case by move when it is in state from
+	// (a case elsewhere is not moved). Nobody, and no card opened for the
+	// request, sees the case at its new state without the decision, or
+	// the decision on a case that has not moved yet.
+	RequestDecisionMoving(ctx context.Context, by Actor, caseID, kind string, subject json.RawMessage, ttl time.Duration, from string, move TransitionInput) (Decision, error)
 	// GetDecision reports a decision, pending ones past their expiry as
 	// expired.
 	GetDecision(ctx context.Context, by Actor, id string) (Decision, error)

@@ -278,17 +278,13 @@ func askGate(ctx context.Context, env *agent.Env, r *run, sub TicketSubject) (ag
 	if s := gateSeverity(r.st); s != sub.Severity && sub.Confidence >= MinConfidence {
 		why = fmt.Sprintf("the numbers give severity %s (recorded %s), which needs a person's approval", s, sub.Severity)
 	}
-	// The case moves to the gate before the decision is asked: the chat
-	// card the request opens records the case's state and version, and a
-	// move after it would leave that card stale before anyone could
-	// answer it. A crash between the two leaves the task open; its retry
-	// asks (the case is at the gate already, so it does not move again).
-	if c, err := env.Store.GetCase(ctx, env.Actor, r.CaseID); err == nil && c.State == workflow.BugTriaging {
-		if err := transition(ctx, env, "request_triage_approval", "gate: "+why); err != nil {
-			return agent.Result{}, err
-		}
-	}
-	nd, err := env.Store.RequestDecision(ctx, env.Actor, r.CaseID, GateKind, subject, 0)
+	// The case moves to the gate in the transaction that asks: the chat
+	// card the request opens records the case's state and version (a
+	// move after it would leave the card stale before anyone could answer
+	// it), and nobody sees the case at the gate without its decision. A
+	// case at the gate already (asked again) does not move.
+	nd, err := env.Store.RequestDecisionMoving(ctx, env.Actor, r.CaseID, GateKind, subject, 0,
+		workflow.BugTriaging, signoff.TransitionInput{Command: "request_triage_approval", Note: "gate: " + why})
 	if err != nil {
 		return agent.Result{}, err
 	}

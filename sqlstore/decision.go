@@ -64,6 +64,14 @@ func (s *DB) getDecision(ctx context.Context, q queryer, ws, id string) (signoff
 // a unique index enforces it, and a request that loses that race to a
 // concurrent one retries and supersedes it.
 func (s *DB) RequestDecision(ctx context.Context, by signoff.Actor, caseID, kind string, subject json.RawMessage, ttl time.Duration) (signoff.Decision, error) {
+	return s.RequestDecisionMoving(ctx, by, caseID, kind, subject, ttl, "", signoff.TransitionInput{})
+}
+
+// RequestDecisionMoving implements signoff.DecisionService: the request
+// of RequestDecision, and the move by move.Command of a case in state
+// from, in one transaction. The move is the transition table's, checked
+// for by's role as TransitionCase checks it.
+func (s *DB) RequestDecisionMoving(ctx context.Context, by signoff.Actor, caseID, kind string, subject json.RawMessage, ttl time.Duration, from string, move signoff.TransitionInput) (signoff.Decision, error) {
 	if !canIssue(by) && !by.Role.IsAgent() {
 		return signoff.Decision{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not request decisions", by.Role)
 	}
@@ -91,7 +99,7 @@ func (s *DB) RequestDecision(ctx context.Context, by signoff.Actor, caseID, kind
 		return signoff.Decision{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		d, err := s.requestOnce(ctx, by, caseID, kind, subj, digest, ttl)
+		d, err := s.requestOnce(ctx, by, caseID, kind, subj, digest, ttl, from, move)
 		if err == nil || !s.d.IsUnique(err) || attempt >= s.retries {
 			if err != nil {
 				return signoff.Decision{}, fmt.Errorf("request %s decision on %s: %w", kind, caseID, err)
@@ -104,7 +112,7 @@ func (s *DB) RequestDecision(ctx context.Context, by signoff.Actor, caseID, kind
 	}
 }
 
-func (s *DB) requestOnce(ctx context.Context, by signoff.Actor, caseID, kind string, subj []byte, digest string, ttl time.Duration) (signoff.Decision, error) {
+func (s *DB) requestOnce(ctx context.Context, by signoff.Actor, caseID, kind string, subj []byte, digest string, ttl time.Duration, from string, move signoff.TransitionInput) (signoff.Decision, error) {
 	var d signoff.Decision
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		c, err := s.getCase(ctx, tx, by.WorkspaceID, caseID)
@@ -115,6 +123,11 @@ func (s *DB) requestOnce(ctx context.Context, by signoff.Actor, caseID, kind str
 		// its open task, never on a case a person has decided.
 		if err := s.agentMayChange(ctx, tx, by, c, "ask for a decision on"); err != nil {
 			return err
+		}
+		if move.Command != "" && c.State == from {
+			if c, _, err = s.applyTransition(ctx, tx, by, c, move.Command, move.Note); err != nil {
+				return err
+			}
 		}
 		now := s.clock()
 		d = signoff.Decision{

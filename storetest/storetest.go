@@ -160,6 +160,7 @@ func Run(t *testing.T, b Backend) {
 		{"CrashBulk", testCrashBulk},
 		{"TriageRuns", testTriageRuns},
 		{"TriageGateDecision", testTriageGateDecision},
+		{"RequestDecisionMoving", testRequestDecisionMoving},
 		{"TriageAhead", testTriageAhead},
 		{"BugLoop", testBugLoop},
 		{"Flags", testFlags},

@@ -184,3 +184,51 @@ func testTriageAhead(t *testing.T, b Backend) {
 		t.Fatalf("%d triage jobs queued, want 3", n)
 	}
 }
+
+// testRequestDecisionMoving: the crew's gate asks and moves the case in
+// one transaction. The case.transitioned event comes before the request
+// in the ledger with nothing between them, a case not in the given state
+// is not moved (asked again at the gate), and a refused move asks nothing.
+func testRequestDecisionMoving(t *testing.T, b Backend) {
+	tb := setup(t, b)
+	s, ctx := tb.store, tb.ctx
+	tri := tb.actor(t, "tri", signoff.RoleTriager)
+	c := tb.bug(t, "")
+	GiveTask(t, s, tb.owner, tri, c.ID)
+	if _, _, err := s.TransitionCase(ctx, tri, c.ID, signoff.TransitionInput{Command: "start_triage"}); err != nil {
+		t.Fatal(err)
+	}
+	move := signoff.TransitionInput{Command: "request_triage_approval", Note: "gate: severity high"}
+	// A move the table refuses from this state rolls the request back.
+	before := tb.head(t)
+	_, err := s.RequestDecisionMoving(ctx, tri, c.ID, "triage_ticket", json.RawMessage(`{"severity":"high"}`), 0,
+		workflow.BugTriaging, signoff.TransitionInput{Command: "approve_triage"})
+	if err == nil {
+		t.Fatal("a refused move asked anyway")
+	}
+	tb.unchanged(t, before, "refused move")
+	d, err := s.RequestDecisionMoving(ctx, tri, c.ID, "triage_ticket", json.RawMessage(`{"severity":"high"}`), 0, workflow.BugTriaging, move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.GetCase(ctx, tri, c.ID)
+	if err != nil || cs.State != workflow.BugAwaitingTriageApproval {
+		t.Fatalf("case %s %v, want at the gate", cs.State, err)
+	}
+	evs, err := s.ListEvents(ctx, tb.owner, c.ID, before, 100)
+	if err != nil || len(evs) != 2 || evs[0].Type != "case.transitioned" || evs[1].Type != "decision.requested" || evs[1].Seq != evs[0].Seq+1 {
+		t.Fatalf("events after the ask: %+v %v", evs, err)
+	}
+	// Asked again at the gate: no move, the old request superseded.
+	d2, err := s.RequestDecisionMoving(ctx, tri, c.ID, "triage_ticket", json.RawMessage(`{"severity":"critical"}`), 0, workflow.BugTriaging, move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs2, _ := s.GetCase(ctx, tri, c.ID); cs2.Version != cs.Version || cs2.State != workflow.BugAwaitingTriageApproval {
+		t.Fatalf("asked again: case moved to %s v%d (was v%d)", cs2.State, cs2.Version, cs.Version)
+	}
+	if old, _ := s.GetDecision(ctx, tri, d.ID); old.Status != signoff.DecisionSuperseded || d2.Status != signoff.DecisionPending {
+		t.Fatalf("old %s new %s", old.Status, d2.Status)
+	}
+	tb.verify(t)
+}
