@@ -69,7 +69,7 @@ var (
 	// "smooth" and "fluid", which praise uses.
 	reSlow = regexp.MustCompile(`(?i)\blag|\bslow|\bchoppy|\bstutter|\bjank|\bsluggish|\bframe\s*rate|\bfps\b|\blent[oa]?\b|\blentitud|\blenteur|\blentid|\bralentiz|\btirones|\bruckel|\blangsam|\bsaccad|\brame\b|\bengasg|\bscatti|\brallent|\btraag|\bwolno|\bwolne|\bzacina|(?:used\s+to\s+be|no\s+longer|not|isn'?t|wasn'?t)\s+(?:\w+\s+)?(?:smooth|fast|fluid)`)
 	// The outcome differs from what was expected.
-	reMismatch = regexp.MustCompile(`(?i)\binstead\s+of\b|\bstill\s+(?:shows?|says?|displays?|lists?|lets?|has|the\s+old|charg\w*|missing|empty|there|showing|saying)\b|\b(?:was|were|got|is|are|gets|keeps?\s+getting)\s+(?:declined|rejected|refused|denied)\b|\bwon'?t\s+let\s+me\b|\b(?:shows?|says?|displays?|lists?)\s+(?:the\s+|a\s+|me\s+)?(?:wrong|old|different|previous)\b|\bexpected\b.{0,60}\b(?:got|but|instead)\b|\bno\s+results?\b|\bnever\s+(?:starts?|triggers?|loads?|shows?|appears?|finish\w*|complet\w*|updat\w*|goes\s+through|went\s+through)\b|\bkeeps?\s+(?:resetting|restarting|reloading|disappearing|jumping|skipping|dropping|disconnecting|reverting|duplicating|buffering|saying|showing|asking|crashing|freezing|spinning|loading|logging\s+me\s+out)\b|\bgives?\s+up\s+after\b|\bdoesn'?t\s+(?:match|add\s+up|change|stick|go\s+through)\b|\bout\s+of\s+sync\b|\bby\s+itself\b|\bon\s+its\s+own\b|\beven\s+after\b|\btout\s+seule?\b|\bm[êe]me\s+apr[èe]s\b|\bpor\s+s[ií]\s+(?:sol[oa]|mism[oa])\b|\baun\s+despu[ée]s\b|\bincluso\s+despu[ée]s\b|\bvon\s+selbst\b|\bselbst\s+nach\b|\bsozinh[oa]\b|\bmesmo\s+depois\b|\bda\s+sol[oa]\b|\banche\s+dopo\b|\bvanzelf\b|\bzelfs\s+na\b|\bsam[ao]?\s+z\s+siebie\b|\bnawet\s+po\b|` +
+	reMismatch = regexp.MustCompile(`(?i)\binstead\s+of\b|\bstill\s+(?:shows?|says?|displays?|lists?|lets?|has|the\s+old|charg\w*|missing|empty|there|showing|saying)\b|\b(?:was|were|got|is|are|gets|keeps?\s+getting)\s+(?:declined|rejected|refused|denied)\b|\bwon'?t\s+let\s+me\b|\b(?:shows?|says?|displays?|lists?)\s+(?:the\s+|a\s+|me\s+)?(?:wrong|old|different|previous)\b|\bexpected\b.{0,60}\b(?:got|but|instead)\b|\bno\s+results?\b|\bnever\s+(?:starts?|triggers?|loads?|shows?|appears?|finish\w*|complet\w*|updat\w*|goes\s+through|went\s+through)\b|\b(?:keeps?|kept)\s+(?:resetting|restarting|reloading|disappearing|jumping|skipping|dropping|disconnecting|reverting|duplicating|buffering|saying|showing|asking|crashing|freezing|spinning|loading|logging\s+me\s+out)\b|\bgives?\s+up\s+after\b|\bdoesn'?t\s+(?:match|add\s+up|change|stick|go\s+through)\b|\bout\s+of\s+sync\b|\bby\s+itself\b|\bon\s+its\s+own\b|\beven\s+after\b|\btout\s+seule?\b|\bm[êe]me\s+apr[èe]s\b|\bpor\s+s[ií]\s+(?:sol[oa]|mism[oa])\b|\baun\s+despu[ée]s\b|\bincluso\s+despu[ée]s\b|\bvon\s+selbst\b|\bselbst\s+nach\b|\bsozinh[oa]\b|\bmesmo\s+depois\b|\bda\s+sol[oa]\b|\banche\s+dopo\b|\bvanzelf\b|\bzelfs\s+na\b|\bsam[ao]?\s+z\s+siebie\b|\bnawet\s+po\b|` +
 		`\ben\s+(?:vez|lugar)\s+de\b|\bsigue\s+(?:mostrando|apareciendo|saliendo|diciendo)\b|\bno\s+(?:hace|hizo|hiciera)\s+caso\b|\b(?:fue|fueron|ha\s+sido)\s+rechazad[oa]s?\b|\bno\s+coincide\b|` +
 		`\b(?:an)?statt\b|\bzeigt\s+(?:immer\s+)?noch\b|\babgelehnt\b|\bstimmt\s+nicht\b|` +
 		`\bau\s+lieu\s+de\b|\baffiche\s+toujours\b|\brefus[ée]e?s?\b|\bne\s+correspond\s+pas\b|` +
@@ -112,8 +112,11 @@ var (
 	// The app (not the user) destroyed the user's things.
 	reDestroyed = regexp.MustCompile(`(?i)\b(?:it|app|update|game|sync|system|this)\s+(?:has\s+|just\s+|then\s+)?(?:deleted|erased|wiped|removed|lost|overwrote|overwritten)\s+(?:all\s+(?:of\s+)?)?(?:my|our|the)\b|\bborr[óo]\s+(?:todos?\s+|todas?\s+)?(?:mis|los|las)\b|\bhat\s+(?:alle\s+)?(?:meine|meinen|mein)\b.{0,40}\b(?:gel[öo]scht|entfernt|[üu]berschrieben)\b|\ba\s+(?:tout\s+)?(?:effac[ée]|supprim[ée]|[ée]cras[ée])\s+(?:tou(?:te)?s\s+)?(?:mes|mon|ma)\b|\bapagou\s+(?:todos?\s+|todas?\s+)?(?:os|as|meus|minhas)\b|\bha\s+(?:cancellato|eliminato)\s+(?:tutt[ie]\s+)?(?:i\s+miei|le\s+mie|il\s+mio|la\s+mia)\b|\bheeft\s+(?:al\s+)?mijn\b.{0,40}\bverwijderd\b|\busun[ąa][łl](?:a|o)?\s+(?:wszystkie\s+)?moje\b`)
 	// Money sent to the wrong party, or taken without consent.
-	reMisdirected    = regexp.MustCompile(`(?i)\bwrong\s+(?:person|account|recipient|payee|iban|number)\b|\b(?:persona|cuenta)\s+equivocada\b|\bfalsche[nr]?\s+(?:person|konto|empf[äa]nger)\b|\bmauvais\s+(?:destinataire|compte|b[ée]n[ée]ficiaire)\b|\b(?:pessoa|conta)\s+errada\b|\bdestinat[áa]rio\s+errado\b|\b(?:persona|conto|destinatario)\s+sbagliat[oa]\b|\bverkeerde\s+(?:persoon|rekening|ontvanger)\b|\b(?:z[łl]ego|niew[łl]a[śs]ciwego)\s+(?:odbiorc\w*|konta)\b`)
-	reUnwantedCharge = regexp.MustCompile(`(?i)\b(?:charged|billed|debited|deducted|took|taken)\b.{0,40}\b(?:after\s+(?:i\s+)?(?:cancel\w*|unsubscrib\w*)|without\s+(?:my\s+)?(?:consent|permission|authori[sz]ation|asking))\b`)
+	reMisdirected = regexp.MustCompile(`(?i)\bwrong\s+(?:person|account|recipient|payee|iban|number)\b|\b(?:persona|cuenta)\s+equivocada\b|\bfalsche[nr]?\s+(?:person|konto|empf[äa]nger)\b|\bmauvais\s+(?:destinataire|compte|b[ée]n[ée]ficiaire)\b|\b(?:pessoa|conta)\s+errada\b|\bdestinat[áa]rio\s+errado\b|\b(?:persona|conto|destinatario)\s+sbagliat[oa]\b|\bverkeerde\s+(?:persoon|rekening|ontvanger)\b|\b(?:z[łl]ego|niew[łl]a[śs]ciwego)\s+(?:odbiorc\w*|konta)\b`)
+	// More than one payment for one thing: "two payments of 31.40", "zwei
+	// Abbuchungen", or a refund asked of the extra one.
+	reMultipleCharges = regexp.MustCompile(`(?i)\b(?:two|three|2|3|dos|tres|zwei|drei|deux|trois|duas|dois|tr[êe]s|due|tre|twee|drie|dwa|dwie|trzy)\s+(?:\p{L}+\s+)?(?:payments?|charges?|transactions?|debits?|pagos|cobros|cargos|zahlungen|abbuchungen|buchungen|paiements|pr[ée]l[èe]vements|d[ée]bits|pagamentos|cobran[çc]as|pagamenti|addebiti|betalingen|afschrijvingen|p[łl]atno[śs]ci|obci[ąa][żz]enia)\b|\b(?:refund|reimburse|return|cancel|reverse)\s+(?:me\s+)?(?:the|one|my)\s+(?:extra|second|duplicate|double|other|additional)\s+(?:payment|charge|transaction|debit)\b|\b(?:charged|billed|paid|debited)\s+(?:me\s+)?(?:twice|two\s+times|double)\b`)
+	reUnwantedCharge  = regexp.MustCompile(`(?i)\b(?:charged|billed|debited|deducted|took|taken)\b.{0,40}\b(?:after\s+(?:i\s+)?(?:cancel\w*|unsubscrib\w*)|without\s+(?:my\s+)?(?:consent|permission|authori[sz]ation|asking))\b`)
 	// Two amounts of money next to each other: what was expected and what
 	// was taken.
 	reAmount = regexp.MustCompile(`[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:[$€£]|usd|eur|gbp|z[łl])`)
@@ -378,12 +381,23 @@ func categorize(it Item) (string, float64, []string) {
 		return decide(CategoryBug, 0.5, bug, sup, praise)
 	case sup.score > 0:
 		return decide(CategorySupport, 0.5, sup, bug)
-	case praise.score > 0:
+	case praise.score > 0 && (rating >= 4 || !reportShaped(it, text)):
 		return decide(CategoryPraise, 0.5, praise, bug)
 	}
 	cues = append(cues, bug.cues...)
 	cues = append(cues, "no cue: treated as a bug so that it is asked for details")
 	return CategoryBug, 0.4, cues
+}
+
+// reportShaped reports whether an item reads as an account of something
+// that happened rather than a remark: it carries the device or the app
+// version, or runs to several sentences. One kind word in such an item
+// ("the food arrived, all good") is no praise.
+func reportShaped(it Item, text string) bool {
+	if metaValue(it.Metadata.Device) != "" || metaValue(it.Metadata.AppVersion) != "" {
+		return true
+	}
+	return len(sentences(text)) >= 3
 }
 
 // spamEvidence weighs links, contacts, money offers and pitches. A link
@@ -479,6 +493,9 @@ func harmEvidence(text string, has func(string) bool) []string {
 	}
 	if has("charge") && len(uniqueLower(reAmount.FindAllString(text, 4))) >= 2 && (has("wrong") || reContrast.MatchString(text) || reMismatch.MatchString(text)) {
 		out = append(out, "charged amount differs")
+	}
+	if m := reMultipleCharges.FindString(text); m != "" {
+		out = append(out, fmt.Sprintf("charged more than once %q", strings.ToLower(m)))
 	}
 	if m := reUnwantedCharge.FindString(text); m != "" {
 		out = append(out, fmt.Sprintf("unwanted charge %q", strings.ToLower(m)))

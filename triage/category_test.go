@@ -26,6 +26,8 @@ func TestCategoryClasses(t *testing.T) {
 		{"praise with a past wish", "Switched our whole family to this planner and I wish I had found it years ago. Reminders just work. 10/10.", rating(5), meta, "praise"},
 		{"praise naming a failure it fixed", "My old player kept failing on long films, this one streams 4K without a hiccup. Great work!", rating(5), triage.Metadata{}, "praise"},
 		{"praise with a found thing", "Really lovely redesign. Took a moment to find the filters, but I got there. Thanks team!", nil, meta, "praise"},
+		{"one kind word in an account is no praise", "Used the self-checkout in store today, good experience. The receipt email never came though.", nil, meta, "bug"},
+		{"a kind remark stays praise", "good app", nil, triage.Metadata{}, "praise"},
 		{"dutch praise", "Geweldige app, goed gedaan! Bestellen gaat supersnel.", rating(5), triage.Metadata{}, "praise"},
 		{"polish praise", "Świetna robota, aplikacja działa bez zarzutu. Dziękuję!", rating(5), triage.Metadata{}, "praise"},
 
@@ -238,6 +240,9 @@ func TestHarmIsNeverDropped(t *testing.T) {
 		{"praise around an exposure", "Great app! But since the update, my saved passwords are visible to anyone without unlocking. Thanks!", rating(5), "bug"},
 		{"praise around destroyed data", "Love the app! Sadly it deleted all my photos. 10/10 otherwise, thank you, great work, keep it up, highly recommend!", rating(5), "bug"},
 		{"spanish how-to after a lockout", "¿Cómo recupero mi cuenta? Cuenta bloqueada desde ayer y no puedo entrar.", nil, "bug"},
+		{"two payments for one order, all else fine", "The parcel came on Friday, all good. My card now lists two payments of 18.90 for the one order though, please refund the extra one.", nil, "bug"},
+		{"german two debits", "Lieferung war pünktlich, danke. Aber auf dem Konto sehe ich zwei Abbuchungen für dieselbe Bestellung.", nil, "bug"},
+		{"charged twice in passing", "Nice app overall, it billed me twice this month.", nil, "bug"},
 		// Not harm: a hypothetical, an improvised workaround, a plan price.
 		{"wish to avoid a loss", "Would be nice to have cloud backup so I never lose my notes when I switch phones.", nil, "feature_request"},
 		{"hacked together workaround", "Could you add a calendar export? We hacked something together with screenshots but it is clumsy.", nil, "feature_request"},
