@@ -116,7 +116,7 @@ var (
 	// More than one payment for one thing: "two payments of 31.40", "zwei
 	// Abbuchungen", or a refund asked of the extra one.
 	reMultipleCharges = regexp.MustCompile(`(?i)\b(?:two|three|2|3|dos|tres|zwei|drei|deux|trois|duas|dois|tr[êe]s|due|tre|twee|drie|dwa|dwie|trzy)\s+(?:\p{L}+\s+)?(?:payments?|charges?|transactions?|debits?|pagos|cobros|cargos|zahlungen|abbuchungen|buchungen|paiements|pr[ée]l[èe]vements|d[ée]bits|pagamentos|cobran[çc]as|pagamenti|addebiti|betalingen|afschrijvingen|p[łl]atno[śs]ci|obci[ąa][żz]enia)\b|\b(?:refund|reimburse|return|cancel|reverse)\s+(?:me\s+)?(?:the|one|my)\s+(?:extra|second|duplicate|double|other|additional)\s+(?:payment|charge|transaction|debit)\b|\b(?:charged|billed|paid|debited)\s+(?:me\s+)?(?:twice|two\s+times|double)\b`)
-	reUnwantedCharge  = regexp.MustCompile(`(?i)\b(?:charged|billed|debited|deducted|took|taken)\b.{0,40}\b(?:after\s+(?:i\s+)?(?:cancel\w*|unsubscrib\w*)|without\s+(?:my\s+)?(?:consent|permission|authori[sz]ation|asking))\b`)
+	reUnwantedCharge  = regexp.MustCompile(`(?i)\b(?:charged|billed|debited|deducted|took|taken)\b.{0,40}\b(?:after\s+(?:i\s+)?(?:cancel\w*|unsubscrib\w*)|without\s+(?:my\s+)?(?:consent|permission|authori[sz]ation|asking))\b|\b(?:cancel(?:l)?ed|unsubscribed|terminated)\b.{0,60}\b(?:(?:was|were|got|been|being|still|am|is|keeps?)\s+(?:\w+\s+)?(?:charged|billed|debited)|(?:charged|billed|debited|renewed)\s+(?:me\s+)?again)\b|\b(?:cancel[ée]|di\s+de\s+baja)\b.{0,60}\b(?:me\s+(?:volvieron\s+a\s+|siguen\s+)?cobr(?:aron|ando|an)|cobrad[oa])\b|\bgek[üu]ndigt\b.{0,60}\b(?:wieder|trotzdem|erneut|noch)\s+(?:\w+\s+)?abgebucht\b|\b(?:r[ée]sili[ée]|annul[ée])\b.{0,60}\b(?:encore|quand\s+m[êe]me|[àa]\s+nouveau)\s+(?:\w+\s+)?(?:pr[ée]lev[ée]|d[ée]bit[ée]|factur[ée])\b|\bcancelei\b.{0,60}\b(?:cobrad[oa]|cobraram)\b|\b(?:disdetto|annullato|disattivato)\b.{0,60}\baddebitat[oaie]\b`)
 	// Two amounts of money next to each other: what was expected and what
 	// was taken.
 	reAmount = regexp.MustCompile(`[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:[$€£]|usd|eur|gbp|z[łl])`)
@@ -211,7 +211,7 @@ func categorize(it Item) (string, float64, []string) {
 			bug.add(2, "bug: slow %q", strings.ToLower(m))
 		}
 	}
-	if has("data_loss") && (has("progress") || has("save") || has("account") || has("sync") || has("note") || has("file") || has("balance") || has("level") || has("message") || has("camera") || has("purchase")) {
+	if has("data_loss") && holdsData(has) {
 		strong++
 		bug.add(2, "bug: data loss")
 	}
@@ -392,7 +392,7 @@ func categorize(it Item) (string, float64, []string) {
 // reportShaped reports whether an item reads as an account of something
 // that happened rather than a remark: it carries the device or the app
 // version, or runs to several sentences. One kind word in such an item
-// ("the food arrived, all good") is no praise.
+// ("it came on time, nice") is no praise.
 func reportShaped(it Item, text string) bool {
 	if metaValue(it.Metadata.Device) != "" || metaValue(it.Metadata.AppVersion) != "" {
 		return true
@@ -484,7 +484,7 @@ func harmEvidence(text string, has func(string) bool) []string {
 				out = append(out, c)
 			}
 		}
-		if has("data_loss") && (has("progress") || has("save") || has("account") || has("sync") || has("note") || has("file") || has("balance") || has("level") || has("message") || has("camera") || has("purchase")) {
+		if has("data_loss") && holdsData(has) {
 			out = append(out, "data loss")
 		}
 	}
@@ -518,6 +518,18 @@ func harmEvidence(text string, has func(string) bool) []string {
 		}
 	}
 	return out
+}
+
+// holdsData reports whether the text names something that holds the
+// user's data (the vocabulary's data area: progress, a save, notes,
+// files, messages...).
+func holdsData(has func(string) bool) bool {
+	for _, c := range conceptAreas["data"] {
+		if has(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // squeezeSpaces turns each run of spaces and tabs into one space: the

@@ -242,10 +242,13 @@ func TestHarmIsNeverDropped(t *testing.T) {
 		{"spanish how-to after a lockout", "¿Cómo recupero mi cuenta? Cuenta bloqueada desde ayer y no puedo entrar.", nil, "bug"},
 		{"two payments for one order, all else fine", "The parcel came on Friday, all good. My card now lists two payments of 18.90 for the one order though, please refund the extra one.", nil, "bug"},
 		{"german two debits", "Lieferung war pünktlich, danke. Aber auf dem Konto sehe ich zwei Abbuchungen für dieselbe Bestellung.", nil, "bug"},
+		{"cancelled then charged", "How do I get this stopped? I cancelled my plan in May and was still charged in June.", nil, "bug"},
+		{"german cancelled then debited", "Ich habe im Mai gekündigt und trotzdem wurde im Juni wieder abgebucht.", nil, "bug"},
 		{"charged twice in passing", "Nice app overall, it billed me twice this month.", nil, "bug"},
 		// Not harm: a hypothetical, an improvised workaround, a plan price.
 		{"wish to avoid a loss", "Would be nice to have cloud backup so I never lose my notes when I switch phones.", nil, "feature_request"},
 		{"hacked together workaround", "Could you add a calendar export? We hacked something together with screenshots but it is clumsy.", nil, "feature_request"},
+		{"cancel before a charge", "How do I cancel my trial so that I am not charged next month?", nil, "support_question"},
 		{"plan price question", "Does the family plan cost $12/month for everyone or per person?", nil, "support_question"},
 		{"income offer stays spam", "Earn $500/day from home, message me on WhatsApp", rating(5), "spam"},
 	} {

@@ -80,6 +80,10 @@ func TestSeverityFromDistributionAndHarm(t *testing.T) {
 		{name: "cannot sign in", text: "Je ne peux pas me connecter, le bouton ne fait rien.", atLeast: "high"},
 		{name: "wrong recipient", text: "The money went to the wrong account, the button said the other payee.", atLeast: "high"},
 		{name: "unusable", text: "Since the theme change the app is unusable.", atLeast: "high"},
+		// The harm the intake keeps a report for is harm here too.
+		{name: "charged after cancelling", text: "I cancelled the yearly plan in March and was charged again in April.", atLeast: "high"},
+		{name: "billed twice, called minor", text: "Minor thing, but it billed me twice for the same month.", atLeast: "high"},
+		{name: "two debits", text: "Two payments of 12.99 left my account for one order.", atLeast: "high"},
 	}
 	for _, c := range cases {
 		ev := map[string]any{}

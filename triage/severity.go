@@ -109,7 +109,19 @@ func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggr
 	security := has("security")
 	lockout := has("lockout") || (has("login") && (has("unable") || has("broken") || has("error")))
 	unusable := has("unusable")
-	harm := dataLoss || undelivered || moneyWrong || security || lockout || unusable
+	// The harm the intake found in the words (charged after cancelling,
+	// billed twice, data destroyed, an account taken over...) is harm
+	// here too: one definition, so a report kept as a bug for its harm
+	// is never rated as if it had none.
+	// The app dying or hanging is rated by the crash rules below (core
+	// flow, spread), not as harm of its own.
+	var spoken []string
+	for _, h := range harmEvidence(boundText(text, 4<<10, 1<<10), has) {
+		if !isCrashHarm(h) {
+			spoken = append(spoken, h)
+		}
+	}
+	harm := dataLoss || undelivered || moneyWrong || security || lockout || unusable || len(spoken) > 0
 	cosmetic := !crash && !harm && len(inArea(bag, "cosmetic")) > 0
 	minor := reMinor.FindString(text)
 
@@ -137,6 +149,9 @@ func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggr
 	case unusable:
 		sev = "high"
 		reasons = append(reasons, "the app is unusable")
+	case len(spoken) > 0:
+		sev = "high"
+		reasons = append(reasons, "harm: "+strings.Join(spoken, "; "))
 	case crash && len(core) > 0:
 		sev = "high"
 		reasons = append(reasons, "a crash blocks a core flow ("+strings.Join(core, ", ")+")")
@@ -171,6 +186,16 @@ func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggr
 }
 
 var reMinor = regexp.MustCompile(`(?i)\bminor\b|\bcosmetic\b|\bnot\s+a\s+big\s+deal\b|\bsmall\s+(?:issue|thing|bug)\b|\bslight(?:ly)?\b|\bnur\s+kosmetisch|\bkleinigkeit|\bmenor\b|\bleve\b|\bmineur\b|\bpas\s+grave\b|\bminore\b|\bpiccolo\s+problema\b|\bsin\s+importancia\b`)
+
+// isCrashHarm reports a harm the intake names for the app dying or
+// hanging.
+func isCrashHarm(h string) bool {
+	switch h {
+	case "crash", "freeze", "blank_screen":
+		return true
+	}
+	return false
+}
 
 // dataLossCue reports a loss word together with something that holds the
 // user's data.
