@@ -140,6 +140,7 @@ func (b *Batch) Search(q Query, k int) []Hit {
 		cos := shared / math.Sqrt(qn*d.norm)
 		ovl := shared / (min(qn, d.norm) + 0.5) // smoothed: a three-word report is not "contained" in everything
 		s := 0.5*cos + 0.5*ovl
+		words := round3(s)
 		why := []string{fmt.Sprintf("text %.2f (cosine %.2f, overlap %.2f)", s, cos, ovl)}
 		if len(terms) > 0 {
 			why = append(why, "shared terms: "+strings.Join(terms, ", "))
@@ -169,7 +170,7 @@ func (b *Batch) Search(q Query, k int) []Hit {
 			why = append(why, "same device "+q.Device)
 		}
 		s = round3(clamp01(s))
-		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: s, Strong: s >= StrongScore, Why: why, Resolves: d.resolves})
+		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: s, Strong: s >= StrongScore, Why: why, Resolves: d.resolves, Words: words})
 	}
 	hits = chainToFirst(hits, b.docs)
 	sort.SliceStable(hits, func(i, j int) bool {

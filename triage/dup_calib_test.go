@@ -146,7 +146,19 @@ func calibrationPairs(name string, d triage.Dataset) []calSet {
 				}
 			}
 			best := calPair{set: cs.name, item: r.Item.ID, candidate: exp.DuplicateOf}
-			for _, h := range append(append([]triage.Hit(nil), r.TrackerHits...), r.BatchHits...) {
+			hits := append(append([]triage.Hit(nil), r.TrackerHits...), r.BatchHits...)
+			// A hit whose words match the report less than the closed
+			// ticket it regressed from is never claimable (Investigate's
+			// regression rule), whatever its score.
+			regWords, regressed := 0.0, false
+			if r.Investigation != nil && r.Investigation.RegressionOf != "" {
+				for _, h := range hits {
+					if h.ID == r.Investigation.RegressionOf {
+						regWords, regressed = h.Words, true
+					}
+				}
+			}
+			for _, h := range hits {
 				lands := h.ID
 				if h.Resolves != "" {
 					lands = h.Resolves
@@ -157,6 +169,7 @@ func calibrationPairs(name string, d triage.Dataset) []calSet {
 						best.score, best.why = h.Score, h.Why
 					}
 				case h.ID == r.Result.RegressionOf || h.FixedIn != "" && r.Intake.AppVersion != "" && triage.CompareVersions(h.FixedIn, r.Intake.AppVersion) < 0:
+				case regressed && h.Words < regWords:
 				default:
 					cs.false = append(cs.false, calPair{set: cs.name, item: r.Item.ID, candidate: h.ID, score: h.Score, why: h.Why})
 				}

@@ -88,6 +88,15 @@ func deviceMaker(device string) string {
 	return f[0]
 }
 
+// singleMaker are the OS families whose devices come from one maker: the
+// maker's name says nothing the reporter's OS does not.
+var singleMaker = map[string]bool{"ios": true, "macos": true, "watchos": true}
+
+// reMeasure is a concrete token that is only a number with a unit.
+var reMeasure = regexp.MustCompile(`^\d+(?:[.,]\d+)?\s?[a-z%]{0,4}$`)
+
+func isMeasure(tok string) bool { return reMeasure.MatchString(tok) }
+
 // evidencePart is one named part of a hit's duplicate evidence.
 type evidencePart struct {
 	name string
@@ -116,13 +125,17 @@ func (ix *TrackerIndex) evidenceParts(i int, q Query, qm map[int32]float64, qx q
 	if ix.offPlatform(i, q) {
 		parts = append(parts, evidencePart{"platform only " + strings.Join(d.osFams, ", "), -evPlatformOff})
 	}
-	if mk := deviceMaker(q.Device); mk != "" && !containsStr(d.devices, normDevice(q.Device)) && containsWord(fold(t.Title+"\n"+t.Description), mk) {
+	if mk := deviceMaker(q.Device); mk != "" && !singleMaker[osFamily(q.OS)] && !containsStr(d.devices, normDevice(q.Device)) && containsWord(fold(t.Title+"\n"+t.Description), mk) {
 		parts = append(parts, evidencePart{"device maker " + mk, evMaker})
 	}
 	if got := concreteAgreement(qx.concrete, t); len(got) > 0 {
 		v := evConcrete
 		if len(got) > 1 {
 			v *= 1.5
+		} else if isMeasure(got[0]) {
+			// A number with a unit alone ("10k", "5 min") is as often a
+			// common quantity of the domain as a copied value.
+			v /= 2
 		}
 		parts = append(parts, evidencePart{"concrete " + strings.Join(got[:min(3, len(got))], ", "), v})
 	}
@@ -218,7 +231,7 @@ func applyStandout(hits []Hit, closed func(Hit) bool) {
 	if sd > 0 {
 		z = (b.raw - mean) / sd
 	}
-	if b.text >= standoutMinText && margin >= standoutMargin {
+	if b.Words >= standoutMinText && margin >= standoutMargin {
 		// Strength: the margin's share of a full margin, tempered by the
 		// z-score (a top that is only a little above a crowd of close
 		// candidates stands out less).
@@ -339,6 +352,9 @@ func (ix *TrackerIndex) concreteTokens(text string) []string {
 		}
 	}
 	for _, w := range reIdent.FindAllString(text, -1) {
+		if isPlatformName(w) {
+			continue // iPhone, iPadOS, macOS: camel-cased names of platforms, not copied identifiers
+		}
 		add(w)
 	}
 	return out
@@ -366,6 +382,16 @@ func (ix *TrackerIndex) rareWord(w string) bool {
 		}
 	}
 	return true
+}
+
+// isPlatformName reports whether w names an OS or a device line
+// (camel-cased like an identifier, but every report of that platform has it).
+func isPlatformName(w string) bool {
+	f := fold(w)
+	if _, ok := osWords[f]; ok {
+		return true
+	}
+	return f == "iphone" || f == "ipad" || f == "ipod" || f == "airpods" || f == "macbook" || f == "imac"
 }
 
 func isNumberOnly(s string) bool {

@@ -79,7 +79,7 @@ func TestDuplicateEvidenceParts(t *testing.T) {
 func TestStandoutOnlyForTheNearestOpenOnPlatformTicket(t *testing.T) {
 	t.Parallel()
 	mk := func(id string, raw, text float64, closed, off bool) Hit {
-		return Hit{ID: id, raw: raw, text: text, closed: closed, offPlatform: off}
+		return Hit{ID: id, raw: raw, Words: text, closed: closed, offPlatform: off}
 	}
 	tests := []struct {
 		name string

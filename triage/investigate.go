@@ -56,6 +56,7 @@ func Investigate(in InvestigateInput) Investigation {
 	sort.SliceStable(seen, func(i, j int) bool { return seen[i].Score > seen[j].Score })
 	version := in.Intake.AppVersion
 	var why []string
+	reg, regOK := strongRegression(seen, in.Tickets, version)
 	bestOther, bestOtherID := 0.0, ""
 	for _, h := range seen {
 		target := h.ID
@@ -72,7 +73,11 @@ func Investigate(in InvestigateInput) Investigation {
 				continue
 			}
 		}
-		if CheckDuplicate(h.ID, seen) != nil || target == "" || !ownStrong(in.Own, h.ID) {
+		outweighed := regOK && h.Score >= StrongScore && h.Words < reg.Words
+		if outweighed && inv.Verdict == "" {
+			why = append(why, fmt.Sprintf("%s (%.2f) is not claimed: its words match the report less (%.2f) than the regressed %s's (%.2f)", h.ID, h.Score, h.Words, reg.ID, reg.Words))
+		}
+		if outweighed || CheckDuplicate(h.ID, seen) != nil || target == "" || !ownStrong(in.Own, h.ID) {
 			if h.Score > bestOther || bestOtherID == "" {
 				bestOther, bestOtherID = h.Score, h.ID
 			}
@@ -134,6 +139,27 @@ func Investigate(in InvestigateInput) Investigation {
 	}
 	inv.Rationale = strings.Join(why, ". ")
 	return inv
+}
+
+// strongRegression returns the best STRONG hit on a closed ticket fixed
+// before the reporter's version (the bug came back). Such a match is a
+// regression, and it outweighs a STRONG match to any other ticket or
+// earlier report whose words match the report less than the regressed
+// ticket's do: telemetry, device and version can make a fresh ticket of
+// another bug on the same screen look STRONG, but the report describes
+// the closed bug. An earlier report of the same regression speaks the
+// reporter's language and matches at least as well in words, so a second
+// report of it still joins the first.
+func strongRegression(seen []Hit, tickets map[string]Ticket, version string) (Hit, bool) {
+	for _, h := range seen {
+		if h.Score < StrongScore || strings.HasPrefix(h.ID, BatchPrefix) {
+			continue
+		}
+		if t, ok := tickets[h.ID]; ok && CheckRegression(t, version) != nil {
+			return h, true
+		}
+	}
+	return Hit{}, false
 }
 
 // ownStrong reports whether candidate id is STRONG for the report's own

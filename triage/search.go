@@ -53,20 +53,24 @@ type Query struct {
 // claimed as duplicates; weak ones may not. Batch hits have IDs
 // "batch:<item id>" and carry the ticket that item resolved to.
 type Hit struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Status      string   `json:"status,omitempty"`
-	Score       float64  `json:"score"`
-	Strong      bool     `json:"strong"`
-	Why         []string `json:"why,omitempty"`
-	FixedIn     string   `json:"fixed_in,omitempty"`
-	Component   string   `json:"component,omitempty"`
-	Resolves    string   `json:"resolves,omitempty"`
-	raw         float64  // the score before clamping to [0, 1], to order ties at 1
-	closed      bool     // the ticket is closed (never the standout target)
-	text        float64  // the similarity of the words alone (coverage)
-	offPlatform bool     // the ticket names only other OS families (never the standout target)
-	quote       float64  // the quote agreement in raw (it may confirm a STRONG hit, never make one)
+	ID        string   `json:"id"`
+	Title     string   `json:"title"`
+	Status    string   `json:"status,omitempty"`
+	Score     float64  `json:"score"`
+	Strong    bool     `json:"strong"`
+	Why       []string `json:"why,omitempty"`
+	FixedIn   string   `json:"fixed_in,omitempty"`
+	Component string   `json:"component,omitempty"`
+	Resolves  string   `json:"resolves,omitempty"`
+	// Words is the similarity of the words alone (text coverage for a
+	// ticket, cosine and overlap for an earlier report), before crash
+	// signature, platform and evidence parts: what says two texts
+	// describe the same thing (the regression rule compares it).
+	Words       float64 `json:"words,omitempty"`
+	raw         float64 // the score before clamping to [0, 1], to order ties at 1
+	closed      bool    // the ticket is closed (never the standout target)
+	offPlatform bool    // the ticket names only other OS families (never the standout target)
+	quote       float64 // the quote agreement in raw (it may confirm a STRONG hit, never make one)
 }
 
 // Label is "STRONG" or "weak", the word a small model reads instead of a
@@ -741,7 +745,7 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 	why = append(why, ev)
 	raw := s
 	s = quoteCapped(raw, quote)
-	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Score: s, Strong: s >= StrongScore, Why: why, Component: t.Component, raw: raw, closed: isClosed(t), text: text, offPlatform: ix.offPlatform(i, q), quote: quote}
+	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Score: s, Strong: s >= StrongScore, Why: why, Component: t.Component, raw: raw, closed: isClosed(t), Words: round3(text), offPlatform: ix.offPlatform(i, q), quote: quote}
 	if t.FixedIn != nil {
 		h.FixedIn = *t.FixedIn
 	}
