@@ -413,6 +413,9 @@ var lexiconTable = []struct {
 	{"recurring", 1, `recurring | recurrent | standing order | repeat payment | orden permanente | pago recurrente | dauerauftrag* | virement permanent | prelevement recurrent | ordem permanente | pagamento recorrente | ordine permanente | pagamento ricorrente | periodieke overboeking | doorlopende opdracht | zlecenie stale | platnosc cykliczna`},
 	{"autofill", 1, `autofill | auto fill | autocomplete | autocompletar | autocompletado | autovervollstandig* | automatisch ausfullen | saisie automatique | remplissage automatique | preenchimento automatico | compilazione automatica | completamento automatico | automatisch aanvullen | autouzupelnian*`},
 	{"favorite", 1, `favori* | favourite* | favorit* | preferit* | ulubion* | wishlist* | wish list | lista de deseos | wunschliste | liste de souhaits | lista de desejos | lista dei desideri | verlanglijst* | lista zyczen`},
+	{"subscription", 1, `rinnov* | renouvel* | abbonar* | abbonat* | abonnier* | suscrib* | suscrit* | verlangerung | renovacion | renovacao | odnowieni*`},
+	{"smartwatch", 1, `watch face | watch faces | watchface* | cadran | cadrans | montre | montres | zifferblatt* | reloj | relojes | esfera del reloj | relogio | relogios | mostrador do relogio | orologio | quadrante | wijzerplaat | tarcza zegarka`},
+	{"rotation", 1, `horizontal | horizontale | horizontales | horizontalement | verticalement | en hauteur | en largeur | sideways | on its side | upside down | gedreht | girad* | ruotat* | rodad*`},
 	{"message", 1, `conversation | conversations | conversacion | conversaciones | conversa | conversas | conversazione | conversazioni | unterhaltung | unterhaltungen | konversation* | gesprek | gesprekken | rozmowa | rozmowy | rozmowe | rozmowie`},
 }
 
