@@ -413,9 +413,29 @@ var lexiconTable = []struct {
 	{"recurring", 1, `recurring | recurrent | standing order | repeat payment | orden permanente | pago recurrente | dauerauftrag* | virement permanent | prelevement recurrent | ordem permanente | pagamento recorrente | ordine permanente | pagamento ricorrente | periodieke overboeking | doorlopende opdracht | zlecenie stale | platnosc cykliczna`},
 	{"autofill", 1, `autofill | auto fill | autocomplete | autocompletar | autocompletado | autovervollstandig* | automatisch ausfullen | saisie automatique | remplissage automatique | preenchimento automatico | compilazione automatica | completamento automatico | automatisch aanvullen | autouzupelnian*`},
 	{"favorite", 1, `favori* | favourite* | favorit* | preferit* | ulubion* | wishlist* | wish list | lista de deseos | wunschliste | liste de souhaits | lista de desejos | lista dei desideri | verlanglijst* | lista zyczen`},
+	// Feature areas a component is often named for (goals, streaks,
+	// challenges, rankings, integrations, parental controls, sellers,
+	// products, sleep, savings, the command line): CODEOWNERS names read
+	// through these, so a component with no tickets is still recognised
+	// in a report in any of the languages.
+	{"goal", 1, `goal | goals | daily goal | step goal | objetivo | objetivos | meta diaria | metas | ziel | ziele | tagesziel | schrittziel | objectif | objectifs | obiettivo | obiettivi | doel | doelen | dagdoel | cel | cele | celu`},
+	{"streak", 1, `streak | streaks | racha | rachas | tagesserie | tage in folge | jours d affilee | jours consecutifs | dias seguidos | dias consecutivos | sequencia de dias | giorni consecutivi | giorni di fila | dagen op rij | dagen achter elkaar | dni z rzedu | seria dni`},
+	{"reward", 1, `badge | badges | achievement* | trophy | trophies | medal | medals | insignia | insignias | logro | logros | trofeo* | abzeichen | trophae* | errungenschaft* | medaille* | conquista* | medalha* | trofeu* | medaglia | medaglie | odznak* | osiagnieci*`},
+	{"challenge", 1, `challenge | challenges | reto | retos | desafio | desafios | herausforderung* | wettkampf* | defi | defis | sfida | sfide | uitdaging* | wyzwani*`},
+	{"ranking", 1, `leaderboard* | ranking* | clasificacion | tabla de clasificacion | bestenliste | rangliste | classement | classificacao | classifica | ranglijst | klassement | tabela wynikow`},
+	{"integration", 1, `integration* | integrat* | third party | 3rd party | connected app | connected apps | connected services | linked apps | partner app* | integracion* | de terceros | aplicaciones conectadas | drittanbieter* | verbundene apps | application tierce | applications tierces | integracao | integracoes | de terceiros | apps conectados | integrazion* | terze parti | app collegate | integratie* | externe app* | integracj* | zewnetrzn*`},
+	{"health", 0.8, `health | healthkit | apple health | google fit | health connect | samsung health | salud | gesundheit* | sante | saude | salute | gezondheid* | zdrowie | zdrowia`},
+	{"parental", 1, `parental* | parental control* | child account | kids mode | kid mode | children | my kids | my child | control parental | controles parentales | ninos | kindersicherung | jugendschutz | elternkontrolle | meine kinder | controle parental | controle parentale | mes enfants | criancas | controllo parentale | bambini | ouderlijk toezicht | kinderen | kontrola rodzicielska | dzieci`},
+	{"seller", 1, `seller | sellers | merchant | merchants | vendedor | vendedores | verkaufer* | vendeur | vendeurs | venditore | venditori | verkoper | verkopers | sprzedawc* | sprzedajac*`},
+	{"product", 0.6, `product | products | producto | productos | produkt | produkte | produit | produits | produto | produtos | prodotto | prodotti | produkty | produktu`},
+	{"sleep", 1, `sleep | sleeping | slept | sueno | dormir | schlaf* | sommeil | sonno | dormire | slaap* | spanie | snu`},
+	{"savings", 1, `savings | savings account | ahorro* | sparen | sparkonto | ersparnis* | epargne | poupanca | risparmi* | spaarrekening | spaargeld | oszczednos*`},
+	{"command_line", 1, `cli | command line | commandline | terminal | linea de comandos | kommandozeile | befehlszeile | ligne de commande | linha de comando | riga di comando | opdrachtregel | wiersz polecen`},
 	{"subscription", 1, `rinnov* | renouvel* | abbonar* | abbonat* | abonnier* | suscrib* | suscrit* | verlangerung | renovacion | renovacao | odnowieni*`},
 	{"smartwatch", 1, `watch face | watch faces | watchface* | cadran | cadrans | montre | montres | zifferblatt* | reloj | relojes | esfera del reloj | relogio | relogios | mostrador do relogio | orologio | quadrante | wijzerplaat | tarcza zegarka`},
 	{"rotation", 1, `horizontal | horizontale | horizontales | horizontalement | verticalement | en hauteur | en largeur | sideways | on its side | upside down | gedreht | girad* | ruotat* | rodad*`},
+	{"review", 0.8, `star | stars | estrella | estrellas | stern | sterne | etoile | etoiles | estrela | estrelas | sterren | gwiazdk*`},
+	{"statistics", 1, `insight | insights | auswertung*`},
 	{"message", 1, `conversation | conversations | conversacion | conversaciones | conversa | conversas | conversazione | conversazioni | unterhaltung | unterhaltungen | konversation* | gesprek | gesprekken | rozmowa | rozmowy | rozmowe | rozmowie`},
 }
 
@@ -798,6 +818,17 @@ var conceptNeighbours = map[string][]string{
 	"~video":        {"~audio", "~camera"},
 	"~credential":   {"~security", "~password"},
 	"~money":        {"~balance", "~transfer"},
+	// Feature areas (added with their concepts).
+	"~goal":        {"~streak", "~reward"},
+	"~streak":      {"~goal", "~reward"},
+	"~reward":      {"~goal", "~streak"},
+	"~challenge":   {"~friend", "~group", "~ranking", "~invite"},
+	"~ranking":     {"~challenge", "~friend"},
+	"~integration": {"~export", "~import"},
+	"~health":      {"~integration"},
+	"~parental":    {"~permission", "~limit"},
+	"~sleep":       {"~alarm"},
+	"~savings":     {"~balance", "~transfer", "~goal"},
 }
 
 // abbreviations are the general software acronyms a component may be

@@ -10,6 +10,18 @@ import (
 // read as its concept. Written from general knowledge of the languages,
 // not taken from any dataset. Entries are "lang:phrase" separated by ";".
 var coverProbes = map[string]string{
+	"goal":              "en:my daily goal; es:mi objetivo; de:das Ziel; fr:mon objectif; pt:minhas metas; it:obiettivo; nl:mijn doel; pl:cel dzienny",
+	"streak":            "en:my streak; es:mi racha; de:zehn Tage in Folge; fr:cinq jours d'affilée; pt:dias seguidos; it:giorni consecutivi; nl:tien dagen op rij; pl:dni z rzędu",
+	"challenge":         "en:the challenge; es:el reto; de:die Herausforderung; fr:le défi; pt:desafio; it:la sfida; nl:de uitdaging; pl:wyzwanie",
+	"ranking":           "en:leaderboard; es:clasificación; de:Rangliste; fr:classement; pt:classificação; it:classifica; nl:ranglijst; pl:tabela wyników",
+	"integration":       "en:third-party integration; es:aplicaciones de terceros; de:Drittanbieter-Apps; fr:applications tierces; pt:integração; it:integrazione; nl:integratie; pl:integracja",
+	"health":            "en:Apple Health; es:datos de salud; de:Gesundheitsdaten; fr:santé; pt:saúde; it:salute; nl:gezondheid; pl:zdrowie",
+	"parental":          "en:parental controls; es:control parental; de:Kindersicherung; fr:contrôle parental; pt:controle parental; it:controllo parentale; nl:ouderlijk toezicht; pl:kontrola rodzicielska",
+	"seller":            "en:the seller; es:el vendedor; de:der Verkäufer; fr:le vendeur; pt:vendedor; it:il venditore; nl:de verkoper; pl:sprzedawca",
+	"product":           "en:the product; es:el producto; de:das Produkt; fr:le produit; pt:o produto; it:il prodotto; nl:het product; pl:produkty",
+	"sleep":             "en:sleep tracking; es:el sueño; de:Schlaf; fr:le sommeil; it:il sonno; nl:slaap; pl:spanie",
+	"savings":           "en:savings; es:ahorros; de:Sparkonto; fr:épargne; pt:poupança; it:risparmi; nl:spaarrekening; pl:oszczędności",
+	"command_line":      "en:command line; es:línea de comandos; de:Kommandozeile; fr:ligne de commande; pt:linha de comando; it:riga di comando; nl:opdrachtregel; pl:wiersz poleceń",
 	"crash":             "en:the app crashed; es:se cierra sola; de:die App stürzt ab; fr:l'appli plante; pt:o app fecha sozinho; it:l'app si chiude; nl:de app crasht; pl:aplikacja się wywala",
 	"blank_screen":      "en:black screen; es:pantalla negra; de:schwarzer Bildschirm; fr:écran noir; pt:tela preta; it:schermo nero; nl:zwart scherm; pl:czarny ekran",
 	"freeze":            "en:it froze; es:se congela; de:friert ein; fr:l'écran se fige; pt:travou; it:si blocca; nl:bevriest; pl:zawiesza się",
