@@ -183,6 +183,13 @@ var lexiconTable = []struct {
 	{"crash", 0.5, `app dies | it dies | just dies | dies with | died with | process dies | stack trace | stacktrace | traceback | core dump | crash dump | thread dump | stack dump`},
 	{"feedback_positive", 0.1, `love | loved | loving | great | amazing | awesome | excellent | perfect | fantastic | best | wonderful | brilliant | beautiful | fun | addictive | five stars | 5 stars | 10 10 |
 		me encanta | encanta | genial | excelente | increible | maravilloso | toll | super | grossartig | wunderbar | liebe | genial | geniale | adore | magnifique | excelente | incrivel | otimo | adoro | fantastico | bellissimo | stupendo`},
+	// A counter or a list sent back to nothing, things out of order, a
+	// step that stops partway, "I can't manage it" (added for intake: a
+	// malfunction told as a question still names one of these).
+	{"data_loss", 1, `back to zero | back to 0 | reset to zero | reset to 0 | went to zero | volvio a cero | vuelto a cero | puso a cero | auf null gesetzt | auf null zuruckgesetzt | revenu a zero | retombe a zero | voltou a zero | voltou para zero | zerou | tornato a zero | tornata a zero | terug naar nul | op nul gezet | wyzerowal* | wyzerowan*`},
+	{"wrong", 0.6, `mixed up | jumbled | scrambled | out of order | desordenad* | mezclad* | durcheinander | vertauscht | embrouill* | dans le desordre | baralhad* | baguncad* | misturad* | fora de ordem | mescolat* | sballat* | in disordine | door elkaar | pomieszan*`},
+	{"unable", 0.3, `no consigo | no logro | no lo consigo | schaffe es nicht | non ci riesco`},
+	{"freeze", 0.8, `se queda parado | se queda parada | se queda colgado | se queda colgada | se queda atascado | se queda atascada | bleibt hangen | reste bloque | reste bloquee | fica parado | fica parada | fica travado | resta bloccato | resta bloccata | rimane bloccato | rimane bloccata`},
 	// General coverage (VOCABULARY). Any product's feedback talks about
 	// the same ~150 things; each should read the same in the eight
 	// languages the airlock reads (en, es, de, fr, pt, it, nl, pl), so a
