@@ -442,7 +442,6 @@ var lexiconTable = []struct {
 	{"smartwatch", 1, `watch face | watch faces | watchface* | cadran | cadrans | montre | montres | zifferblatt* | reloj | relojes | esfera del reloj | relogio | relogios | mostrador do relogio | orologio | quadrante | wijzerplaat | tarcza zegarka`},
 	{"rotation", 1, `horizontal | horizontale | horizontales | horizontalement | verticalement | en hauteur | en largeur | sideways | on its side | upside down | gedreht | girad* | ruotat* | rodad*`},
 	{"review", 0.8, `star | stars | estrella | estrellas | stern | sterne | etoile | etoiles | estrela | estrelas | sterren | gwiazdk*`},
-	{"statistics", 1, `insight | insights | auswertung*`},
 	{"message", 1, `conversation | conversations | conversacion | conversaciones | conversa | conversas | conversazione | conversazioni | unterhaltung | unterhaltungen | konversation* | gesprek | gesprekken | rozmowa | rozmowy | rozmowe | rozmowie`},
 }
 
