@@ -783,7 +783,7 @@ func editDistance(a, b string) int {
 var conceptAreas = map[string][]string{
 	"cosmetic":  {"display", "button", "theme", "accessibility", "language", "localization", "audio", "screen", "vibration", "widget"},
 	"core_flow": {"launch", "login", "purchase", "charge", "store", "save", "sync", "account", "transfer", "balance", "subscription", "money"},
-	"data":      {"progress", "save", "account", "sync", "note", "file", "balance", "level", "message", "camera", "purchase", "money", "statement", "contact", "calendar", "playlist"},
+	"data":      {"progress", "save", "account", "sync", "note", "file", "balance", "level", "message", "camera", "purchase", "money", "statement", "contact", "calendar", "playlist", "streak", "reward"},
 	"money":     {"charge", "purchase", "transfer", "balance", "subscription", "money", "price", "card"},
 }
 
