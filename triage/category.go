@@ -200,6 +200,10 @@ func categorize(it Item) (string, float64, []string) {
 	var bug evidence
 	strong := 0
 	for _, c := range []string{"crash", "freeze", "blank_screen", "broken", "not_received"} {
+		if c == "broken" && has(c) && brokenOnlyAsked(text) {
+			bug.add(0.5, "bug: asks whether broken")
+			continue
+		}
 		if has(c) {
 			strong++
 			bug.add(2, "bug: %s", c)
@@ -244,15 +248,34 @@ func categorize(it Item) (string, float64, []string) {
 	if m := reContrast.FindString(text); m != "" {
 		bug.add(0.75, "bug: contrast %q", strings.ToLower(m))
 	}
-	if m := reRegression.FindString(text); m != "" {
-		bug.add(1.5, "bug: regression %q", strings.ToLower(m))
+	regression := reRegression.FindString(text)
+	if regression == "" {
+		regression = reRegressionAfter.FindString(text)
+	}
+	if regression != "" {
+		bug.add(1.5, "bug: regression %q", strings.ToLower(regression))
+	}
+	nowShows := reNowShows.FindString(text)
+	if nowShows != "" {
+		bug.add(0.75, "bug: changed state %q", strings.ToLower(nowShows))
+	}
+	if m := reRetried.FindString(text); m != "" {
+		bug.add(1, "bug: tried again and again %q", strings.ToLower(m))
+	}
+	if m := reHappenedAgain.FindString(text); m != "" {
+		bug.add(0.75, "bug: happened again %q", strings.ToLower(m))
+	}
+	// "Can I get it back?" asks for what a malfunction took, when the
+	// text says something was lost or changed.
+	if m := reRecover.FindString(text); m != "" && (has("data_loss") || regression != "" || nowShows != "" || reMismatch.MatchString(text)) {
+		bug.add(1, "bug: asks to get back %q", strings.ToLower(m))
 	}
 	if m := reOthersToo.FindString(text); m != "" {
 		bug.add(1, "bug: others too %q", strings.ToLower(m))
 	}
 	// "Why can't I ..." is a missing thing (request), not a behaviour.
 	if loc := reWhyDoes.FindStringIndex(text); loc != nil {
-		if ml := reMissing.FindStringIndex(text); ml == nil || loc[1] <= ml[0] || loc[0] >= ml[1] {
+		if ml := missingIndex(text); ml == nil || loc[1] <= ml[0] || loc[0] >= ml[1] {
 			bug.add(1.5, "bug: asks why %q", strings.ToLower(text[loc[0]:loc[1]]))
 		}
 	}
@@ -262,10 +285,17 @@ func categorize(it Item) (string, float64, []string) {
 	if m := reEveryTime.FindString(text); m != "" {
 		bug.add(0.5, "bug: repeated %q", strings.ToLower(m))
 	}
-	if m := reCheckRequest.FindString(text); m != "" {
-		bug.add(1, "bug: asks to check %q", strings.ToLower(m))
+	check := reCheckRequest.FindString(text)
+	if check == "" {
+		check = reFixAsked.FindString(text)
 	}
-	missing := reMissing.FindString(text)
+	if check != "" {
+		bug.add(1, "bug: asks to check %q", strings.ToLower(check))
+	}
+	missing := ""
+	if loc := missingIndex(text); loc != nil {
+		missing = text[loc[0]:loc[1]]
+	}
 	weak := 0
 	// "Why can't I choose X" is a wish, not an inability: its "can't"
 	// is no evidence of a malfunction.
@@ -273,7 +303,11 @@ func categorize(it Item) (string, float64, []string) {
 		weak++
 		bug.add(1, "problem: unable/wrong/error")
 	}
-	if m := reWeakProblem.FindString(text); m != "" {
+	weakWord := reWeakProblem.FindString(text)
+	if weakWord == "" {
+		weakWord = reUseless.FindString(text)
+	}
+	if m := weakWord; m != "" {
 		weak++
 		bug.add(0.5, "problem: %q", strings.ToLower(m))
 	}
@@ -295,11 +329,26 @@ func categorize(it Item) (string, float64, []string) {
 		bug.cues = append(bug.cues, fmt.Sprintf("bug: reported as resolved %q (x0.3)", strings.ToLower(m)))
 		harm = nil
 	}
+	// "That was my fault, not the app": a slip the user takes on, told
+	// beside praise, is no malfunction (harm still is).
+	if m := reExonerated.FindString(text); m != "" && len(harm) == 0 && bug.score > 0 && (rating >= 4 || a.bag["~feedback_positive"] > 0) {
+		bug.score *= 0.3
+		bug.cues = append(bug.cues, fmt.Sprintf("bug: the user's own slip %q (x0.3)", strings.ToLower(m)))
+	}
 
 	var req evidence
 	feature := reFeature.FindString(text)
 	if feature != "" && reWishPast.MatchString(text) && strings.HasPrefix(strings.ToLower(feature), "i wish") {
 		feature = "" // a wish about the past
+	}
+	if feature == "" {
+		feature = reFeatureMore.FindString(text)
+	}
+	supports := uniqueLower(supportMatches(text))
+	if feature != "" && len(supports) > 0 && goalOnly(reFeature.FindAllString(text, -1), text) {
+		// "How do I export my runs? I'd like to share them": the wish
+		// is what the question is for.
+		feature = ""
 	}
 	if feature != "" {
 		req.add(3, "feature: %q", strings.ToLower(feature))
@@ -316,7 +365,7 @@ func categorize(it Item) (string, float64, []string) {
 	}
 
 	var sup evidence
-	for i, m := range uniqueLower(reSupport.FindAllString(text, -1)) {
+	for i, m := range supports {
 		w := 2.5
 		if i > 0 {
 			w = 1
@@ -328,11 +377,17 @@ func categorize(it Item) (string, float64, []string) {
 	}
 
 	var praise evidence
-	positive := a.bag["~feedback_positive"] + len(rePositive.FindAllString(text, -1))
+	// Praise is the author's own: ratings given to someone else and
+	// quoted words do not count.
+	ptext, pbag := text, a.bag
+	if pt := praiseText(text); pt != text {
+		ptext, pbag = pt, analyze(pt).bag
+	}
+	positive := pbag["~feedback_positive"] + len(rePositive.FindAllString(ptext, -1))
 	if positive > 0 {
 		praise.add(min(3, 0.8*float64(positive)), "praise: %d positive words", positive)
 	}
-	for _, m := range uniqueLower(rePraiseMark.FindAllString(text, -1)) {
+	for _, m := range uniqueLower(rePraiseMark.FindAllString(ptext, -1)) {
 		praise.add(1, "praise: %q", m)
 	}
 	switch {

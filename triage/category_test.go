@@ -180,6 +180,33 @@ func TestCategoryClasses(t *testing.T) {
 		{"batch4 23 spam", "Cheap followers and likes, 1000 for $2, order at instafame.shop", nil, triage.Metadata{}, "spam"},
 		{"batch4 24 bug", "After today's update I can't log in with Google anymore, it just loops back to the start.", rating(1), meta, "bug"},
 		{"batch4 25 feature_request", "Can you please make the text bigger? It's hard to read on small phones.", rating(3), triage.Metadata{}, "feature_request"},
+
+		// A fifth batch (a reader, a game, a recipe app, headphones, a
+		// bank, a music player), written before tuning: a question whose
+		// subject is a malfunction (can it be fixed, can I get it back,
+		// tried five times), "no hay manera de que" as "it just won't", a
+		// counter back to zero; a question whether something is broken
+		// or needs a step first; plans and "would happily pay"; praise
+		// with the user's own slip as an aside; a star rating given to
+		// someone else inside a bug report.
+		{"batch5 01 bug", "Meus marcadores ficaram todos bagunçados depois da atualização, o capítulo 3 aparece no fim. Dá para corrigir?", rating(3), meta, "bug"},
+		{"batch5 02 bug", "No hay manera de que guarde la partida: llega al 100 %, se queda parado y al volver sigue en el nivel anterior. Lo he intentado cinco veces.", rating(2), meta, "bug"},
+		{"batch5 03 bug", "hmm my reading streak went back to zero overnight?? 45 days gone. on the latest build. not cool", nil, triage.Metadata{AppVersion: "4.2.0"}, "bug"},
+		{"batch5 04 bug", "Meine Serie von 90 Tagen ist nach dem Update verschwunden, jetzt steht da 1 Tag. Könnt ihr sie zurückholen?", rating(2), meta, "bug"},
+		{"batch5 05 bug", "Ho provato tre volte ad aggiornare le cuffie: arriva quasi alla fine e poi ricomincia da capo. Non ci riesco.", rating(2), meta, "bug"},
+		{"batch5 06 bug", "I rated my delivery driver 5 stars and the order page now shows 2 stars next to my comment 'super friendly, thank you!'. Happened twice now. Anyone else?", nil, meta, "bug"},
+		{"batch5 07 bug", "Why is my recipe list all jumbled since yesterday? The favourites are mixed up with the ones I deleted. Can this be fixed?", nil, meta, "bug"},
+		{"batch5 08 support_question", "The sleep chart has shown nothing for two nights since I set up the band. Is it broken or do I have to enable something first?", nil, meta, "support_question"},
+		{"batch5 09 support_question", "Ist die automatische Sicherung kaputt oder muss ich sie erst einschalten?", nil, triage.Metadata{}, "support_question"},
+		{"batch5 10 support_question", "How do I get the old list layout back? I prefer it to the new cards.", nil, triage.Metadata{}, "support_question"},
+		{"batch5 11 feature_request", "Any plans for a landscape mode on tablets? I read in bed and would happily pay for premium for it.", nil, meta, "feature_request"},
+		{"batch5 12 feature_request", "¿Hay planes de sacar una versión para la tele? La uso todos los días en el móvil.", nil, triage.Metadata{}, "feature_request"},
+		{"batch5 13 feature_request", "Me encantaría poder ordenar las recetas por tiempo de preparación. ¡Gracias!", nil, meta, "feature_request"},
+		{"batch5 14 feature_request", "Adoraria poder partilhar as listas de compras com a minha família.", nil, triage.Metadata{}, "feature_request"},
+		{"batch5 15 feature_request", "Gibt es Pläne für eine Version auf der Uhr? Ich würde gerne dafür zahlen.", nil, triage.Metadata{}, "feature_request"},
+		{"batch5 16 praise", "Ordered dinner for six and everything came hot. I was slow to find the tip button, but that was my fault, not the app. Five stars.", rating(5), meta, "praise"},
+		{"batch5 17 praise", "Tolle App! Die Suche hat mich kurz verwirrt, aber das lag an mir. Weiter so.", rating(5), triage.Metadata{}, "praise"},
+		{"batch5 18 support_question", "How do I export my workouts to a spreadsheet? I'd like to share them with my coach.", nil, meta, "support_question"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
