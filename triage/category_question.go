@@ -15,7 +15,7 @@ import (
 //     it broken or do I have to enable something?") is a question;
 //   - "no hay manera de que ..." (it just won't ...) is no how-to
 //     question and no missing option;
-//   - plans and "would happily pay for" are requests;
+//   - plans, and paying gladly for something, are requests;
 //   - praise with the user's own slip as an aside ("that was my fault,
 //     not the app") stays praise;
 //   - a star rating given to someone else, or kind words quoted from
@@ -37,7 +37,7 @@ var (
 	// veces", "dreimal versucht".
 	reRetried = regexp.MustCompile(`(?i)\b(?:tried|retried|attempted)\s+(?:it\s+|this\s+|that\s+|again\s+)?(?:\d+|two|three|four|five|six|several|multiple|many|a\s+few|a\s+dozen|countless)\s+times\b|\b(?:tried|retried)\s+(?:\w+\s+){0,3}(?:again\s+and\s+again|over\s+and\s+over)\b|\bintent(?:ado|[ée])\s+(?:\w+\s+){0,2}(?:\d+|dos|tres|cuatro|cinco|seis|varias|muchas|mil)\s+veces\b|\b(?:zwei|drei|vier|f[üu]nf|sechs|mehr|x)mal\b.{0,30}\bversucht\b|\bversucht\b.{0,30}\b(?:(?:zwei|drei|vier|f[üu]nf|sechs|mehr)mal|\d+\s?mal|mehrmals)\b|\b(?:\d+\s?mal|mehrmals)\s+(?:\w+\s+){0,3}versucht\b|\bessay[ée]\s+(?:\w+\s+){0,2}(?:\d+|deux|trois|quatre|cinq|six|plusieurs)\s+fois\b|\btent(?:ei|ado|amos)\s+(?:\w+\s+){0,2}(?:\d+|duas|tr[êe]s|quatro|cinco|seis|v[áa]rias)\s+vezes\b|\bprovat[oaie]\s+(?:\w+\s+){0,2}(?:\d+|due|tre|quattro|cinque|sei|pi[ùu])\s+volte\b|\bgeprobeerd\b.{0,20}\b(?:\d+|twee|drie|vier|vijf|meerdere)\s+keer\b|\b(?:\d+|twee|drie|vier|vijf|meerdere)\s+keer\s+(?:\w+\s+){0,3}geprobeerd\b|\bpr[óo]bowa[łl](?:em|am|am\s+ju[żz])\s+(?:\w+\s+){0,2}(?:\d+|dwa|trzy|cztery|pi[ęe][ćc]|kilka)\s+razy\b`)
 
-	// It happened again: "happened twice now", "ha vuelto a pasar".
+	// It happened again: "it happened again", "ha vuelto a pasar".
 	reHappenedAgain = regexp.MustCompile(`(?i)\bhappen(?:ed|s)\s+(?:again|twice|(?:\d+|two|three|several|multiple)\s+times)\b|\b(?:twice|two\s+times|three\s+times)\s+now\b|\bha\s+vuelto\s+a\s+(?:pasar|ocurrir)\b|\b(?:pas[óo]|ha\s+pasado|ocurri[óo])\s+(?:otra\s+vez|de\s+nuevo|dos\s+veces|varias\s+veces)\b|\b(?:schon\s+)?wieder\s+passiert\b|\b(?:zweimal|mehrmals)\s+passiert\b|\bc'est\s+(?:encore\s+)?arriv[ée]\s+(?:deux|plusieurs|trois)\s+fois\b|\b[çc]a\s+recommence\b|\baconteceu\s+(?:de\s+novo|outra\s+vez|duas\s+vezes|v[áa]rias\s+vezes)\b|\b[èe]\s+(?:successo|capitato)\s+(?:di\s+nuovo|ancora|due\s+volte)\b|\bis\s+(?:weer|opnieuw)\s+gebeurd\b|\bsta[łl]o\s+si[ęe]\s+(?:znowu|ponownie|dwa\s+razy)\b`)
 
 	// What the screen says now, after a change: "now it shows 1 star",
