@@ -116,6 +116,7 @@ func TestNoComponentRules(t *testing.T) {
 		if filepath.Base(f) == "lexicon.go" {
 			continue
 		}
+		src = reImports.ReplaceAllString(src, "") // "sync" the package is no component
 		for c, ds := range comps {
 			if strings.Contains(src, `"`+c+`"`) || strings.Contains(src, `"~`+c+`"`) {
 				t.Errorf("%s has %q, a component of dataset %s, as a literal", f, c, ds)
@@ -177,6 +178,7 @@ func TestNoDatasetPhrasesInCode(t *testing.T) {
 }
 
 var (
+	reImports   = regexp.MustCompile(`(?s)\nimport \(.*?\n\)|\nimport "[^"]*"`)
 	reStringLit = regexp.MustCompile("`[^`]*`|\"(?:[^\"\\\\\n]|\\\\.)*\"")
 	reRegexSyn  = regexp.MustCompile(`\\[sbdw][+*?]?|\(\?[a-z:]*|\[[^\]]*\][+*?]?|[()^$?+*{}]|\\.`)
 )
@@ -194,9 +196,11 @@ func alternatives(src string) []string {
 	return out
 }
 
-// functionWords are the articles, prepositions, pronouns and auxiliaries
-// of the languages the crew reads.
+// functionWords are the articles, prepositions, pronouns (also the
+// indefinite ones: "something went wrong" is every app's error message)
+// and auxiliaries of the languages the crew reads.
 var functionWords = strings.Fields(`a an the to of in on at for by with from and or but not no is are was were be been it its i my me you your we our
+	something anything nothing everything someone anyone
 	they this that when then after before el la los las un una de del y o en con por para que se mi su es le les des du et ou ne pas je il
 	der die das ein eine und oder nicht mit von zu im am ist ich mein o os as um uma do da dos das e em com por para nao eu meu
 	il lo gli un una di da e o non con per che mi`)
