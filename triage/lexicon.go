@@ -837,6 +837,10 @@ var conceptNeighbours = map[string][]string{
 	"~savings":     {"~balance", "~transfer", "~goal"},
 }
 
+// deviceConcepts are the vocabulary's device classes: what a report runs
+// on, named whatever its problem.
+var deviceConcepts = map[string]bool{"~device": true, "~phone": true, "~tablet": true, "~smartwatch": true, "~desktop": true, "~web": true}
+
 // abbreviations are the general software acronyms a component may be
 // named with, read as the words they stand for ("sso" → single sign on).
 var abbreviations = map[string]string{
