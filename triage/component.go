@@ -281,7 +281,9 @@ func (p namePart) count(words map[string]bool, bag terms) (n int, literal bool) 
 //
 //   - the report names it: for each name word the report uses, 3 × the
 //     word's specificity in this tracker × (1 + ½ ln uses) (× 0.6 when
-//     only a concept the word stands for is used), over the
+//     only a concept the word stands for is used, × 0.2 and counted once
+//     when that concept is only a device class such as a watch or a
+//     phone, which a report names whatever its problem), over the
 //     square root of the number of name words ("savings" and "pots" both
 //     count, a product noun every ticket uses barely counts). A
 //     component with no tickets wins on its name alone;
@@ -448,9 +450,15 @@ func (m *ComponentModel) Decide(r ComponentReport) ComponentDecision {
 				if n, literal := p.count(words, a.bag); n > 0 {
 					// A word said is firmer evidence than a concept it
 					// stands for ("refund" for a name word "payment").
-					w := 1.0
-					if !literal {
-						w = 0.6
+					w := 0.6
+					if literal {
+						w = 1
+					} else if onlyDevice(p.concepts) {
+						// The device a report runs on ("my watch", "el
+						// móvil") is named whatever its problem: a name
+						// word standing for a device class counts once
+						// and weakly unless said.
+						w, n = componentDeviceWeight, 1
 					}
 					sum += w * p.spec * (1 + 0.5*math.Log(float64(n)))
 					used = append(used, p.word)
@@ -584,8 +592,26 @@ func (c compInfo) centroidCos(rbag terms) float64 {
 	return d / math.Sqrt(rn)
 }
 
+// onlyDevice reports whether every concept of a name word is a device
+// class.
+func onlyDevice(concepts []string) bool {
+	if len(concepts) == 0 {
+		return false
+	}
+	for _, c := range concepts {
+		if !deviceConcepts[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // Weights of the learned evidence, in the points of Choose.
 const (
+	// componentDeviceWeight is the weight of a name word matched only by
+	// the device class it stands for (1 when said, 0.6 for other
+	// concepts).
+	componentDeviceWeight = 0.2
 	// componentNearWeight scales the cosine to the nearest single ticket.
 	componentNearWeight = 2.5
 	// componentPlatformWeight scales the lift of the report's platform
