@@ -281,9 +281,9 @@ func (p namePart) count(words map[string]bool, bag terms) (n int, literal bool) 
 //
 //   - the report names it: for each name word the report uses, 3 × the
 //     word's specificity in this tracker × (1 + ½ ln uses) (× 0.6 when
-//     only a concept the word stands for is used, × 0.2 and counted once
-//     when that concept is only a device class such as a watch or a
-//     phone, which a report names whatever its problem), over the
+//     only a concept the word stands for is used, nothing when that
+//     concept is only a device class such as a watch or a phone, which a
+//     report names whatever its problem), over the
 //     square root of the number of name words ("savings" and "pots" both
 //     count, a product noun every ticket uses barely counts). A
 //     component with no tickets wins on its name alone;
@@ -456,8 +456,8 @@ func (m *ComponentModel) Decide(r ComponentReport) ComponentDecision {
 					} else if onlyDevice(p.concepts) {
 						// The device a report runs on ("my watch", "el
 						// móvil") is named whatever its problem: a name
-						// word standing for a device class counts once
-						// and weakly unless said.
+						// word standing for a device class counts only
+						// when said.
 						w, n = componentDeviceWeight, 1
 					}
 					sum += w * p.spec * (1 + 0.5*math.Log(float64(n)))
@@ -610,8 +610,9 @@ func onlyDevice(concepts []string) bool {
 const (
 	// componentDeviceWeight is the weight of a name word matched only by
 	// the device class it stands for (1 when said, 0.6 for other
-	// concepts).
-	componentDeviceWeight = 0.2
+	// concepts). At 0.2 the Spanish and Portuguese word for a watch sent
+	// a wearable's sync and update reports to its watch-faces component.
+	componentDeviceWeight = 0
 	// componentNearWeight scales the cosine to the nearest single ticket.
 	componentNearWeight = 2.5
 	// componentPlatformWeight scales the lift of the report's platform
