@@ -250,32 +250,33 @@ func categorize(it Item) (string, float64, []string) {
 	}
 	regression := reRegression.FindString(text)
 	if regression == "" {
-		regression = reRegressionAfter.FindString(text)
+		regression = findAnchored(reRegressionAfter, text, lower, anchorsRegressionAfter)
 	}
 	if regression != "" {
 		bug.add(1.5, "bug: regression %q", strings.ToLower(regression))
 	}
-	nowShows := reNowShows.FindString(text)
+	nowShows := findAnchored(reNowShows, text, lower, anchorsNowShows)
 	if nowShows != "" {
 		bug.add(0.75, "bug: changed state %q", strings.ToLower(nowShows))
 	}
-	if m := reRetried.FindString(text); m != "" {
+	if m := findAnchored(reRetried, text, lower, anchorsRetried); m != "" {
 		bug.add(1, "bug: tried again and again %q", strings.ToLower(m))
 	}
-	if m := reHappenedAgain.FindString(text); m != "" {
+	if m := findAnchored(reHappenedAgain, text, lower, anchorsHappenedAgain); m != "" {
 		bug.add(0.75, "bug: happened again %q", strings.ToLower(m))
 	}
 	// "Can I get it back?" asks for what a malfunction took, when the
 	// text says something was lost or changed.
-	if m := reRecover.FindString(text); m != "" && (has("data_loss") || regression != "" || nowShows != "" || reMismatch.MatchString(text)) {
+	if m := findAnchored(reRecover, text, lower, anchorsRecover); m != "" && (has("data_loss") || regression != "" || nowShows != "" || reMismatch.MatchString(text)) {
 		bug.add(1, "bug: asks to get back %q", strings.ToLower(m))
 	}
 	if m := reOthersToo.FindString(text); m != "" {
 		bug.add(1, "bug: others too %q", strings.ToLower(m))
 	}
 	// "Why can't I ..." is a missing thing (request), not a behaviour.
+	missingLoc := missingIndex(text)
 	if loc := reWhyDoes.FindStringIndex(text); loc != nil {
-		if ml := missingIndex(text); ml == nil || loc[1] <= ml[0] || loc[0] >= ml[1] {
+		if ml := missingLoc; ml == nil || loc[1] <= ml[0] || loc[0] >= ml[1] {
 			bug.add(1.5, "bug: asks why %q", strings.ToLower(text[loc[0]:loc[1]]))
 		}
 	}
@@ -287,13 +288,13 @@ func categorize(it Item) (string, float64, []string) {
 	}
 	check := reCheckRequest.FindString(text)
 	if check == "" {
-		check = reFixAsked.FindString(text)
+		check = findAnchored(reFixAsked, text, lower, anchorsFixAsked)
 	}
 	if check != "" {
 		bug.add(1, "bug: asks to check %q", strings.ToLower(check))
 	}
 	missing := ""
-	if loc := missingIndex(text); loc != nil {
+	if loc := missingLoc; loc != nil {
 		missing = text[loc[0]:loc[1]]
 	}
 	weak := 0
@@ -305,7 +306,7 @@ func categorize(it Item) (string, float64, []string) {
 	}
 	weakWord := reWeakProblem.FindString(text)
 	if weakWord == "" {
-		weakWord = reUseless.FindString(text)
+		weakWord = findAnchored(reUseless, text, lower, anchorsUseless)
 	}
 	if m := weakWord; m != "" {
 		weak++
@@ -331,9 +332,11 @@ func categorize(it Item) (string, float64, []string) {
 	}
 	// "That was my fault, not the app": a slip the user takes on, told
 	// beside praise, is no malfunction (harm still is).
-	if m := reExonerated.FindString(text); m != "" && len(harm) == 0 && bug.score > 0 && (rating >= 4 || a.bag["~feedback_positive"] > 0) {
-		bug.score *= 0.3
-		bug.cues = append(bug.cues, fmt.Sprintf("bug: the user's own slip %q (x0.3)", strings.ToLower(m)))
+	if len(harm) == 0 && bug.score > 0 && (rating >= 4 || a.bag["~feedback_positive"] > 0) {
+		if m := findAnchored(reExonerated, text, lower, anchorsExonerated); m != "" {
+			bug.score *= 0.3
+			bug.cues = append(bug.cues, fmt.Sprintf("bug: the user's own slip %q (x0.3)", strings.ToLower(m)))
+		}
 	}
 
 	var req evidence
@@ -342,7 +345,7 @@ func categorize(it Item) (string, float64, []string) {
 		feature = "" // a wish about the past
 	}
 	if feature == "" {
-		feature = reFeatureMore.FindString(text)
+		feature = findAnchored(reFeatureMore, text, lower, anchorsFeatureMore)
 	}
 	supports := uniqueLower(supportMatches(text))
 	if feature != "" && len(supports) > 0 && goalOnly(reFeature.FindAllString(text, -1), text) {
@@ -380,7 +383,7 @@ func categorize(it Item) (string, float64, []string) {
 	// Praise is the author's own: ratings given to someone else and
 	// quoted words do not count.
 	ptext, pbag := text, a.bag
-	if pt := praiseText(text); pt != text {
+	if pt := praiseText(text, lower); pt != text {
 		ptext, pbag = pt, analyze(pt).bag
 	}
 	positive := pbag["~feedback_positive"] + len(rePositive.FindAllString(ptext, -1))

@@ -108,8 +108,8 @@ func missingIndex(text string) []int {
 
 // praiseText is the text praise is read from: without the ratings the
 // user gave someone else and without quoted words.
-func praiseText(text string) string {
-	if reGivenRating.MatchString(text) {
+func praiseText(text, lower string) string {
+	if findAnchored(reGivenRating, text, lower, anchorsGivenRating) != "" {
 		text = reGivenRating.ReplaceAllString(text, " ")
 	}
 	if strings.ContainsAny(text, `'"“«„`) {
@@ -140,4 +140,31 @@ func goalOnly(wishes []string, text string) bool {
 		}
 	}
 	return true
+}
+
+// Anchors: a pattern of this file can only match a text holding one of
+// its anchors, so a text without any is not scanned (the patterns run
+// over up to 5 KB of every item).
+var (
+	anchorsRegressionAfter = []string{"actualiza", "update", "aktualis", "mise", "atualiza", "aggiorn", "aktualiz"}
+	anchorsNowShows        = []string{"now", "shows", "ahora", "jetzt", "maintenant", "agora", "ora ", "nu ", "teraz"}
+	anchorsRetried         = []string{"tried", "attempted", "intent", "versucht", "essay", "tent", "provat", "geprobeerd", "bowa"}
+	anchorsHappenedAgain   = []string{"happen", "times", "twice", "vuelto", "pas", "ocurri", "passiert", "arriv", "recommence", "aconteceu", "success", "capitato", "gebeurd", "sta"}
+	anchorsFixAsked        = []string{"fix", "correct", "restor", "repair", "corrig", "arrum", "consert", "resolv", "arregl", "soluci", "behe", "repar", "sistem", "risolv", "ripristin", "herstel", "napraw"}
+	anchorsRecover         = []string{"back", "restor", "recover", "devolver", "recuper", "zur", "wiederherst", "cup", "ripristin", "terug", "odzyska", "przywr"}
+	anchorsUseless         = []string{"nada", "brauchbar", "rien", "utiliz", "serve", "nutteloos", "yteczn", "til"}
+	anchorsExonerated      = []string{"fault", "bad", "mistake", "error", "being", "not the app", "culpa", "la app", "schuld", "fehler", "an mir", "an der app", "faute", "moi", "erro", "colpa", "fout", "wina", "błąd", "blad"}
+	anchorsFeatureMore     = []string{"plan", "roadmap", "pay", "encantar", "pläne", "geplant", "zahlen", "fände", "fande", "prévu", "prevu", "prévoyez", "prevoyez", "adorer", "paierais", "adorar", "previst", "programma", "piani", "pagherei", "gepland", "vinden"}
+	anchorsGivenRating     = []string{"star", "estrell", "stern", "toile", "estrel", "stell", "/5", "/ 5", "/10", "/ 10"}
+)
+
+// findAnchored is re.FindString(text) when lower (text in lower case)
+// holds one of the anchors, and "" otherwise.
+func findAnchored(re *regexp.Regexp, text, lower string, anchors []string) string {
+	for _, a := range anchors {
+		if strings.Contains(lower, a) {
+			return re.FindString(text)
+		}
+	}
+	return ""
 }
