@@ -235,6 +235,11 @@ func TestStepsNeedAnObject(t *testing.T) {
 		{"When I tap the heart icon on a song it vanishes.", 1},
 		{"After switching accounts the basket is empty.", 1},
 		{"Open Settings > Downloads, pick HD, tap Save.", 1},
+		// A feature named by its verb is no action: nothing to reproduce.
+		{"Upload is broken again. Photos missing too.", 0},
+		{"The search doesn't find anything anymore.", 0},
+		{"My download keeps stopping halfway.", 0},
+		{"I uploaded three photos to the album and two vanished.", 1},
 	} {
 		if got := triage.ExtractSteps(tc.text); len(got) != tc.steps {
 			t.Errorf("ExtractSteps(%q) = %q, want %d steps", tc.text, got, tc.steps)

@@ -316,6 +316,10 @@ var (
 	rePronounObject = regexp.MustCompile(`(?i)^\s*(?:it|them|this|that|those|these|sie|es|ihn|lo|la|los|las|le|les|li)\s*(?:[.!?,;:)]|$|\s+(?:and|again|y|und|et|e|en|i)\b)`)
 	// A gerund is an action the reporter did only after a trigger word
 	// ("after switching accounts"), not in "considering switching apps".
+	// A verb form used as a noun names a feature, not an action: "sync is
+	// broken", "the upload fails", "my download keeps stopping".
+	reNounBefore    = regexp.MustCompile(`(?i)\b(?:the|my|a|an|your|our|this|that|its|their|el|la|mi|der|die|das|mein|meine|le|mon|ma|o|a|meu|minha|il|mio)\s+$`)
+	reNounAfter     = regexp.MustCompile(`(?i)^\s+(?:is|are|was|were|isn'?t|aren'?t|wasn'?t|doesn'?t|don'?t|didn'?t|won'?t|has|have|hasn'?t|keeps|kept|stopped|never|fails?|failed|no\s+longer|just|button|feature|page|screen|tab|option|setting|status)\b`)
 	reGerundTrigger = regexp.MustCompile(`(?i)\b(?:when|while|after|before|by|on|upon|keeps?|kept|tried|try|start(?:ed)?)\s+(?:\w+\s+)?$`)
 )
 
@@ -328,6 +332,9 @@ func isStepSentence(s string) bool {
 	for _, loc := range locs {
 		verb := strings.ToLower(s[loc[0]:loc[1]])
 		if rePronounObject.MatchString(s[loc[1]:]) {
+			continue
+		}
+		if reNounBefore.MatchString(s[:loc[0]]) || reNounAfter.MatchString(s[loc[1]:]) {
 			continue
 		}
 		if strings.HasSuffix(verb, "ing") && !reGerundTrigger.MatchString(s[:loc[0]]) {
