@@ -283,7 +283,7 @@ func searchRecentTool() *agent.Tool {
 				return agent.Result{}, err
 			}
 			q := searchQuery(p, r.st, in.Query)
-			hits := b.Search(q, triage.SearchK)
+			hits := b.SearchIndexed(q, triage.SearchK, p.Index)
 			r.st.Query, r.st.BatchHits = q, hits
 			remember(&r.st, hits)
 			if err := r.save(ctx, env.Store, env.Actor); err != nil {

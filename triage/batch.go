@@ -19,6 +19,7 @@ const BatchPrefix = "batch:"
 type Batch struct {
 	mu   sync.RWMutex
 	docs []batchDoc
+	df   map[string]int // term → remembered reports holding it
 }
 
 type batchDoc struct {
@@ -29,10 +30,11 @@ type batchDoc struct {
 	norm     float64 // Σ w²
 	resolves string
 	title    string
+	ex       batchExtras
 }
 
 // NewBatch returns an empty batch memory.
-func NewBatch() *Batch { return &Batch{} }
+func NewBatch() *Batch { return &Batch{df: map[string]int{}} }
 
 // Add remembers a processed bug report and the ticket it resolved to (the
 // ticket it created or duplicated; "" for a report that needs info, which
@@ -40,14 +42,23 @@ func NewBatch() *Batch { return &Batch{} }
 // it.
 func (b *Batch) Add(itemID string, q Query, resolvedTicket string) {
 	w, stems := reportWeights(q.Text)
-	d := batchDoc{id: itemID, q: q, w: w, stems: newStemSet(stems), resolves: resolvedTicket, title: firstLine(q.Text, 80)}
+	d := batchDoc{id: itemID, q: q, w: w, stems: newStemSet(stems), resolves: resolvedTicket, title: firstLine(q.Text, 80), ex: newBatchExtras(q, w)}
 	for _, w := range d.w {
 		d.norm += w * w
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.df == nil {
+		b.df = map[string]int{}
+	}
+	for t := range d.w {
+		b.df[t]++
+	}
 	for i := range b.docs {
 		if b.docs[i].id == itemID {
+			for t := range b.docs[i].w {
+				b.df[t]--
+			}
 			b.docs[i] = d
 			return
 		}
@@ -87,9 +98,16 @@ func reportWeights(text string) (map[string]float64, []string) {
 	return w, a.stems
 }
 
-// Search returns the remembered reports most similar to q, best first,
-// as hits "batch:<item id>" whose Resolves is the ticket that report
-// resolved to. Reports that resolved to no ticket are not returned.
+// Search is SearchIndexed without a tracker: rarity and standout over
+// the batch alone.
+func (b *Batch) Search(q Query, k int) []Hit { return b.SearchIndexed(q, k, nil) }
+
+// SearchIndexed returns the remembered reports most similar to q, best
+// first, as hits "batch:<item id>" whose Resolves is the ticket that
+// report resolved to. Reports that resolved to no ticket are not
+// returned. ix is the project's tracker (nil: none): a term's rarity
+// counts its tickets too, and an earlier report stands out only when it
+// is nearer than every tracker candidate of another ticket.
 //
 // Two reports are compared on their terms (concepts and stems weighted
 // by specificity; a stem matching a cognate or misspelling of the other
@@ -100,9 +118,10 @@ func reportWeights(text string) (map[string]float64, []string) {
 // crash signature (each shares specific words with it, and their device,
 // OS and version each fit its population) and they share any term, they
 // are the same crash and score at least 0.70; when they are confirmed by
-// different signatures they are different crashes (−0.30). The same app version (+0.03), OS family (+0.02) and device
-// (+0.03) add a little.
-func (b *Batch) Search(q Query, k int) []Hit {
+// different signatures they are different crashes (−0.30). The same OS
+// family (+0.02) and device (+0.03) add a little. The hit's Score is then
+// the duplicate evidence, as for a ticket (dup_batch.go).
+func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 	qw, _ := reportWeights(q.Text)
 	qn := 0.0
 	qkeys := make([]string, 0, len(qw))
@@ -111,20 +130,47 @@ func (b *Batch) Search(q Query, k int) []Hit {
 		qkeys = append(qkeys, t)
 	}
 	sort.Strings(qkeys)
+	var tracker []Hit
+	if ix != nil {
+		tracker = ix.candidates(q, SearchK, -1)
+	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
+	if len(b.docs) == 0 || qn == 0 {
+		return nil
+	}
+	bq := newBatchQuery(ix, q, qw)
+	nDocs := float64(len(b.docs))
+	if ix != nil {
+		nDocs += float64(len(ix.tickets))
+	}
+	idfNew := bm25IDF(nDocs, 1)
+	rare := func(t string) (float64, float64, float64) {
+		df := b.df[t]
+		if ix != nil {
+			if id, ok := ix.vocab[t]; ok {
+				df += int(ix.df[id])
+			}
+		}
+		idf := bm25IDF(nDocs, float64(max(1, df)))
+		r := idf / idfNew
+		return r * r, idf, idfNew
+	}
 	var hits []Hit
-	for _, d := range b.docs {
-		if d.resolves == "" || qn == 0 || d.norm == 0 {
+	for i := range b.docs {
+		d := &b.docs[i]
+		if d.resolves == "" || d.norm == 0 {
 			continue
 		}
 		shared := 0.0
 		var terms []string
+		match := map[string]float64{}
 		for _, t := range qkeys {
 			w := qw[t]
 			if dw, ok := d.w[t]; ok {
 				shared += w * dw
 				terms = append(terms, t)
+				match[t] = 1
 				continue
 			}
 			if !isConcept(t) {
@@ -133,6 +179,7 @@ func (b *Batch) Search(q Query, k int) []Hit {
 				if m := cognate(t, d.stems); m > 0 {
 					shared += m * w * termWeight(t)
 					terms = append(terms, t+"≈")
+					match[t] = m
 				}
 			}
 		}
@@ -158,24 +205,29 @@ func (b *Batch) Search(q Query, k int) []Hit {
 				why = append(why, "different crash signatures: "+q.Signature+" vs "+d.q.Signature)
 			}
 		}
-		if q.AppVersion != "" && q.AppVersion == d.q.AppVersion {
-			s += 0.03
-			why = append(why, "same version "+q.AppVersion)
-		}
-		if f := osFamily(q.OS); f != "" && f == osFamily(d.q.OS) {
+		if bq.fam != "" && bq.fam == osFamily(d.q.OS) {
 			s += 0.02
 		}
 		if q.Device != "" && normDevice(q.Device) == normDevice(d.q.Device) {
 			s += 0.03
 			why = append(why, "same device "+q.Device)
 		}
-		s = round3(clamp01(s))
-		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: s, Strong: s >= StrongScore, Why: why, Resolves: d.resolves, Words: words})
+		sim := s
+		parts := batchEvidence(q, bq, d, match, rare)
+		for _, p := range parts {
+			s += p.v
+		}
+		why = append(why, evidenceWhy(sim, parts))
+		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: round3(clamp01(s)), Why: why, Resolves: d.resolves, Words: words, raw: s})
 	}
 	hits = chainToFirst(hits, b.docs)
+	batchStandout(hits, tracker)
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
 			return hits[i].Score > hits[j].Score
+		}
+		if hits[i].raw != hits[j].raw {
+			return hits[i].raw > hits[j].raw
 		}
 		return hits[i].ID < hits[j].ID
 	})

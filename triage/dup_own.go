@@ -31,7 +31,7 @@ func OwnEvidence(claim string, own Query, ix *TrackerIndex, b *Batch) (Hit, bool
 		}
 	}
 	if b != nil {
-		if h, ok := FindHit(c, b.Search(own, 0)); ok {
+		if h, ok := FindHit(c, b.SearchIndexed(own, 0, ix)); ok {
 			return h, true
 		}
 	}

@@ -156,7 +156,7 @@ func (s *Session) Process(it Item) ItemRun {
 	q = WithComponent(p.Components, q, r.Crashes)
 	r.Query = q
 	r.TrackerHits = p.Index.Search(q, SearchK)
-	r.BatchHits = s.Batch.Search(q, SearchK)
+	r.BatchHits = s.Batch.SearchIndexed(q, SearchK, p.Index)
 	own := func(id string) (Hit, bool) { return OwnEvidence(id, q, p.Index, s.Batch) }
 	inv := Investigate(InvestigateInput{Item: it, Intake: r.Intake, TrackerHits: r.TrackerHits, BatchHits: r.BatchHits, Crashes: r.Crashes, Tickets: p.ByID, Own: own})
 	seen := append(append([]Hit(nil), r.TrackerHits...), r.BatchHits...)
