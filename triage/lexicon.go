@@ -443,6 +443,25 @@ var lexiconTable = []struct {
 	{"rotation", 1, `horizontal | horizontale | horizontales | horizontalement | verticalement | en hauteur | en largeur | sideways | on its side | upside down | gedreht | girad* | ruotat* | rodad*`},
 	{"review", 0.8, `star | stars | estrella | estrellas | stern | sterne | etoile | etoiles | estrela | estrelas | sterren | gwiazdk*`},
 	{"message", 1, `conversation | conversations | conversacion | conversaciones | conversa | conversas | conversazione | conversazioni | unterhaltung | unterhaltungen | konversation* | gesprek | gesprekken | rozmowa | rozmowy | rozmowe | rozmowie`},
+	// Harm intake must never drop (category): money that left but never
+	// arrived, and an account the user cannot get into at all.
+	{"not_received", 1, `never receives | never receive | doesnt receive | does not receive | hasnt received | has not received | havent received | have not received | never arrives | never arrive | didnt arrive | did not arrive | hasnt arrived | has not arrived | never reached | never reaches | never came through | never went through |
+		nunca recibe | nunca recibio | nunca recibi | no ha recibido | no recibe | nunca llega | nunca llego | nunca le llega | nunca le llego | no le llega | no le llego |
+		kommt nie an | kam nie an | nie angekommen | nicht angekommen | kommt nicht an | kam nicht an | nie bekommen | hat nichts bekommen | hat nie etwas erhalten |
+		n a jamais recu | n ont jamais recu | ne recoit pas | ne recoit jamais | jamais arrive | jamais arrivee | pas arrive | pas arrivee | n est jamais arrive | n est jamais arrivee |
+		nunca chegou | nunca chega | nao chegou | nao recebeu | nunca recebeu | nao recebe |
+		non e mai arrivato | non e mai arrivata | non arriva mai | mai arrivato | mai arrivata | non ha ricevuto | non ha mai ricevuto | non riceve |
+		nooit ontvangen | niet ontvangen | nooit aangekomen | niet aangekomen | komt nooit aan | komt niet aan |
+		nie otrzymal* | nigdy nie otrzymal* | nie dotarl* | nigdy nie dotarl* | nie doszedl | nie doszly | nie doszla | nie doszlo`},
+	{"lockout", 1, `lock my account | locks my account | locked my account | locking my account | blocked my account | blocks my account | suspended my account |
+		cant get into my account | cannot get into my account | can not get into my account | cant get in to my account | cannot get in to my account | cant access my account | cannot access my account | can not access my account | no access to my account | lost access to my account | cant log into my account | cannot log into my account | cant sign into my account | cannot sign into my account |
+		no puedo entrar a mi cuenta | no puedo entrar en mi cuenta | no puedo acceder a mi cuenta | sin acceso a mi cuenta | me bloqueo la cuenta | me bloquearon la cuenta | bloqueo mi cuenta |
+		komme nicht in mein konto | komme nicht mehr in mein konto | kein zugriff auf mein konto | kann nicht auf mein konto zugreifen | kann nicht mehr auf mein konto zugreifen | mein konto gesperrt | hat mein konto gesperrt |
+		impossible d acceder a mon compte | je ne peux plus acceder a mon compte | je ne peux pas acceder a mon compte | plus acces a mon compte | bloque mon compte | a bloque mon compte |
+		nao consigo entrar na minha conta | nao consigo acessar minha conta | nao consigo acessar a minha conta | sem acesso a minha conta | bloqueou minha conta | bloqueou a minha conta |
+		non riesco ad accedere al mio account | non riesco ad entrare nel mio account | non riesco a entrare nel mio account | non posso accedere al mio account | ha bloccato il mio account |
+		kan niet in mijn account | kom niet in mijn account | kan niet meer in mijn account | geen toegang tot mijn account | mijn account geblokkeerd |
+		nie mam dostepu do konta | nie mam dostepu do mojego konta | nie moge wejsc na konto | nie moge wejsc na moje konto | zablokowal* moje konto`},
 	// Harm that calming words cannot soften (severity): data written over
 	// or corrupted is lost data; a value multiplied or divided is a wrong
 	// value; private data and secrets reach an audience that should not
