@@ -465,8 +465,8 @@ var lexiconTable = []struct {
 	// Harm that calming words cannot soften (severity): data written over
 	// or corrupted is lost data; a value multiplied or divided is a wrong
 	// value; private data and secrets reach an audience that should not
-	// see them. "see" and "audience" weigh little: they only count together
-	// with a secret or private data.
+	// see them ("audience" weighs little: it only counts together with a
+	// secret or private data).
 	{"data_loss", 1, `overwritten | overwrote | overwrites | overwriting | got replaced | were replaced | was replaced | sobrescrit* | sobreescrit* | corrompid* | corrupt* | uberschrieben | ueberschrieben | ecrase | ecrases | ecrasee | ecrasees | corrompu | corrompue | corrompus | sovrascritt* | corrott* | overschreven | beschadigd | nadpisan* | nadpisal* | uszkodzon*`},
 	{"wrong", 0.6, `multiplied by | divided by | extra zero | extra zeros | zero too many | multiplicad* | multipliziert | geteilt durch | multiplie | multiplies | multipliee | divise par | moltiplicat* | diviso per | vermenigvuldigd | gedeeld door | pomnozon* | podzielon*`},
 	{"private", 1, `personal data | personal information | personal details | private data | private information | private details | private messages | home address | phone number | phone numbers | email address | email addresses | date of birth | social security number | ssn | card number | card numbers | card details | medical records | health data |
@@ -475,7 +475,6 @@ var lexiconTable = []struct {
 	{"audience", 0.2, `other users | other user | other people | other peoples | other customers | other accounts | other members | other tenants | other projects | other teams | other organizations | other workspaces | another user | another customer | another account | someone else | somebody else | strangers | stranger | the public | publicly | anyone | anybody | everyone | everybody | viewers | viewer | guests | guest users | read access | read only | read only access |
 		otros usuarios | otras personas | otros clientes | otra persona | cualquiera | todo el mundo | publicamente | andere nutzer | andere benutzer | andere kunden | andere personen | jemand anderes | jemand anders | fremde | jeder | offentlich | d autres utilisateurs | autres utilisateurs | autres clients | quelqu un d autre | n importe qui | tout le monde | publiquement |
 		outros usuarios | outros utilizadores | outras pessoas | outros clientes | outra pessoa | qualquer um | qualquer pessoa | todo mundo | publicamente | altri utenti | altre persone | altri clienti | qualcun altro | chiunque | pubblicamente | andere gebruikers | andere mensen | andere klanten | iemand anders | iedereen | openbaar | inni uzytkownicy | innych uzytkownikow | inne osoby | ktos inny | kazdy | wszyscy | publicznie`},
-	{"see", 0.2, `see | sees | seeing | saw | seen | view | views | viewing | viewed | read | reads | access | accessible | visible to | can see | ver | veo | ven | vio | sehen | sieht | sah | gesehen | einsehen | voir | voit | voient | vu | vue | veem | viu | vedere | vede | vedono | visto | zien | ziet | zag | gezien | widzi | widza | widziec | widzial*`},
 }
 
 // pat is one word of a lexicon form.
