@@ -145,7 +145,10 @@ func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 		nDocs += float64(len(ix.tickets))
 	}
 	idfNew := bm25IDF(nDocs, 1)
-	rare := func(t string) (float64, float64, float64) {
+	// Each query term's rarity over the tracker and the batch, once per
+	// search.
+	qrare := make([]termRarity, len(qkeys))
+	for i, t := range qkeys {
 		df := b.df[t]
 		if ix != nil {
 			if id, ok := ix.vocab[t]; ok {
@@ -154,9 +157,12 @@ func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 		}
 		idf := bm25IDF(nDocs, float64(max(1, df)))
 		r := idf / idfNew
-		return r * r, idf, idfNew
+		qrare[i] = termRarity{term: t, rare: r * r, idf: idf}
 	}
-	var hits []Hit
+	hits := make([]Hit, 0, len(b.docs))
+	recs := make([]batchRec, 0, len(b.docs)) // why each hit scores, rendered only for the hits returned
+	src := make([]int, 0, len(b.docs))       // hits[i] is recs[src[i]]
+	var match []termMatch
 	for i := range b.docs {
 		d := &b.docs[i]
 		if d.resolves == "" || d.norm == 0 {
@@ -164,13 +170,13 @@ func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 		}
 		shared := 0.0
 		var terms []string
-		match := map[string]float64{}
-		for _, t := range qkeys {
+		match = match[:0]
+		for j, t := range qkeys {
 			w := qw[t]
 			if dw, ok := d.w[t]; ok {
 				shared += w * dw
 				terms = append(terms, t)
-				match[t] = 1
+				match = append(match, termMatch{j, 1})
 				continue
 			}
 			if !isConcept(t) {
@@ -179,30 +185,26 @@ func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 				if m := cognate(t, d.stems); m > 0 {
 					shared += m * w * termWeight(t)
 					terms = append(terms, t+"≈")
-					match[t] = m
+					match = append(match, termMatch{j, m})
 				}
 			}
 		}
-		sort.Strings(terms)
-		cos := shared / math.Sqrt(qn*d.norm)
-		ovl := shared / (min(qn, d.norm) + 0.5) // smoothed: a three-word report is not "contained" in everything
-		s := 0.5*cos + 0.5*ovl
-		words := round3(s)
-		why := []string{fmt.Sprintf("text %.2f (cosine %.2f, overlap %.2f)", s, cos, ovl)}
-		if len(terms) > 0 {
-			why = append(why, "shared terms: "+strings.Join(terms, ", "))
-		}
+		rec := batchRec{terms: terms}
+		rec.cos = shared / math.Sqrt(qn*d.norm)
+		rec.ovl = shared / (min(qn, d.norm) + 0.5) // smoothed: a three-word report is not "contained" in everything
+		s := 0.5*rec.cos + 0.5*rec.ovl
+		rec.text = s
 		if q.Signature != "" && d.q.Signature != "" {
 			if q.Signature == d.q.Signature {
 				if shared > 0 {
-					s = max(s+0.35, 0.70+0.2*ovl)
+					s = max(s+0.35, 0.70+0.2*rec.ovl)
 				} else {
 					s += 0.2
 				}
-				why = append(why, "both confirmed by crash signature "+q.Signature)
+				rec.notes = append(rec.notes, "both confirmed by crash signature "+q.Signature)
 			} else {
 				s -= 0.30
-				why = append(why, "different crash signatures: "+q.Signature+" vs "+d.q.Signature)
+				rec.notes = append(rec.notes, "different crash signatures: "+q.Signature+" vs "+d.q.Signature)
 			}
 		}
 		if bq.fam != "" && bq.fam == osFamily(d.q.OS) {
@@ -210,31 +212,58 @@ func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 		}
 		if q.Device != "" && normDevice(q.Device) == normDevice(d.q.Device) {
 			s += 0.03
-			why = append(why, "same device "+q.Device)
+			rec.notes = append(rec.notes, "same device "+q.Device)
 		}
-		sim := s
-		parts := batchEvidence(q, bq, d, match, rare)
-		for _, p := range parts {
+		rec.sim = s
+		rec.parts = batchEvidence(q, &bq, d, match, qrare, idfNew)
+		for _, p := range rec.parts {
 			s += p.v
 		}
-		why = append(why, evidenceWhy(sim, parts))
-		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: round3(clamp01(s)), Why: why, Resolves: d.resolves, Words: words, raw: s})
+		src = append(src, len(recs))
+		recs = append(recs, rec)
+		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: round3(clamp01(s)), Resolves: d.resolves, Words: round3(rec.text), raw: s})
 	}
-	hits = chainToFirst(hits, b.docs)
+	hits, src = chainToFirst(hits, src, b.docs)
 	batchStandout(hits, tracker)
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		if hits[i].raw != hits[j].raw {
-			return hits[i].raw > hits[j].raw
-		}
-		return hits[i].ID < hits[j].ID
-	})
-	if k > 0 && len(hits) > k {
-		hits = hits[:k]
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
 	}
-	return hits
+	sort.SliceStable(order, func(i, j int) bool {
+		a, c := &hits[order[i]], &hits[order[j]]
+		if a.Score != c.Score {
+			return a.Score > c.Score
+		}
+		if a.raw != c.raw {
+			return a.raw > c.raw
+		}
+		return a.ID < c.ID
+	})
+	if k > 0 && len(order) > k {
+		order = order[:k]
+	}
+	out := make([]Hit, len(order))
+	for i, j := range order {
+		out[i] = hits[j]
+		out[i].Why = append(recs[src[j]].why(), hits[j].Why...)
+	}
+	return out
+}
+
+// batchRec is why a remembered report scores what it does.
+type batchRec struct {
+	text, cos, ovl, sim float64
+	terms, notes        []string
+	parts               []evidencePart
+}
+
+func (r batchRec) why() []string {
+	why := []string{fmt.Sprintf("text %.2f (cosine %.2f, overlap %.2f)", r.text, r.cos, r.ovl)}
+	if len(r.terms) > 0 {
+		why = append(why, "shared terms: "+strings.Join(r.terms, ", "))
+	}
+	why = append(why, r.notes...)
+	return append(why, evidenceWhy(r.sim, r.parts))
 }
 
 // firstLine returns the first sentence or line of s, cut to n runes.
@@ -256,7 +285,10 @@ func firstLine(s string, n int) string {
 // the reasons of the best-matching report. A third report of a bug then
 // links to the report that became the ticket, not to the second report.
 // docs are in arrival order.
-func chainToFirst(hits []Hit, docs []batchDoc) []Hit {
+//
+// src holds each hit's parallel value (its score record), returned
+// aligned with the folded hits.
+func chainToFirst(hits []Hit, src []int, docs []batchDoc) ([]Hit, []int) {
 	first, titles := map[string]string{}, map[string]string{}
 	for _, d := range docs {
 		if _, ok := first[d.resolves]; !ok && d.resolves != "" {
@@ -266,15 +298,17 @@ func chainToFirst(hits []Hit, docs []batchDoc) []Hit {
 	}
 	best := map[string]int{}
 	var out []Hit
-	for _, h := range hits {
+	var osrc []int
+	for j, h := range hits {
 		i, ok := best[h.Resolves]
 		if !ok {
 			best[h.Resolves] = len(out)
 			out = append(out, h)
+			osrc = append(osrc, src[j])
 			continue
 		}
 		if h.Score > out[i].Score {
-			out[i] = h
+			out[i], osrc[i] = h, src[j]
 		}
 	}
 	for i := range out {
@@ -284,5 +318,5 @@ func chainToFirst(hits []Hit, docs []batchDoc) []Hit {
 			out[i].Title = titles[f]
 		}
 	}
-	return out
+	return out, osrc
 }

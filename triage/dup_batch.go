@@ -30,6 +30,7 @@ type batchExtras struct {
 	harms    uint8
 	osFams   []string // OS families its text names and its reporter is on
 	text     string   // folded text, for concrete tokens
+	version  bool     // its app version parses
 }
 
 func newBatchExtras(q Query, bag map[string]float64) batchExtras {
@@ -44,14 +45,29 @@ func newBatchExtras(q Query, bag map[string]float64) batchExtras {
 		harms:    harmKinds(func(c string) bool { _, ok := bag["~"+c]; return ok }),
 		osFams:   fams,
 		text:     fold(boundText(text, concreteHead, concreteTail)),
+		version:  IsVersion(q.AppVersion),
 	}
 }
 
 // batchQuery is what the evidence needs of the searching report, computed
 // once per search.
 type batchQuery struct {
-	qx  queryExtras
-	fam string
+	qx          queryExtras
+	fam         string
+	v           string
+	version     bool // the reporter's version parses
+	sameVersion string
+	cmp         map[string]int // earlier reports' versions compared with the reporter's
+}
+
+// compare is CompareVersions(reporter's version, v), once per distinct v.
+func (bq *batchQuery) compare(v string) int {
+	c, ok := bq.cmp[v]
+	if !ok {
+		c = CompareVersions(bq.v, v)
+		bq.cmp[v] = c
+	}
+	return c
 }
 
 func newBatchQuery(ix *TrackerIndex, q Query, qw map[string]float64) batchQuery {
@@ -61,15 +77,28 @@ func newBatchQuery(ix *TrackerIndex, q Query, qw map[string]float64) batchQuery 
 	return batchQuery{
 		qx: queryExtras{symptoms: symptomMask(qw), harms: harmKinds(func(c string) bool { _, ok := qw["~"+c]; return ok }),
 			concrete: ix.concreteTokens(q.Text)},
-		fam: osFamily(q.OS),
+		fam: osFamily(q.OS), v: q.AppVersion, version: IsVersion(q.AppVersion), sameVersion: "same version " + q.AppVersion, cmp: map[string]int{},
 	}
 }
 
-// batchEvidence returns the parts for remembered report d. shared maps
-// each term the two reports share to its match (1, or a cognate's share);
-// rare gives a term's rarity ((idf / idf of a one-report term)²), its
-// idf and the idf of a one-report term.
-func batchEvidence(q Query, bq batchQuery, d *batchDoc, shared map[string]float64, rare func(string) (float64, float64, float64)) []evidencePart {
+// termRarity is a query term's rarity over the tracker and the batch:
+// (idf / idf of a one-report term)², and its idf.
+type termRarity struct {
+	term      string
+	rare, idf float64
+}
+
+// termMatch is a query term (index into the query's terms) an earlier
+// report shares, with its match (1, or a cognate's share).
+type termMatch struct {
+	i int
+	m float64
+}
+
+// batchEvidence returns the parts for remembered report d. shared are
+// the query terms it shares, qrare the query terms' rarity and idfNew the
+// idf of a term only one report or ticket has.
+func batchEvidence(q Query, bq *batchQuery, d *batchDoc, shared []termMatch, qrare []termRarity, idfNew float64) []evidencePart {
 	var parts []evidencePart
 	if a := symptomAgreement(bq.qx.symptoms, d.ex.symptoms); a != 0 {
 		name := "same kind of failure"
@@ -84,10 +113,10 @@ func batchEvidence(q Query, bq batchQuery, d *batchDoc, shared map[string]float6
 	if p, ok := harmPart(bq.qx, &tdoc{symptoms: d.ex.symptoms, harms: d.ex.harms}); ok {
 		parts = append(parts, p)
 	}
-	if v := q.AppVersion; IsVersion(v) && IsVersion(d.q.AppVersion) {
-		switch c := CompareVersions(v, d.q.AppVersion); {
+	if bq.version && d.ex.version {
+		switch c := bq.compare(d.q.AppVersion); {
 		case c == 0:
-			parts = append(parts, evidencePart{"same version " + v, bonusVersion})
+			parts = append(parts, evidencePart{bq.sameVersion, bonusVersion})
 		case c > 0:
 			parts = append(parts, evidencePart{"reported since " + d.q.AppVersion, evLaterOpen})
 		}
@@ -110,7 +139,7 @@ func batchEvidence(q Query, bq batchQuery, d *batchDoc, shared map[string]float6
 		}
 		parts = append(parts, evidencePart{"concrete " + strings.Join(got[:min(3, len(got))], ", "), v})
 	}
-	if r := batchRareShare(shared, rare); r > 0 {
+	if r := batchRareShare(shared, qrare, idfNew); r > 0 {
 		parts = append(parts, evidencePart{"specific terms", round3(evSpecific * r)})
 	}
 	return parts
@@ -118,20 +147,18 @@ func batchEvidence(q Query, bq batchQuery, d *batchDoc, shared map[string]float6
 
 // batchRareShare is rareShare for two reports: the share of their shared
 // weight (idf × prior × match) on rare terms, scaled by how much is shared.
-func batchRareShare(shared map[string]float64, rare func(string) (float64, float64, float64)) float64 {
+func batchRareShare(shared []termMatch, qrare []termRarity, idfNew float64) float64 {
 	num, den := 0.0, 0.0
-	idfNew := 0.0
-	for t, m := range shared {
-		if isNumberTerm(t) {
+	for _, s := range shared {
+		tr := qrare[s.i]
+		if isNumberTerm(tr.term) {
 			continue
 		}
-		if _, isOS := osWords[t]; isOS {
+		if _, isOS := osWords[tr.term]; isOS {
 			continue
 		}
-		r, idf, nw := rare(t)
-		idfNew = nw
-		w := idf * searchWeight(t) * m
-		num += w * r
+		w := tr.idf * searchWeight(tr.term) * s.m
+		num += w * tr.rare
 		den += w
 	}
 	if den == 0 || idfNew <= 0 {
