@@ -121,8 +121,20 @@ func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggr
 			spoken = append(spoken, h)
 		}
 	}
+	// Secrets or private data reaching people who should not see them
+	// ("shows every user's tokens to viewers") is an exposure even when
+	// no security word is said.
+	exposure := (has("credential") || has("password") || has("private")) && has("audience") && (has("display") || has("visible") || reSees.MatchString(text))
+	security = security || exposure
+	// A sum that turned into another sum ("12.34 became 1234.00") is a
+	// wrong amount.
+	moneyWrong = moneyWrong || (money && reValueChanged.MatchString(text))
 	harm := dataLoss || undelivered || moneyWrong || security || lockout || unusable || len(spoken) > 0
-	cosmetic := !crash && !harm && len(inArea(bag, "cosmetic")) > 0
+	// A harm or exposure word, even one that does not make the harm
+	// above, is enough to keep a report off the cosmetic rule.
+	harmWord := harm || has("security") || has("data_loss") || has("lockout") || has("unusable") || has("not_received") ||
+		(money && (has("wrong") || has("duplicate") || has("recipient")))
+	cosmetic := !crash && !harmWord && len(inArea(bag, "cosmetic")) > 0
 	minor := reMinor.FindString(text)
 
 	place := func() string {
@@ -178,14 +190,36 @@ func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggr
 		sev = "high"
 		reasons = append(reasons, "raised: among the crash log's most widespread signatures ("+place()+")")
 	}
-	if minor != "" && !harm && SeverityRank(sev) > 0 && !widespread {
+	if minor != "" && !harmWord && SeverityRank(sev) > 0 && !widespread {
 		sev = Severities[SeverityRank(sev)-1]
 		reasons = append(reasons, fmt.Sprintf("lowered: the reporter calls it %q", strings.ToLower(minor)))
+	}
+	// Harm is a floor: whatever the reporter calls it, data loss stays
+	// critical and exposure, lockout or money taken wrongly stay high.
+	floor := ""
+	switch {
+	case dataLoss:
+		floor = "critical"
+	case harm:
+		floor = "high"
+	}
+	if floor != "" && SeverityRank(sev) < SeverityRank(floor) {
+		sev = floor
+		reasons = append(reasons, "harm is a floor: "+floor)
 	}
 	return sev, reasons
 }
 
-var reMinor = regexp.MustCompile(`(?i)\bminor\b|\bcosmetic\b|\bnot\s+a\s+big\s+deal\b|\bsmall\s+(?:issue|thing|bug)\b|\bslight(?:ly)?\b|\bnur\s+kosmetisch|\bkleinigkeit|\bmenor\b|\bleve\b|\bmineur\b|\bpas\s+grave\b|\bminore\b|\bpiccolo\s+problema\b|\bsin\s+importancia\b`)
+// reSees is someone seeing, viewing or reading something (eight languages).
+var reSees = regexp.MustCompile(`(?i)\b(?:see|sees|seeing|saw|seen|view|views|viewing|viewed|read|reads|access|accessed|ve|ven|vio|ver|sieht|sehen|sah|gesehen|einsehen|voit|voient|voir|vu|v[êe]|veem|viu|vede|vedono|visto|ziet|zien|zag|gezien|widzi|widz[ąa]|widzia[łl]\w*)\b`)
+
+// reValueChanged is a number that turned into another number, or one
+// given instead of another.
+var reValueChanged = regexp.MustCompile(`(?i)\d[\d.,]*\s*(?:[$€£]|eur|usd|gbp)?\s+(?:instead\s+of|en\s+lugar\s+de|en\s+vez\s+de|statt|anstatt|au\s+lieu\s+de|em\s+vez\s+de|ao\s+inv[ée]s\s+de|invece\s+di|in\s+plaats\s+van|zamiast|became|turned\s+into|changed\s+to|was\s+sent\s+as|went\s+out\s+as|se\s+convirti[óo]\s+en|pas[óo]\s+a\s+ser|wurde\s+zu|wurden\s+zu|est\s+devenu|sont\s+devenus|virou|se\s+tornou|passou\s+a|è\s+diventat[oa]|diventa|werd|werden|zmieni[łl]\w*\s+si[ęe]\s+w)\s+[$€£]?\s*\d`)
+
+// reMinor is the reporter calling a problem small or not urgent (eight
+// languages); it lowers only a report with no harm or exposure word.
+var reMinor = regexp.MustCompile(`(?i)\blow\s+priority\b|\bno\s+rush\b|\bnot\s+urgent\b|\btiny\s+(?:issue|thing|bug)\b|\bbaja\s+prioridad\b|\bsin\s+prisa\b|\bno\s+es\s+urgente\b|\bniedrige\s+priorit[äa]t\b|\bnicht\s+dringend\b|\bkeine\s+eile\b|\bbasse\s+priorit[ée]\b|\bpas\s+urgent\b|\brien\s+ne\s+presse\b|\bbaixa\s+prioridade\b|\bn[ãa]o\s+[ée]\s+urgente\b|\bsem\s+pressa\b|\bbassa\s+priorit[àa]\b|\bnon\s+[èe]\s+urgente\b|\bnessuna\s+fretta\b|\blage\s+prioriteit\b|\bniet\s+dringend\b|\bgeen\s+haast\b|\bniski\s+priorytet\b|\bnie\s+pilne\b|\bbez\s+po[śs]piechu\b|\bminor\b|\bcosmetic\b|\bnot\s+a\s+big\s+deal\b|\bsmall\s+(?:issue|thing|bug)\b|\bslight(?:ly)?\b|\bnur\s+kosmetisch|\bkleinigkeit|\bmenor\b|\bleve\b|\bmineur\b|\bpas\s+grave\b|\bminore\b|\bpiccolo\s+problema\b|\bsin\s+importancia\b`)
 
 // isCrashHarm reports a harm the intake names for the app dying or
 // hanging.
