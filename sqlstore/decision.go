@@ -69,9 +69,21 @@ func (s *DB) RequestDecision(ctx context.Context, by signoff.Actor, caseID, kind
 
 // RequestDecisionMoving implements signoff.DecisionService: the request
 // of RequestDecision, and the move by move.Command of a case in state
-// from, in one transaction. The move is the transition table's, checked
-// for by's role as TransitionCase checks it.
+// from, in one transaction.
+//
+// Only the move into a decision's own waiting state is taken here (the
+// triage gate: triaging → awaiting_triage_approval by the crew, with its
+// triage_ticket request); every other command goes through TransitionCase
+// and its step, signature and desk checks.
 func (s *DB) RequestDecisionMoving(ctx context.Context, by signoff.Actor, caseID, kind string, subject json.RawMessage, ttl time.Duration, from string, move signoff.TransitionInput) (signoff.Decision, error) {
+	if move.Command != "" {
+		if _, ok := decisionMoves[decisionMove{kind, from, move.Command}]; !ok {
+			return signoff.Decision{}, signoff.Errorf(signoff.EINVALID, "a %s request does not move a case from %s by %s: use the case's transition", kind, from, move.Command)
+		}
+		if err := signoff.CheckText("note", move.Note, false, 4000); err != nil {
+			return signoff.Decision{}, err
+		}
+	}
 	if !canIssue(by) && !by.Role.IsAgent() {
 		return signoff.Decision{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not request decisions", by.Role)
 	}
@@ -124,6 +136,8 @@ func (s *DB) requestOnce(ctx context.Context, by signoff.Actor, caseID, kind str
 		if err := s.agentMayChange(ctx, tx, by, c, "ask for a decision on"); err != nil {
 			return err
 		}
+		// A case elsewhere (at the gate already: asked again) is asked
+		// about without moving, as RequestDecision asks.
 		if move.Command != "" && c.State == from {
 			if c, _, err = s.applyTransition(ctx, tx, by, c, move.Command, move.Note); err != nil {
 				return err
@@ -170,6 +184,15 @@ func (s *DB) requestOnce(ctx context.Context, by signoff.Actor, caseID, kind str
 		return err
 	})
 	return d, err
+}
+
+// decisionMove is a move a decision request may make as it asks: the
+// kind asked, the state the case is in and the command.
+type decisionMove struct{ kind, from, command string }
+
+// decisionMoves are the only such moves.
+var decisionMoves = map[decisionMove]bool{
+	{card.TriageDecisionKind, workflow.BugTriaging, "request_triage_approval"}: true,
 }
 
 // GetDecision implements signoff.DecisionService: people of the workspace,

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/signoff-dev/signoff"
@@ -199,14 +200,25 @@ func testRequestDecisionMoving(t *testing.T, b Backend) {
 		t.Fatal(err)
 	}
 	move := signoff.TransitionInput{Command: "request_triage_approval", Note: "gate: severity high"}
-	// A move the table refuses from this state rolls the request back.
+	// Only the gate's own move is taken with a request: any other command,
+	// kind or state goes through TransitionCase and its checks. A refused
+	// move asks nothing.
 	before := tb.head(t)
-	_, err := s.RequestDecisionMoving(ctx, tri, c.ID, "triage_ticket", json.RawMessage(`{"severity":"high"}`), 0,
-		workflow.BugTriaging, signoff.TransitionInput{Command: "approve_triage"})
-	if err == nil {
-		t.Fatal("a refused move asked anyway")
+	long := strings.Repeat("x", 4001)
+	for _, bad := range []struct {
+		kind, from string
+		move       signoff.TransitionInput
+		code       string
+	}{
+		{"triage_ticket", workflow.BugTriaging, signoff.TransitionInput{Command: "approve_triage"}, signoff.EINVALID},
+		{"triage_ticket", workflow.BugFixing, signoff.TransitionInput{Command: "submit_candidate"}, signoff.EINVALID},
+		{"merge", workflow.BugTriaging, move, signoff.EINVALID},
+		{"triage_ticket", workflow.BugTriaging, signoff.TransitionInput{Command: move.Command, Note: long}, signoff.EINVALID},
+	} {
+		_, err := s.RequestDecisionMoving(ctx, tri, c.ID, bad.kind, json.RawMessage(`{"severity":"high"}`), 0, bad.from, bad.move)
+		wantCode(t, err, bad.code)
 	}
-	tb.unchanged(t, before, "refused move")
+	tb.unchanged(t, before, "refused moves")
 	d, err := s.RequestDecisionMoving(ctx, tri, c.ID, "triage_ticket", json.RawMessage(`{"severity":"high"}`), 0, workflow.BugTriaging, move)
 	if err != nil {
 		t.Fatal(err)
