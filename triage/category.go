@@ -186,7 +186,8 @@ func (e *evidence) add(w float64, format string, args ...any) {
 func categorize(it Item) (string, float64, []string) {
 	// The category shows in the prose: the first 4 KB and the last 1 KB
 	// (the facts are read from a wider window by Classify).
-	text := squeezeSpaces(boundText(it.Text, 4<<10, 1<<10))
+	// A sentence pasted again and again counts once.
+	text := distinctSentences(squeezeSpaces(boundText(it.Text, 4<<10, 1<<10)))
 	lower := strings.ToLower(text)
 	a := analyze(text)
 	has := func(c string) bool { return a.bag["~"+c] > 0 }
@@ -230,7 +231,7 @@ func categorize(it Item) (string, float64, []string) {
 			bug.add(2, "bug: harm, %s", h)
 		}
 	}
-	for _, re := range []*regexp.Regexp{reBugWord, reNotWorking, reRestart, reNothingHappens} {
+	for _, re := range []*regexp.Regexp{reBugWord, reNotWorking, reRestart, reNothingHappens, reWillNotWork} {
 		if m := re.FindString(text); m != "" {
 			strong++
 			bug.add(2, "bug: %q", strings.ToLower(m))
@@ -414,8 +415,14 @@ func categorize(it Item) (string, float64, []string) {
 	// with more.
 	// Two different kinds of spam signal with nothing to report are
 	// enough ("visit my channel for free coins").
+	// Harm done to the writer outranks a pitch: a spammer's text that
+	// also says the app took money or data is seen by a person.
 	if (spam.score >= 2.5 && !(strong > 0 && spam.score < 4)) || (spam.score >= 2 && len(spam.cues) >= 2 && bug.score < 1 && req.score == 0 && sup.score < 2.5) {
-		return decide(CategorySpam, 0.55+spam.score/10, spam)
+		own := ownHarm(text)
+		if len(own) == 0 {
+			return decide(CategorySpam, 0.55+spam.score/10, spam)
+		}
+		harm = own
 	}
 	if spam.score > 0 {
 		cues = append(cues, spam.cues...)
@@ -535,17 +542,23 @@ func strongestOther(req, sup, praise float64) string {
 // notes") is none.
 func harmEvidence(text string, has func(string) bool) []string {
 	var out []string
-	hypothetical := reHypothetical.MatchString(text)
-	if !hypothetical {
-		for _, c := range []string{"crash", "freeze", "blank_screen", "lockout", "unusable"} {
-			if has(c) {
-				out = append(out, c)
-			}
-		}
-		if has("data_loss") && holdsData(has) {
-			out = append(out, "data loss")
+	// A harm named in a sentence that only says it might happen does
+	// not count; the other sentences' harms still do.
+	stated, hypothetical := statedSentences(text)
+	hasStated := has
+	if hypothetical {
+		sa := analyze(stated)
+		hasStated = func(c string) bool { return sa.bag["~"+c] > 0 }
+	}
+	for _, c := range []string{"crash", "freeze", "blank_screen", "lockout", "unusable"} {
+		if hasStated(c) {
+			out = append(out, c)
 		}
 	}
+	if hasStated("data_loss") && holdsData(hasStated) {
+		out = append(out, "data loss")
+	}
+	out = append(out, moreHarm(text, has)...)
 	if has("charge") && (has("duplicate") || has("wrong") || has("not_received")) {
 		out = append(out, "wrong charge")
 	}

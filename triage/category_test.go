@@ -294,6 +294,83 @@ func TestHarmIsNeverDropped(t *testing.T) {
 	}
 }
 
+// TestHarmOutranksEverything: harm stated anywhere in a text puts it on
+// the bug path, whatever frames it (praise, a wish, a how-to question, a
+// pitch), for each class of harm in several languages: money that left
+// but never arrived, payments or fees the user never made or agreed to,
+// an account the user cannot get into, data the app deleted, someone
+// else seeing the user's data. Written for this test about several kinds
+// of product; harm only imagined, and a pitch that states no harm done
+// to the writer, keep their category.
+func TestHarmOutranksEverything(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		text   string
+		rating *float64
+		want   string
+	}{
+		// Money sent, never received.
+		{"praise around money not arriving", "Beautiful app, five stars! Just one thing: my transfer to my sister shows as sent but she never receives the money, twice now. Still love it.", rating(5), "bug"},
+		{"spanish money not arriving", "Me encanta la app. Pero la transferencia a mi hermano nunca le llega, el dinero salió de mi cuenta.", nil, "bug"},
+		{"dutch money not arriving", "Top app! Alleen: mijn overboeking is nooit aangekomen bij de ontvanger.", nil, "bug"},
+		// Payments, charges and fees never made or agreed to.
+		{"wish around payments not made", "It would be great to get an alert for new logins; this morning I found purchases I didn't make on my card.", nil, "bug"},
+		{"spanish charges not made", "Sería genial tener alertas. Hoy vi cargos que no hice en mi tarjeta.", nil, "bug"},
+		{"german debits not authorised", "Wäre schön, wenn es Benachrichtigungen gäbe. Ich sehe Abbuchungen, die ich nie autorisiert habe.", nil, "bug"},
+		{"french payments not made", "Super appli. Mais je vois des paiements que je n'ai jamais effectués.", rating(5), "bug"},
+		{"portuguese unrecognised charges", "Adoro o app! Mas apareceram cobranças que eu não fiz no cartão.", nil, "bug"},
+		{"italian fee never accepted", "Ottima app, ma mi hanno preso una commissione che non ho mai accettato? Pagamenti che non ho fatto.", nil, "bug"},
+		{"pitch beside a fee never agreed", "Nice app, follow me on instagram for deals. Also the app took 30 EUR from me for a fee I never agreed to.", nil, "bug"},
+		// Locked out.
+		{"request around a lockout", "Feature request: please stop signing me out after updates, I cannot get into my account at all since Monday.", nil, "bug"},
+		{"portuguese lockout", "Seria ótimo ter login com biometria. Não consigo entrar na minha conta desde ontem.", nil, "bug"},
+		{"italian lockout", "Sarebbe bello avere il tema scuro. Non riesco ad accedere al mio account da giorni.", nil, "bug"},
+		// Data the app deleted.
+		{"spanish how-to after deleted history", "¿Cómo puedo recuperar mis notas? La actualización borró todo el historial.", nil, "bug"},
+		{"french app erased history", "Comment récupérer mes données ? L'application a effacé tout l'historique.", nil, "bug"},
+		{"english app wiped everything", "Love the new look. But the sync wiped everything I had saved last week.", rating(4), "bug"},
+		// Someone else sees the user's data.
+		{"german someone else sees my statements", "Wie kann ich das ändern? Jemand anderes sieht meine Kontoauszüge auf seinem Handy.", nil, "bug"},
+		{"english another user's account", "How do I report this? When I open my orders I see another customer's account with their address.", nil, "bug"},
+		{"polish someone else sees my data", "Jak to zmienić? Ktoś inny widzi moje zamówienia w swojej aplikacji.", nil, "bug"},
+		// Not harm: imagined, wished for, asked about, or a pitch.
+		{"wish to see others' lists", "Would be nice if other people could see my playlists when I share them.", nil, "feature_request"},
+		{"wish never to be locked out", "Please add a backup code so I never get locked out of my account.", nil, "feature_request"},
+		{"how-to before a transfer", "How do I send money to a friend abroad?", nil, "support_question"},
+		{"earn-money pitch with a link", "Earn $300/day from home with crypto signals, join now: www.profit-signals.xyz", rating(5), "spam"},
+		{"pitch asking about a hack", "Was your account hacked? Recover it fast, message me on telegram: t.me/recoverpro", nil, "spam"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := triage.Classify(triage.Item{Text: tc.text, Rating: tc.rating})
+			if in.Category != tc.want {
+				t.Errorf("Classify(%q) = %s, want %s\ncues:\n  %s", tc.text, in.Category, tc.want, strings.Join(in.Cues, "\n  "))
+			}
+		})
+	}
+}
+
+// TestRepeatedTextCountsOnce: a long text that repeats the same sentences
+// is read as those sentences once, so a cue of one category pasted many
+// times does not outweigh a different cue stated once.
+func TestRepeatedTextCountsOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		unit string
+		want string
+	}{
+		{"¿hay manera de que no funcione? no hay manera de que la app funcione después de la actualización. ", "bug"},
+		{"Great app, love it, thanks! The export button does nothing when I tap it. ", "bug"},
+		{"How do I change my avatar? ", "support_question"},
+	} {
+		text := strings.Repeat(tc.unit, (32<<10)/len(tc.unit))
+		if in := triage.Classify(triage.Item{Text: text}); in.Category != tc.want {
+			t.Errorf("Classify(32 KB of %q) = %s, want %s\ncues:\n  %s", tc.unit, in.Category, tc.want, strings.Join(in.Cues, "\n  "))
+		}
+	}
+}
+
 // TestClassifyCost32K: a text at the store's report cap, made of the cues
 // the patterns look for, is classified in bounded time.
 func TestClassifyCost32K(t *testing.T) {
