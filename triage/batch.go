@@ -221,7 +221,13 @@ func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 		}
 		src = append(src, len(recs))
 		recs = append(recs, rec)
-		hits = append(hits, Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Score: round3(clamp01(s)), Resolves: d.resolves, Words: round3(rec.text), raw: s})
+		h := Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Resolves: d.resolves, Words: round3(rec.text), raw: s,
+			kindOff: symptomAgreement(bq.qx.symptoms, d.ex.symptoms) < 0, Related: harmBlock(bq.qx.harms, d.ex.harms)}
+		if h.Related != "" {
+			recs[len(recs)-1].notes = append(recs[len(recs)-1].notes, "not claimable: "+h.Related)
+		}
+		h.Score = finalScore(h)
+		hits = append(hits, h)
 	}
 	hits, src = chainToFirst(hits, src, b.docs)
 	batchStandout(hits, tracker)

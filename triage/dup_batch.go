@@ -75,7 +75,7 @@ func newBatchQuery(ix *TrackerIndex, q Query, qw map[string]float64) batchQuery 
 		ix = &TrackerIndex{}
 	}
 	return batchQuery{
-		qx: queryExtras{symptoms: symptomMask(qw), harms: harmKinds(func(c string) bool { _, ok := qw["~"+c]; return ok }),
+		qx: queryExtras{symptoms: symptomMask(qw), harms: sentenceHarms(q.Text),
 			concrete: ix.concreteTokens(q.Text)},
 		fam: osFamily(q.OS), v: q.AppVersion, version: IsVersion(q.AppVersion), sameVersion: "same version " + q.AppVersion, cmp: map[string]int{},
 	}
@@ -107,10 +107,7 @@ func batchEvidence(q Query, bq *batchQuery, d *batchDoc, shared []termMatch, qra
 		}
 		parts = append(parts, evidencePart{name, a})
 	}
-	if p, ok := componentPart(q, d.q.Component); ok {
-		parts = append(parts, p)
-	}
-	if p, ok := harmPart(bq.qx, &tdoc{symptoms: d.ex.symptoms, harms: d.ex.harms}); ok {
+	if p, ok := componentPart(q, d.q.Component); ok && (p.v < 0 || symptomAgreement(bq.qx.symptoms, d.ex.symptoms) >= 0) {
 		parts = append(parts, p)
 	}
 	if bq.version && d.ex.version {
@@ -190,8 +187,11 @@ func batchStandout(hits []Hit, tracker []Hit) {
 	applyStandout(all, func(h Hit) bool { return h.closed })
 	for i := range hits {
 		hits[i].raw, hits[i].Why = all[i].raw, all[i].Why
-		hits[i].Score = round3(clamp01(hits[i].raw))
+		hits[i].Score = finalScore(hits[i])
 		hits[i].Strong = hits[i].Score >= StrongScore
+		if hits[i].Related != "" {
+			hits[i].Unblocked = round3(clamp01(hits[i].raw))
+		}
 	}
 }
 

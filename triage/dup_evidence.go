@@ -106,16 +106,16 @@ type evidencePart struct {
 // evidenceParts returns the per-ticket parts (component, platform,
 // specificity) for doc i; standout is added over all candidates by
 // applyStandout.
-func (ix *TrackerIndex) evidenceParts(i int, q Query, qm map[int32]float64, qx queryExtras) []evidencePart {
+func (ix *TrackerIndex) evidenceParts(i int, q Query, qm map[int32]float64, qx queryExtras, kindOff bool) ([]evidencePart, string) {
 	t := ix.tickets[i]
 	d := &ix.docs[i]
 	var parts []evidencePart
-	if p, ok := componentPart(q, t.Component); ok {
+	if p, ok := componentPart(q, t.Component); ok && (p.v < 0 || !kindOff) {
+		// The same component is evidence only for the same kind of failure.
 		parts = append(parts, p)
 	}
-	if p, ok := harmPart(qx, d); ok {
-		parts = append(parts, p)
-	}
+	qparts, contradicted := ix.qualifierParts(d, qm, qx)
+	parts = append(parts, qparts...)
 	if v := q.AppVersion; IsVersion(v) && !isClosed(t) && len(t.AffectedVersions) > 0 && laterThanAll(v, t.AffectedVersions) {
 		// Still open, and the reporter is on a later version than any it
 		// was seen on: the bug is expected to be there (the similarity
@@ -142,7 +142,7 @@ func (ix *TrackerIndex) evidenceParts(i int, q Query, qm map[int32]float64, qx q
 	if r := ix.rareShare(d, qm); r > 0 {
 		parts = append(parts, evidencePart{"specific terms", round3(evSpecific * r)})
 	}
-	return parts
+	return parts, contradicted
 }
 
 // rareShare is the share of the weight report and ticket share that lies
@@ -231,7 +231,7 @@ func applyStandout(hits []Hit, closed func(Hit) bool) {
 	if sd > 0 {
 		z = (b.raw - mean) / sd
 	}
-	if b.Words >= standoutMinText && margin >= standoutMargin {
+	if b.Words >= standoutMinText && margin >= standoutMargin && !b.kindOff {
 		// Strength: the margin's share of a full margin, tempered by the
 		// z-score (a top that is only a little above a crowd of close
 		// candidates stands out less).
@@ -243,8 +243,11 @@ func applyStandout(hits []Hit, closed func(Hit) bool) {
 		}
 	}
 	for i := range hits {
-		hits[i].Score = quoteCapped(hits[i].raw, hits[i].quote)
+		hits[i].Score = finalScore(hits[i])
 		hits[i].Strong = hits[i].Score >= StrongScore
+		if hits[i].Related != "" {
+			hits[i].Unblocked = quoteCapped(hits[i].raw, hits[i].quote)
+		}
 	}
 }
 

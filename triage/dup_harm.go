@@ -1,8 +1,6 @@
 package triage
 
-import "strings"
-
-// Harm agreement: a report that names what the failure cost its user
+// Harm agreement (the block is in dup_block.go): a report that names what the failure cost its user
 // (money sent to a wrong party or taken wrongly, data lost, secrets or
 // private data exposed, being locked out) describes a different bug from
 // a ticket of the same feature that names no such harm, or another one:
@@ -14,9 +12,6 @@ const (
 	harmExposure
 	harmLockout
 )
-
-// evHarmDiff is the part when the report names a harm the ticket does not.
-const evHarmDiff = 0.05
 
 var harmNames = []string{"money", "data loss", "exposure", "lockout"}
 
@@ -46,29 +41,4 @@ func harmKinds(has func(string) bool) uint8 {
 		m |= harmLockout
 	}
 	return m
-}
-
-// harmPart is −evHarmDiff when the report names a harm and the ticket
-// names none of the report's harms. Data loss is also a failure kind of
-// the symptom agreement: when that already counted the two as different
-// kinds of failure, data loss is not counted again.
-func harmPart(qx queryExtras, d *tdoc) (evidencePart, bool) {
-	r := qx.harms
-	if symptomAgreement(qx.symptoms, d.symptoms) < 0 {
-		r &^= harmData
-	}
-	if r == 0 || r&d.harms != 0 {
-		return evidencePart{}, false
-	}
-	var names []string
-	for i, n := range harmNames {
-		if r&(1<<i) != 0 {
-			names = append(names, n)
-		}
-	}
-	what := "names no such harm"
-	if d.harms != 0 {
-		what = "names another harm"
-	}
-	return evidencePart{"report's harm " + strings.Join(names, ", ") + ", ticket " + what, -evHarmDiff}, true
 }

@@ -70,6 +70,14 @@ type Hit struct {
 	closed      bool    // the ticket is closed (never the standout target)
 	offPlatform bool    // the ticket names only other OS families (never the standout target)
 	quote       float64 // the quote agreement in raw (it may confirm a STRONG hit, never make one)
+	kindOff     bool    // report and ticket name different kinds of failure (never the standout target)
+	// Related, when set, says why this near match is another bug (the
+	// report names a harm it does not, or what it says works): never
+	// claimable, its Score held under the floor (dup_block.go); a
+	// candidate that would have been STRONG is linked as possibly related.
+	Related string `json:"related,omitempty"`
+	// Unblocked is a blocked candidate's Score before the block.
+	Unblocked float64 `json:"unblocked,omitempty"`
 }
 
 // Label is "STRONG" or "weak", the word a small model reads instead of a
@@ -119,6 +127,7 @@ type tdoc struct {
 	sigs        []string // crash signatures the ticket names (LinkCrashLog)
 	symptoms    uint16   // failure kinds the ticket names (symptomMask)
 	harms       uint8    // harms the ticket names (harmKinds)
+	quals, fine []int32  // restrictive qualifiers and "what works" terms (dup_block.go)
 	thinTitle   bool     // fewer than two title terms name anything (see score)
 }
 
@@ -232,6 +241,9 @@ func NewTrackerIndex(tickets []Ticket) *TrackerIndex {
 		}
 	}
 	ix.idfNew = bm25IDF(n, 1)
+	for i := range ix.docs {
+		ix.docs[i].quals, ix.docs[i].fine = ix.ticketQualifiers(tickets[i], ix.docs[i].title)
+	}
 	ix.pool.New = func() any { return &scratch{acc: make([]float32, len(tickets))} }
 	return ix
 }
@@ -530,7 +542,8 @@ func (ix *TrackerIndex) candidates(q Query, k int, force int32) []Hit {
 	if force >= 0 && !slices.ContainsFunc(*h, func(c scored) bool { return c.d == force }) {
 		*h = append(*h, scored{force, sc.acc[force]})
 	}
-	qx := queryExtras{symptoms: ix.querySymptoms(qts), harms: queryHarms(qts), quotes: contentQuotes(quotedStrings(q.Text), ix.rareWord), concrete: ix.concreteTokens(q.Text)}
+	qx := queryExtras{symptoms: ix.querySymptoms(qts), harms: sentenceHarms(q.Text), quotes: contentQuotes(quotedStrings(q.Text), ix.rareWord), concrete: ix.concreteTokens(q.Text)}
+	qx.quals, qx.fine = reportQualifiers(q.Text)
 	qm := map[int32]float64{}
 	for _, qt := range qts {
 		for j, id := range qt.ids {
@@ -721,7 +734,9 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 			why = append(why, v+" predates the affected versions")
 		}
 	}
+	kindOff := false
 	if a := symptomAgreement(qx.symptoms, d.symptoms); a != 0 {
+		kindOff = a < 0
 		s += a
 		if a > 0 {
 			why = append(why, "same kind of failure")
@@ -737,14 +752,22 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 	}
 	sim := s
 	ev := fmt.Sprintf("evidence: similarity %.2f", sim)
-	for _, p := range ix.evidenceParts(i, q, qm, qx) {
+	parts, contradicted := ix.evidenceParts(i, q, qm, qx, kindOff)
+	for _, p := range parts {
 		s += p.v
 		ev += fmt.Sprintf(", %s %+.2f", p.name, p.v)
 	}
 	why = append(why, ev)
-	raw := s
-	s = quoteCapped(raw, quote)
-	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Score: s, Strong: s >= StrongScore, Why: why, Component: t.Component, raw: raw, closed: isClosed(t), Words: round3(text), offPlatform: ix.offPlatform(i, q), quote: quote}
+	related := harmBlock(qx.harms, d.harms)
+	if related == "" && contradicted != "" {
+		related = "the report names " + strconvQuote(contradicted) + ", which the candidate says works"
+	}
+	if related != "" {
+		why = append(why, "not claimable: "+related)
+	}
+	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Why: why, Component: t.Component, raw: s, closed: isClosed(t), Words: round3(text), offPlatform: ix.offPlatform(i, q), quote: quote, kindOff: kindOff, Related: related}
+	h.Score = finalScore(h)
+	h.Strong = h.Score >= StrongScore
 	if t.FixedIn != nil {
 		h.FixedIn = *t.FixedIn
 	}
@@ -834,14 +857,8 @@ type queryExtras struct {
 	quotes   []string
 	concrete []string // concreteTokens of the report
 	harms    uint8    // harms the report names (harmKinds)
-}
-
-func queryHarms(qts []queryTerm) uint8 {
-	set := make(map[string]bool, len(qts))
-	for _, qt := range qts {
-		set[qt.term] = true
-	}
-	return harmKinds(func(c string) bool { return set["~"+c] })
+	quals    []string // terms of the report's contrast clauses (dup_block.go)
+	fine     []string // terms of the report's "what works" clauses
 }
 
 func (ix *TrackerIndex) querySymptoms(qts []queryTerm) uint16 {
