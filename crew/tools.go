@@ -229,8 +229,23 @@ func searchQuery(p *project, st State, text string) triage.Query {
 // text (never the model's search words), with its device, OS, version,
 // confirmed crash signature and component. A duplicate claim is judged on
 // it (triage.OwnEvidence): the model's queries only find candidates.
+//
+// Its device, OS and version are the item's own too: the form's metadata,
+// else what triage extracts from the item's text (ownFacts), never the
+// values the model recorded at intake, which could pick a platform or
+// version that confirms a crash signature and lifts an unrelated ticket.
 func ownQuery(p *project, st State) triage.Query {
-	return searchQuery(p, st, st.Item.Text)
+	own := st
+	own.Intake = nil
+	f := ownFacts(st.Item)
+	own.Item.Metadata.Device, own.Item.Metadata.OS, own.Item.Metadata.AppVersion = f.Device, f.OS, f.AppVersion
+	return searchQuery(p, own, st.Item.Text)
+}
+
+// ownFacts is the device, OS and app version of the item itself: its
+// form's metadata, else the facts triage.Classify reads from its text.
+func ownFacts(it triage.Item) triage.Intake {
+	return triage.Classify(triage.Item{ID: it.ID, Source: it.Source, Text: it.Text, Metadata: it.Metadata})
 }
 
 func firstNonEmpty(a, b string) string {
