@@ -124,6 +124,14 @@ func Investigate(in InvestigateInput) Investigation {
 		inv.Confidence = max(inv.Confidence, 0.85)
 	}
 	inv.Confidence = round3(clamp01(min(inv.Confidence, 0.95)))
+	for _, h := range seen {
+		// A candidate blocked from being the duplicate (dup_block.go)
+		// that would have been STRONG is linked, so whoever reads the new
+		// ticket sees the open one of the same feature.
+		if h.Related != "" && h.Unblocked >= StrongScore {
+			why = append(why, fmt.Sprintf("possibly related: %s (%.2f before the block; not a duplicate because %s)", h.ID, h.Unblocked, h.Related))
+		}
+	}
 	if bestOtherID != "" {
 		why = append(why, fmt.Sprintf("no strong duplicate: the best other candidate, %s, scored %.2f", bestOtherID, bestOther))
 	} else {
