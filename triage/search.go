@@ -355,10 +355,19 @@ func (ix *TrackerIndex) prepare(q Query, sc *scratch) []queryTerm {
 // (each walks the postings of its trigrams over the whole vocabulary).
 const maxFuzzy = 24
 
+// maxFuzzyWork caps the trigram postings one query's expansion may walk
+// in all: a word's cost is the postings of its trigrams, so 24 long words
+// made of common trigrams cost as much as hundreds of rare ones. A few
+// typos of a real report walk a few thousand postings each on a
+// 100,000-ticket tracker.
+const maxFuzzyWork = 60_000
+
 // fuzzyCandidates returns the query's words the tracker does not know that
-// trigram expansion may look up: at most maxFuzzy, the longest first (a
-// long word carries more of its meaning in its trigrams, and a short one
-// matches many stems by chance), ties in alphabetical order.
+// trigram expansion may look up: at most maxFuzzy and maxFuzzyWork
+// postings in all, the longest first (a long word carries more of its
+// meaning in its trigrams, and a short one matches many stems by chance),
+// ties in alphabetical order; a word that would exceed the budget is
+// skipped and a cheaper one may still fit.
 func (ix *TrackerIndex) fuzzyCandidates(keys []string) map[string]bool {
 	var unknown []string
 	for _, t := range keys {
@@ -367,12 +376,21 @@ func (ix *TrackerIndex) fuzzyCandidates(keys []string) map[string]bool {
 		}
 		unknown = append(unknown, t)
 	}
-	if len(unknown) > maxFuzzy {
-		sort.SliceStable(unknown, func(i, j int) bool { return len(unknown[i]) > len(unknown[j]) })
-		unknown = unknown[:maxFuzzy]
-	}
-	set := make(map[string]bool, len(unknown))
+	sort.SliceStable(unknown, func(i, j int) bool { return len(unknown[i]) > len(unknown[j]) })
+	set := make(map[string]bool, min(len(unknown), maxFuzzy))
+	work := 0
 	for _, t := range unknown {
+		if len(set) == maxFuzzy {
+			break
+		}
+		c := 0
+		for _, g := range trigrams(t) {
+			c += len(ix.grams[g])
+		}
+		if work+c > maxFuzzyWork {
+			continue
+		}
+		work += c
 		set[t] = true
 	}
 	return set
