@@ -248,6 +248,13 @@ func ownFacts(it triage.Item) triage.Intake {
 	return triage.Classify(triage.Item{ID: it.ID, Source: it.Source, Text: it.Text, Metadata: it.Metadata})
 }
 
+// ownVersion is the reporter's app version as the item itself states it
+// (its form, else its text), never the model's record_intake value: the
+// version decides whether a closed ticket is a regression or a duplicate
+// and which versions a filed ticket affects, so a model choosing one
+// would choose the outcome (attacker H5).
+func ownVersion(st State) string { return ownFacts(st.Item).AppVersion }
+
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -509,7 +516,7 @@ func recordInvestigationTool() *agent.Tool {
 				}
 				r.st.WaitsFor = ""
 				r.Status = signoff.TriageActive
-				if v := query(r.st, "").AppVersion; triage.CheckRegression(p.ByID[tid], v) != nil {
+				if v := ownVersion(r.st); triage.CheckRegression(p.ByID[tid], v) != nil {
 					return agent.Result{}, regressionRefusal(p.ByID[tid], v)
 				}
 				inv.DuplicateOf, inv.Resolved = in.DuplicateOf, tid
@@ -561,7 +568,7 @@ func regressionOf(ctx context.Context, env *agent.Env, r *run) string {
 		if !h.Strong || strings.HasPrefix(h.ID, "batch:") {
 			continue
 		}
-		if t, ok := p.ticket(h.ID); ok && triage.CheckRegression(t, query(r.st, "").AppVersion) != nil {
+		if t, ok := p.ticket(h.ID); ok && triage.CheckRegression(t, ownVersion(r.st)) != nil {
 			return t.ID
 		}
 	}

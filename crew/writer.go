@@ -548,7 +548,7 @@ func filedBefore(ctx context.Context, st signoff.Store, by signoff.Actor, r *run
 func fileTicket(ctx context.Context, st signoff.Store, by signoff.Actor, r *run, sub TicketSubject, approvedBy string) (triage.Ticket, error) {
 	t, err := st.CreateTicket(ctx, by, r.ProjectID, triage.Ticket{
 		Title: sub.Title, Status: "open", Severity: sub.Severity, Component: sub.Component, Owner: sub.Owner,
-		AffectedVersions: versions(query(r.st, "").AppVersion), Created: time.Now().UTC().Format("2006-01-02"),
+		AffectedVersions: versions(ownVersion(r.st)), Created: time.Now().UTC().Format("2006-01-02"),
 		Description: sub.Body, ApprovedBy: approvedBy,
 	})
 	if err != nil {
