@@ -243,9 +243,11 @@ func ownQuery(p *project, st State) triage.Query {
 }
 
 // ownFacts is the device, OS and app version of the item itself: its
-// form's metadata, else the facts triage.Classify reads from its text.
+// form's metadata, else the facts triage reads from its text (as Classify
+// does, without the category: the batch memory re-reads every earlier
+// report of the project on each search).
 func ownFacts(it triage.Item) triage.Intake {
-	return triage.Classify(triage.Item{ID: it.ID, Source: it.Source, Text: it.Text, Metadata: it.Metadata})
+	return triage.Facts(triage.Item{ID: it.ID, Source: it.Source, Text: it.Text, Metadata: it.Metadata})
 }
 
 // ownVersion is the reporter's app version as the item itself states it

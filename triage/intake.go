@@ -41,8 +41,23 @@ type Intake struct {
 // end, and a pasted log must not make intake slow.
 func Classify(it Item) Intake {
 	it.Text = boundText(it.Text, intakeHead, intakeTail)
+	in := facts(it)
+	in.Language = Language(it.Text)
+	in.Steps = MergeSteps(it.Steps, ExtractSteps(it.Text))
+	in.Category, in.Confidence, in.Cues = categorize(it)
+	return in
+}
+
+// Facts is the device, OS and app version of an item as Classify reads
+// them (the form's metadata, else its text), without the category: the
+// cheap part, for callers that re-read many stored items.
+func Facts(it Item) Intake {
+	it.Text = boundText(it.Text, intakeHead, intakeTail)
+	return facts(it)
+}
+
+func facts(it Item) Intake {
 	in := Intake{
-		Language:   Language(it.Text),
 		Device:     metaValue(it.Metadata.Device),
 		OS:         metaValue(it.Metadata.OS),
 		AppVersion: metaValue(it.Metadata.AppVersion),
@@ -56,8 +71,6 @@ func Classify(it Item) Intake {
 	if in.AppVersion == "" {
 		in.AppVersion = ExtractAppVersion(it.Text)
 	}
-	in.Steps = MergeSteps(it.Steps, ExtractSteps(it.Text))
-	in.Category, in.Confidence, in.Cues = categorize(it)
 	return in
 }
 
