@@ -76,7 +76,7 @@ func policy(st signoff.Store, turn turnFunc) agent.Policy {
 		}
 		// A refusal the rules cannot answer differently goes to a person.
 		for name, res := range c.Results {
-			if strings.HasPrefix(res, "ERROR: ") && !strings.HasPrefix(name, "search") {
+			if strings.HasPrefix(res, "ERROR: ") && !strings.HasPrefix(name, "search_") {
 				return reply(call(agent.GiveUpTool, map[string]any{"reason": name + " was refused: " + strings.TrimPrefix(agent.ServerPart(res), "ERROR: ")})), nil
 			}
 		}
