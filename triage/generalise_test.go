@@ -432,27 +432,10 @@ func TestGeneralisesToOtherProducts(t *testing.T) {
 // writer files joins the tracker (title and body as description), so
 // later reports search it, and the component model learns from it.
 func runFilingTickets(d triage.Dataset) []triage.Result {
-	tickets := append([]triage.Ticket(nil), d.Tickets...)
-	batch := triage.NewBatch()
-	itemTicket := map[string]string{}
-	known := map[string]bool{}
-	n := 0
-	var out []triage.Result
-	for _, it := range d.Items {
-		p := triage.NewProject(triage.Dataset{Tickets: tickets, Crashes: d.Crashes, Owners: d.Owners, Releases: d.Releases})
-		s := p.NewSession()
-		s.Batch, s.ItemTicket = batch, itemTicket
-		for id := range known {
-			s.Known[id] = true
-		}
-		s.NewTicketID = func() string { n++; return fmt.Sprintf("FILED-%d", n) }
-		r := s.Process(it)
-		out = append(out, r.Result)
-		if r.Result.Outcome == triage.OutcomeNewTicket {
-			known[r.Result.Ticket] = true
-			tickets = append(tickets, triage.Ticket{ID: r.Result.Ticket, Title: r.Action.Title, Description: r.Action.Body, Status: "open",
-				Severity: r.Result.Severity, Component: r.Result.Component, AffectedVersions: []string{r.Intake.AppVersion}})
-		}
+	runs := runsFiling(d)
+	out := make([]triage.Result, len(runs))
+	for i, r := range runs {
+		out[i] = r.Result
 	}
 	return out
 }
