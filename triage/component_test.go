@@ -84,6 +84,8 @@ func TestSeverityFromDistributionAndHarm(t *testing.T) {
 		{name: "charged after cancelling", text: "I cancelled the yearly plan in March and was charged again in April.", atLeast: "high"},
 		{name: "billed twice, called minor", text: "Minor thing, but it billed me twice for the same month.", atLeast: "high"},
 		{name: "two debits", text: "Two payments of 12.99 left my account for one order.", atLeast: "high"},
+		// A price shown wrong takes nothing: a discount counted twice.
+		{name: "discount counted twice", text: "The WELCOME5 voucher is counted twice in the basket: a 40.00 jacket shows 30.00 instead of 35.00.", want: "medium"},
 	}
 	for _, c := range cases {
 		ev := map[string]any{}

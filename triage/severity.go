@@ -105,7 +105,11 @@ func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggr
 	money := len(inArea(bag, "money")) > 0
 	dataLoss := dataLossCue(bag)
 	undelivered := money && has("not_received")
-	moneyWrong := money && (has("duplicate") || has("wrong") || has("recipient") || has("not_received"))
+	// Money taken wrongly is the user's money moved: a charge, payment or
+	// transfer (not a price shown: a coupon counted twice lowers a total
+	// and takes nothing), twice, wrong, to the wrong party or for nothing.
+	moved := money && (has("charge") || has("transfer") || has("recipient"))
+	moneyWrong := moved && (has("duplicate") || has("wrong") || has("recipient") || has("not_received"))
 	security := has("security")
 	lockout := has("lockout") || (has("login") && (has("unable") || has("broken") || has("error")))
 	unusable := has("unusable")
@@ -128,7 +132,7 @@ func severityOf(bag terms, text string, agg *CrashAggregate, crashes []CrashAggr
 	security = security || exposure
 	// A sum that turned into another sum ("12.34 became 1234.00") is a
 	// wrong amount.
-	moneyWrong = moneyWrong || (money && reValueChanged.MatchString(text))
+	moneyWrong = moneyWrong || (moved && reValueChanged.MatchString(text))
 	harm := dataLoss || undelivered || moneyWrong || security || lockout || unusable || len(spoken) > 0
 	// A harm or exposure word, even one that does not make the harm
 	// above, is enough to keep a report off the cosmetic rule.
