@@ -222,7 +222,7 @@ func (b *Batch) SearchIndexed(q Query, k int, ix *TrackerIndex) []Hit {
 		src = append(src, len(recs))
 		recs = append(recs, rec)
 		h := Hit{ID: BatchPrefix + d.id, Title: d.title, Status: "batch", Resolves: d.resolves, Words: round3(rec.text), raw: s,
-			kindOff: symptomAgreement(bq.qx.symptoms, d.ex.symptoms) < 0, Related: harmBlock(bq.qx.harms, d.ex.harms)}
+			kindOff: symptomAgreement(bq.qx.symptoms, d.ex.symptoms) < 0, factsApart: factsApart(rec.parts), Related: harmBlock(bq.qx.harms, d.ex.harms)}
 		if h.Related != "" {
 			recs[len(recs)-1].notes = append(recs[len(recs)-1].notes, "not claimable: "+h.Related)
 		}

@@ -31,6 +31,7 @@ type batchExtras struct {
 	osFams   []string // OS families its text names and its reporter is on
 	text     string   // folded text, for concrete tokens
 	version  bool     // its app version parses
+	concrete bool     // it names an identifier-shaped token of its own
 }
 
 func newBatchExtras(q Query, bag map[string]float64) batchExtras {
@@ -46,7 +47,20 @@ func newBatchExtras(q Query, bag map[string]float64) batchExtras {
 		osFams:   fams,
 		text:     fold(boundText(text, concreteHead, concreteTail)),
 		version:  IsVersion(q.AppVersion),
+		concrete: hasIdentToken(boundText(text, concreteHead, concreteTail)),
 	}
+}
+
+// hasIdentToken reports whether text names an identifier-shaped token (a
+// field, a code, a copied value) that is not a platform name or a bare
+// quantity.
+func hasIdentToken(text string) bool {
+	for _, w := range reIdent.FindAllString(text, maxConcrete) {
+		if f := strings.Trim(fold(w), ".:/-_,;"); len([]rune(f)) >= 3 && !isPlatformName(w) && !isMeasure(f) && !isNumberOnly(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // batchQuery is what the evidence needs of the searching report, computed
@@ -58,6 +72,7 @@ type batchQuery struct {
 	version     bool // the reporter's version parses
 	sameVersion string
 	cmp         map[string]int // earlier reports' versions compared with the reporter's
+	identTokens int            // the report's concrete tokens that are not bare quantities
 }
 
 // compare is CompareVersions(reporter's version, v), once per distinct v.
@@ -74,11 +89,17 @@ func newBatchQuery(ix *TrackerIndex, q Query, qw map[string]float64) batchQuery 
 	if ix == nil {
 		ix = &TrackerIndex{}
 	}
-	return batchQuery{
+	bq := batchQuery{
 		qx: queryExtras{symptoms: symptomMask(qw), harms: sentenceHarms(q.Text),
 			concrete: ix.concreteTokens(q.Text)},
 		fam: osFamily(q.OS), v: q.AppVersion, version: IsVersion(q.AppVersion), sameVersion: "same version " + q.AppVersion, cmp: map[string]int{},
 	}
+	for _, tok := range bq.qx.concrete {
+		if !isMeasure(tok) {
+			bq.identTokens++
+		}
+	}
+	return bq
 }
 
 // termRarity is a query term's rarity over the tracker and the batch:
@@ -126,6 +147,11 @@ func batchEvidence(q Query, bq *batchQuery, d *batchDoc, shared []termMatch, qra
 		if containsWord(d.ex.text, tok) {
 			got = append(got, tok)
 		}
+	}
+	if len(got) == 0 && d.ex.concrete && bq.identTokens >= 2 {
+		// As for a ticket (concreteApart): both copy concrete things and
+		// none is shared.
+		parts = append(parts, evidencePart{partFactsApart, -evConcrete})
 	}
 	if len(got) > 0 {
 		v := evConcrete

@@ -128,7 +128,15 @@ func (ix *TrackerIndex) evidenceParts(i int, q Query, qm map[int32]float64, qx q
 	if mk := deviceMaker(q.Device); mk != "" && !singleMaker[osFamily(q.OS)] && !containsStr(d.devices, normDevice(q.Device)) && containsWord(fold(t.Title+"\n"+t.Description), mk) {
 		parts = append(parts, evidencePart{"device maker " + mk, evMaker})
 	}
-	if got := concreteAgreement(qx.concrete, t); len(got) > 0 {
+	got := concreteAgreement(qx.concrete, t)
+	if len(got) == 0 && ix.concreteApart(qx.concrete, t) {
+		// Both name concrete things (identifiers, codes, copied values)
+		// and none is shared: two reports of one bug copy the same field
+		// or message; a coupon code against a price field is another bug
+		// of the same screen.
+		parts = append(parts, evidencePart{partFactsApart, -evConcrete})
+	}
+	if len(got) > 0 {
 		v := evConcrete
 		if len(got) > 1 {
 			v *= 1.5
@@ -231,7 +239,7 @@ func applyStandout(hits []Hit, closed func(Hit) bool) {
 	if sd > 0 {
 		z = (b.raw - mean) / sd
 	}
-	if b.Words >= standoutMinText && margin >= standoutMargin && !b.kindOff {
+	if b.Words >= standoutMinText && margin >= standoutMargin && !b.kindOff && !b.factsApart {
 		// Strength: the margin's share of a full margin, tempered by the
 		// z-score (a top that is only a little above a crowd of close
 		// candidates stands out less).
@@ -404,6 +412,43 @@ func isNumberOnly(s string) bool {
 		}
 	}
 	return true
+}
+
+// partFactsApart names the evidence part of a report and a candidate that
+// both copy concrete things and share none: the candidate is then never
+// the report's standout either (being nearest in words says little when
+// the facts differ).
+const partFactsApart = "concrete: none shared"
+
+// factsApart reports whether parts hold partFactsApart.
+func factsApart(parts []evidencePart) bool {
+	for _, p := range parts {
+		if p.name == partFactsApart {
+			return true
+		}
+	}
+	return false
+}
+
+// concreteApart reports whether the report names at least two concrete
+// tokens that are not bare quantities, and the ticket names at least one of
+// its own, none of them shared (the caller has found no agreement).
+func (ix *TrackerIndex) concreteApart(tokens []string, t Ticket) bool {
+	n := 0
+	for _, tok := range tokens {
+		if !isMeasure(tok) {
+			n++
+		}
+	}
+	if n < 2 {
+		return false
+	}
+	for _, tok := range ix.concreteTokens(t.Title + "\n" + t.Description) {
+		if !isMeasure(tok) {
+			return true
+		}
+	}
+	return false
 }
 
 // concreteAgreement returns the report's concrete tokens the ticket's

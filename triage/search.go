@@ -71,6 +71,7 @@ type Hit struct {
 	offPlatform bool    // the ticket names only other OS families (never the standout target)
 	quote       float64 // the quote agreement in raw (it may confirm a STRONG hit, never make one)
 	kindOff     bool    // report and ticket name different kinds of failure (never the standout target)
+	factsApart  bool    // both copy concrete things and share none (never the standout target)
 	// Related, when set, says why this near match is another bug (the
 	// report names a harm it does not, or what it says works): never
 	// claimable, its Score held under the floor (dup_block.go); a
@@ -783,7 +784,7 @@ func (ix *TrackerIndex) score(i int, q Query, qts []queryTerm, qm map[int32]floa
 	if related != "" {
 		why = append(why, "not claimable: "+related)
 	}
-	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Why: why, Component: t.Component, raw: s, closed: isClosed(t), Words: round3(text), offPlatform: ix.offPlatform(i, q), quote: quote, kindOff: kindOff, Related: related}
+	h := Hit{ID: t.ID, Title: t.Title, Status: t.Status, Why: why, Component: t.Component, raw: s, closed: isClosed(t), Words: round3(text), offPlatform: ix.offPlatform(i, q), quote: quote, kindOff: kindOff, factsApart: factsApart(parts), Related: related}
 	h.Score = finalScore(h)
 	h.Strong = h.Score >= StrongScore
 	if t.FixedIn != nil {
