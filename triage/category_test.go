@@ -256,12 +256,7 @@ func TestStepsNeedAnObject(t *testing.T) {
 func TestHarmIsNeverDropped(t *testing.T) {
 	t.Parallel()
 	meta := triage.Metadata{Device: "Pixel 7", OS: "Android 14", AppVersion: "5.2.0"}
-	for _, tc := range []struct {
-		name   string
-		text   string
-		rating *float64
-		want   string
-	}{
+	checkCategories(t, meta, []categoryCase{
 		{"paid price and a screenshot host", "Order total says $20/month but I was billed $40/month. Check my screenshot at ibb.co/xyz", nil, "bug"},
 		{"any host called a recording", "Charged €9.99/month after I cancelled, screen recording here: files.example.com/r/12", nil, "bug"},
 		{"wish to fix a crash", "It would be great if you could fix the crash on startup.", nil, "bug"},
@@ -283,15 +278,7 @@ func TestHarmIsNeverDropped(t *testing.T) {
 		{"cancel before a charge", "How do I cancel my trial so that I am not charged next month?", nil, "support_question"},
 		{"plan price question", "Does the family plan cost $12/month for everyone or per person?", nil, "support_question"},
 		{"income offer stays spam", "Earn $500/day from home, message me on WhatsApp", rating(5), "spam"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			in := triage.Classify(triage.Item{Text: tc.text, Rating: tc.rating, Metadata: meta})
-			if in.Category != tc.want {
-				t.Errorf("Classify(%q) = %s, want %s\ncues:\n  %s", tc.text, in.Category, tc.want, strings.Join(in.Cues, "\n  "))
-			}
-		})
-	}
+	})
 }
 
 // TestHarmOutranksEverything: harm stated anywhere in a text puts it on
@@ -304,12 +291,7 @@ func TestHarmIsNeverDropped(t *testing.T) {
 // to the writer, keep their category.
 func TestHarmOutranksEverything(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		text   string
-		rating *float64
-		want   string
-	}{
+	checkCategories(t, triage.Metadata{}, []categoryCase{
 		// Money sent, never received.
 		{"praise around money not arriving", "Beautiful app, five stars! Just one thing: my transfer to my sister shows as sent but she never receives the money, twice now. Still love it.", rating(5), "bug"},
 		{"spanish money not arriving", "Me encanta la app. Pero la transferencia a mi hermano nunca le llega, el dinero salió de mi cuenta.", nil, "bug"},
@@ -340,15 +322,7 @@ func TestHarmOutranksEverything(t *testing.T) {
 		{"how-to before a transfer", "How do I send money to a friend abroad?", nil, "support_question"},
 		{"earn-money pitch with a link", "Earn $300/day from home with crypto signals, join now: www.profit-signals.xyz", rating(5), "spam"},
 		{"pitch asking about a hack", "Was your account hacked? Recover it fast, message me on telegram: t.me/recoverpro", nil, "spam"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			in := triage.Classify(triage.Item{Text: tc.text, Rating: tc.rating})
-			if in.Category != tc.want {
-				t.Errorf("Classify(%q) = %s, want %s\ncues:\n  %s", tc.text, in.Category, tc.want, strings.Join(in.Cues, "\n  "))
-			}
-		})
-	}
+	})
 }
 
 // TestRepeatedTextCountsOnce: a long text that repeats the same sentences
@@ -403,6 +377,29 @@ func BenchmarkClassify32K(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
 				triage.Classify(triage.Item{Text: text})
+			}
+		})
+	}
+}
+
+// categoryCase is one text and the category it must get.
+type categoryCase struct {
+	name   string
+	text   string
+	rating *float64
+	want   string
+}
+
+// checkCategories classifies each case's text (with meta as the form's
+// metadata) and wants its category.
+func checkCategories(t *testing.T, meta triage.Metadata, cases []categoryCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := triage.Classify(triage.Item{Text: tc.text, Rating: tc.rating, Metadata: meta})
+			if in.Category != tc.want {
+				t.Errorf("Classify(%q) = %s, want %s\ncues:\n  %s", tc.text, in.Category, tc.want, strings.Join(in.Cues, "\n  "))
 			}
 		})
 	}
