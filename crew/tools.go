@@ -345,11 +345,12 @@ func batchOf(ctx context.Context, env *agent.Env, r *run, p *project) (*triage.B
 			// duplicate-to-be, and waits for that decision.
 			resolves = pendingPrefix + pr.CaseID
 		}
-		q := ps.Query
-		if ps.Item.Text != "" {
-			q = ownQuery(p, ps)
+		if ps.Item.Text == "" {
+			// Nothing of its own to remember it by: the model's last search
+			// words are no report.
+			continue
 		}
-		b.Add(pr.ItemID, q, resolves)
+		b.Add(pr.ItemID, ownQuery(p, ps), resolves)
 	}
 	return b, nil
 }
