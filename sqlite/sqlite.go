@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -86,7 +85,7 @@ func OpenDB(path string) (*sql.DB, error) {
 // Schema is how a SQLite database is migrated.
 func Schema(db *sql.DB) sqlstore.Schema {
 	sub, _ := fs.Sub(migrations, "migrations")
-	return sqlstore.Schema{Goose: goose.DialectSQLite3, FS: sub, River: riversqlite.New(db)}
+	return sqlstore.Schema{Goose: goose.DialectSQLite3, FS: sub, River: riversqlite.New(db), PollOnly: true}
 }
 
 // Open opens (creating if needed) and migrates the database file at path.
@@ -108,43 +107,14 @@ func Open(ctx context.Context, path string, o sqlstore.Options) (*sqlstore.DB, e
 	ro.SetMaxOpenConns(4)
 	ro.SetMaxIdleConns(4)
 	s.AttachReadOnly(ro)
-	stop := checkpointer(db, CheckpointInterval)
+	cp := startCheckpointer(db, path, checkpointPolicy{})
+	s.OnCommit(cp.kick)
 	// OnClose hooks run before the pool closes: the last checkpoint
 	// empties the WAL into the database file.
 	s.OnClose(func() error {
-		stop()
+		cp.stop()
 		_, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 		return err
 	})
 	return s, nil
-}
-
-// CheckpointInterval is how often the background checkpointer copies the
-// WAL into the database file.
-const CheckpointInterval = 250 * time.Millisecond
-
-// checkpointer runs a passive WAL checkpoint every interval until stopped.
-// A passive checkpoint never waits for readers or writers; what it cannot
-// copy now it copies next time, so the WAL stays small without any commit
-// waiting for it.
-func checkpointer(db *sql.DB, every time.Duration) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_, _ = db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() { close(done); <-finished })
-	}
 }

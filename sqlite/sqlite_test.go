@@ -57,3 +57,7 @@ func BenchmarkAppend(b *testing.B) { storetest.BenchAppend(b, Backend) }
 func BenchmarkVerify1M(b *testing.B) { storetest.BenchVerify(b, Backend, 1_000_000) }
 
 func BenchmarkDeliver(b *testing.B) { storetest.BenchDeliver(b, Backend) }
+
+// BenchmarkPickup measures enqueue-to-start latency, in process and from
+// another process.
+func BenchmarkPickup(b *testing.B) { storetest.BenchPickup(b, Backend) }

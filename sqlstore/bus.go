@@ -89,10 +89,17 @@ func (s *DB) markAppended(_ context.Context, tx *sql.Tx, _ string) error {
 	return nil
 }
 
-// settled is called when tx has committed or rolled back. A commit that
-// appended events wakes this process's streams and, on PostgreSQL, asks
+// settled is called when tx has committed or rolled back. A commit wakes
+// this process's job clients on the jobs it inserted; one that appended
+// events wakes this process's streams and, on PostgreSQL, asks
 // the notifier to tell the other processes.
 func (s *DB) settled(tx *sql.Tx, committed bool) {
+	s.wake.settled(tx, committed)
+	if committed {
+		for _, fn := range s.onCommit {
+			fn()
+		}
+	}
 	if _, ok := s.bus.appended.LoadAndDelete(tx); !ok || !committed {
 		return
 	}

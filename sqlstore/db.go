@@ -98,6 +98,11 @@ type DB struct {
 	subsStmt *sql.Stmt
 	// bus wakes live streams when ledger events commit (bus.go).
 	bus eventBus
+	// wake starts this process's poll-only job clients on the jobs a
+	// commit inserted (wake.go).
+	wake wakers
+	// onCommit run after each commit (OnCommit).
+	onCommit []func()
 }
 
 var _ signoff.Store = (*DB)(nil)
@@ -135,6 +140,11 @@ func (s *DB) SetSigner(k ed25519.PrivateKey) {
 
 // OnClose registers cleanup to run, in reverse order, when the DB closes.
 func (s *DB) OnClose(fn func() error) { s.closer = append(s.closer, fn) }
+
+// OnCommit registers fn to run after every committed transaction (SQLite's
+// checkpointer, which makes commits durable). Register before use; fn
+// must not block.
+func (s *DB) OnCommit(fn func()) { s.onCommit = append(s.onCommit, fn) }
 
 // Close closes the database and everything registered with OnClose.
 func (s *DB) Close() error {

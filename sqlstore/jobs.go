@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/signoff-dev/signoff"
 )
@@ -30,11 +31,22 @@ func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at t
 	// One job per argument set: a repeat of the same request is the same
 	// job, whatever state it is in.
 	opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}, ScheduledAt: at}
-	if _, err := s.river.InsertTx(ctx, tx, args, opts); err != nil {
+	res, err := s.river.InsertTx(ctx, tx, args, opts)
+	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	// A poll-only client of this process starts it when tx commits
+	// (wake.go); a scheduled one waits for River's scheduler.
+	if !res.UniqueSkippedAsDuplicate && res.Job.State == rivertype.JobStateAvailable && s.wake.any() {
+		s.wake.inserted(tx, res.Job.Queue)
 	}
 	return nil
 }
+
+// DefaultPoll is how often a job client looks for work nobody woke it
+// for. Seconds, not milliseconds: every poll is a query per queue (five
+// queues), and an idle server should cost nothing.
+const DefaultPoll = 2 * time.Second
 
 // ShortJobTimeout is the timeout of jobs that set none (signoff.LongWorker
 // jobs set their own); RescueAfter is when the rescuer looks at a job
@@ -80,8 +92,11 @@ type JobsConfig struct {
 	// Queues are the queues this process works (signoff.Queues when
 	// empty). Jobs of the others wait for a process that works them.
 	Queues []string
-	// Poll is how often a client without change notifications (SQLite)
-	// looks for new jobs (default 50 ms).
+	// Poll is how often the client looks for jobs it was not woken for
+	// (default DefaultPoll): jobs another process inserted into a SQLite
+	// file, retries and scheduled jobs that River's scheduler made
+	// available, and any wake that was lost. Jobs inserted by this
+	// process, and on PostgreSQL by any process, start at once (wake.go).
 	Poll time.Duration
 	// JobTimeout is the timeout of jobs whose worker sets none (default
 	// ShortJobTimeout); RescueAfter is how long a job runs before the
@@ -104,7 +119,7 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 		cfg.Notify = 64
 	}
 	if cfg.Poll <= 0 {
-		cfg.Poll = 50 * time.Millisecond
+		cfg.Poll = DefaultPoll
 	}
 	if cfg.JobTimeout <= 0 {
 		cfg.JobTimeout = ShortJobTimeout
@@ -130,7 +145,13 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 		}
 		queues[q] = river.QueueConfig{MaxWorkers: max(n, 1)}
 	}
-	c, err := river.NewClient(s.driver, &river.Config{
+	drv := s.driver
+	var pilot *wakePilot
+	if !drv.SupportsListener() {
+		wd := &wakeDriver{Driver: drv}
+		drv, pilot = wd, &wd.pilot
+	}
+	c, err := river.NewClient(drv, &river.Config{
 		ID:                   clientID(time.Now()),
 		Queues:               queues,
 		Workers:              workers,
@@ -145,5 +166,25 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 	if err := c.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start jobs: %w", err)
 	}
-	return c.Stop, nil
+	if pilot == nil {
+		return c.Stop, nil
+	}
+	remove := s.wake.add(pilot)
+	return func(ctx context.Context) error {
+		defer remove()
+		return c.Stop(ctx)
+	}, nil
+}
+
+// Enqueue inserts one job in a transaction of its own: for tools and
+// benchmarks; the desks enqueue inside the transaction of the change that
+// asks for the job.
+func (s *DB) Enqueue(ctx context.Context, args river.JobArgs) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error { return s.enqueue(ctx, tx, args) })
+}
+
+// EnqueueTx inserts a job in tx (a transaction of InTx): it exists, and
+// this process's job clients are woken for it, exactly when tx commits.
+func (s *DB) EnqueueTx(ctx context.Context, tx *sql.Tx, args river.JobArgs) error {
+	return s.enqueue(ctx, tx, args)
 }

@@ -17,6 +17,10 @@ type Schema struct {
 	Goose goose.Dialect
 	FS    fs.FS // the dialect's migrations, at the root of FS
 	River riverdriver.Driver[*sql.Tx]
+	// PollOnly runs River without its LISTEN/NOTIFY: for SQLite, where
+	// River emulates it by polling a table every 50 ms. Jobs then start
+	// on this process's commits and on the fallback poll (wake.go).
+	PollOnly bool
 	// Lock, when set, serializes migrations across processes that start at
 	// the same time against one database.
 	Lock func(ctx context.Context) (unlock func(), err error)
@@ -34,11 +38,18 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB
 	if err := migrate(ctx, prov, sc); err != nil {
 		return nil, fmt.Errorf("open %s: %w", d.Name, err)
 	}
-	rc, err := river.NewClient(sc.River, &river.Config{})
+	drv := sc.River
+	if sc.PollOnly {
+		drv = pollOnlyDriver{sc.River}
+	}
+	// The inserting client's notifications (PostgreSQL) are limited to one
+	// per queue per FetchCooldown: a job inserted inside the default
+	// 100 ms after another would wait for the next poll, seconds away.
+	rc, err := river.NewClient(drv, &river.Config{FetchCooldown: river.FetchCooldownMin})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: river client: %w", d.Name, err)
 	}
-	o.River, o.RiverDriver = rc, sc.River
+	o.River, o.RiverDriver = rc, drv
 	o.Ready = func(ctx context.Context) error {
 		pending, err := prov.HasPending(ctx)
 		if err != nil {

@@ -133,6 +133,7 @@ func Run(t *testing.T, b Backend) {
 		{"ConcurrentSameCommand", testConcurrentSameCommand},
 		{"ConcurrentMixedCommands", testConcurrentMixedCommands},
 		{"LedgerCheckpoints", testLedgerCheckpoints},
+		{"JobsWakeOnCommit", testJobsWakeOnCommit},
 		{"TwoProcessesOneChain", testTwoProcessesOneChain},
 		{"OneConnectionEnough", testOneConnectionEnough},
 		{"VerifyWhileAppending", testVerifyWhileAppending},

@@ -1,0 +1,143 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/binary"
+	"os"
+	"sync"
+	"time"
+)
+
+// Signoff runs SQLite with synchronous=NORMAL in WAL mode: a commit
+// writes the WAL without fsync, and the checkpoint fsyncs it. So the
+// checkpoint is what makes a commit survive a power loss, and it must
+// follow the store's commits closely: a passive checkpoint runs
+// Soon after the first commit since the last one (about every Soon
+// while commits keep coming, as before). A passive checkpoint never
+// waits for readers or writers; what it cannot copy now it copies next
+// time, and no commit pays for it.
+//
+// Writes that are not the store's (River's leader election every few
+// seconds, job bookkeeping) need no such promptness: a job whose
+// completion is lost runs again. They are checkpointed when the WAL holds
+// Backlog frames, read every Check from the WAL index (the -shm file)
+// without writing anything. An idle server thus leaves River's
+// heartbeats in the WAL and fsyncs nothing for about an hour.
+
+// checkpointPolicy tunes the checkpointer; zero fields take the
+// defaults.
+type checkpointPolicy struct {
+	Soon    time.Duration // after a store commit (default 250 ms)
+	Check   time.Duration // how often the backlog is read (default 30 s)
+	Backlog uint32        // frames that make a checkpoint (default 1000, SQLite's own autocheckpoint)
+}
+
+type checkpointer struct {
+	db     *sql.DB
+	shm    string
+	p      checkpointPolicy
+	kicks  chan struct{}
+	done   chan struct{}
+	ended  chan struct{}
+	once   sync.Once
+	passes chan struct{} // tests: one value per checkpoint run
+}
+
+func startCheckpointer(db *sql.DB, path string, p checkpointPolicy) *checkpointer {
+	if p.Soon <= 0 {
+		p.Soon = 250 * time.Millisecond
+	}
+	if p.Check <= 0 {
+		p.Check = 30 * time.Second
+	}
+	if p.Backlog == 0 {
+		p.Backlog = 1000
+	}
+	c := &checkpointer{db: db, shm: path + "-shm", p: p, kicks: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+// kick says the store committed: checkpoint within Soon.
+func (c *checkpointer) kick() {
+	select {
+	case c.kicks <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) stop() {
+	c.once.Do(func() { close(c.done); <-c.ended })
+}
+
+func (c *checkpointer) run() {
+	defer close(c.ended)
+	check := time.NewTicker(c.p.Check)
+	defer check.Stop()
+	var soon <-chan time.Time // set while a store commit awaits its checkpoint
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.kicks:
+			if soon == nil {
+				soon = time.After(c.p.Soon)
+			}
+		case <-soon:
+			soon = nil
+			c.checkpoint()
+		case <-check.C:
+			if n, ok := walBacklog(c.shm); !ok || n >= c.p.Backlog {
+				c.checkpoint()
+			}
+		}
+	}
+}
+
+func (c *checkpointer) checkpoint() {
+	_, _ = c.db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+	if c.passes != nil {
+		select {
+		case c.passes <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// walBacklog reads how many WAL frames are not yet copied into the
+// database from the WAL index header (https://sqlite.org/walformat.html:
+// two copies of a 48-byte header, mxFrame at offset 16, then nBackfill at
+// offset 96, in native byte order). ok is false when the file cannot be
+// read or the header is not one this code knows (or is being written:
+// the two copies differ); the caller then checkpoints, as it always used
+// to.
+func walBacklog(shm string) (frames uint32, ok bool) {
+	f, err := os.Open(shm)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	var b [136]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil {
+		return 0, false
+	}
+	return parseWALIndex(b[:])
+}
+
+// walIndexVersion is the WAL index format SQLite has written since 3.7.0.
+const walIndexVersion = 3007000
+
+func parseWALIndex(b []byte) (frames uint32, ok bool) {
+	if len(b) < 100 {
+		return 0, false
+	}
+	ne := binary.NativeEndian
+	if ne.Uint32(b[0:]) != walIndexVersion || b[12] != 1 || string(b[0:48]) != string(b[48:96]) {
+		return 0, false
+	}
+	mx, backfill := ne.Uint32(b[16:]), ne.Uint32(b[96:])
+	if backfill > mx {
+		return 0, true
+	}
+	return mx - backfill, true
+}
