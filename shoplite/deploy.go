@@ -1,6 +1,7 @@
 package shoplite
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,11 +140,24 @@ type Server struct {
 
 	op sync.Mutex // held through Deploy and Stop
 
-	mu    sync.Mutex // guards port, cur and ofrep
-	port  int        // 0 until the first Deploy picks one
-	cur   *process   // the running server, or nil
-	ofrep OFREP      // the flag settings of servers started from now on
+	mu       sync.Mutex // guards port, cur, ofrep and prepared
+	port     int        // 0 until the first Prepare or Deploy picks one
+	cur      *process   // the running server, or nil
+	ofrep    OFREP      // the flag settings of servers started from now on
+	prepared *binary    // a build Prepare made for the next Deploy, or nil
 }
+
+// binary is a built server in its own folder under the work directory.
+type binary struct {
+	id, dir, bin string
+	took         time.Duration
+}
+
+// BuildProgress hears how a build goes: compiled is how many packages go
+// build has compiled so far, of total, the packages it had to compile
+// (those not already in Go's build cache; 0 when go list could not say).
+// It is called from the build's goroutine.
+type BuildProgress func(compiled, total int)
 
 // SetOFREP sets where servers started by later deploys read their checkout
 // flag; the zero OFREP reads none (the default). The running server keeps
@@ -207,6 +221,9 @@ func (s *Server) url(port int) string {
 // is stopped and no server runs until the next successful Deploy; the
 // error carries the end of its output. ctx bounds the build and the wait
 // for the new server, not the server's life.
+//
+// A build Prepare made of the same commit is used instead of building
+// again.
 func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, error) {
 	s.op.Lock()
 	defer s.op.Unlock()
@@ -216,12 +233,13 @@ func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, 
 	if err != nil {
 		return Deployed{}, fmt.Errorf("shoplite: deploy: resolving %q in %s: %w", commit, repoDir, err)
 	}
-	began := time.Now()
-	dir, bin, err := s.build(ctx, repo, id)
-	if err != nil {
-		return Deployed{}, err
+	b := s.takePrepared(id)
+	if b == nil {
+		if b, err = s.build(ctx, repo, id, nil); err != nil {
+			return Deployed{}, err
+		}
 	}
-	buildDuration := time.Since(began)
+	dir, bin, buildDuration := b.dir, b.bin, b.took
 
 	// The new binary is ready: the running server makes way for it.
 	s.mu.Lock()
@@ -235,13 +253,10 @@ func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, 
 		os.RemoveAll(old.dir)
 	}
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = s.reservePort(); err != nil {
 			os.RemoveAll(dir)
 			return Deployed{}, fmt.Errorf("shoplite: deploy: choosing a port: %w", err)
 		}
-		s.mu.Lock()
-		s.port = port
-		s.mu.Unlock()
 	}
 
 	p, err := startProcess(bin, dir, port, flags.environ())
@@ -262,21 +277,88 @@ func (s *Server) Deploy(ctx context.Context, repoDir, commit string) (Deployed, 
 		CheckoutFlag: flags.flag()}, nil
 }
 
+// Prepare builds commit of the repository at repoDir for the next Deploy
+// and reserves the port the server will listen on, without starting
+// anything, and returns the URL the server will answer at. It is the slow
+// part of a first deploy (go build, which compiles the standard library
+// when Go's build cache is cold) done ahead: the caller can learn the URL
+// and settle the server's settings (SetOFREP) meanwhile. progress, when
+// set, hears how the build goes. The next Deploy of the same commit uses
+// this build; another Prepare or Stop discards it.
+func (s *Server) Prepare(ctx context.Context, repoDir, commit string, progress BuildProgress) (string, error) {
+	s.op.Lock()
+	defer s.op.Unlock()
+
+	repo := &gitx.Repo{Dir: repoDir}
+	id, err := repo.RevParse(ctx, commit+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("shoplite: prepare: resolving %q in %s: %w", commit, repoDir, err)
+	}
+	b, err := s.build(ctx, repo, id, progress)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	port, old := s.port, s.prepared
+	s.prepared = b
+	s.mu.Unlock()
+	if old != nil {
+		os.RemoveAll(old.dir)
+	}
+	if port == 0 {
+		if port, err = s.reservePort(); err != nil {
+			return "", fmt.Errorf("shoplite: prepare: choosing a port: %w", err)
+		}
+	}
+	return s.url(port), nil
+}
+
+// takePrepared hands over the prepared build of id, if that is what
+// Prepare made; a prepared build of another commit is discarded.
+func (s *Server) takePrepared(id string) *binary {
+	s.mu.Lock()
+	b := s.prepared
+	s.prepared = nil
+	s.mu.Unlock()
+	if b != nil && b.id != id {
+		os.RemoveAll(b.dir)
+		return nil
+	}
+	return b
+}
+
+// reservePort picks the server's port, kept for every later deploy.
+func (s *Server) reservePort() (int, error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	s.port = port
+	s.mu.Unlock()
+	return port, nil
+}
+
 // Stop stops the running server, if any: SIGTERM, then SIGKILL if it has
-// not exited within a bound, and waits for it. The URL stays reserved for
-// the next Deploy. An error reports a server that had to be killed or that
-// exited with a failure (its output included); either way it is stopped.
+// not exited within a bound, and waits for it; a build Prepare made is
+// discarded. The URL stays reserved for the next Deploy. An error reports
+// a server that had to be killed or that exited with a failure (its
+// output included); either way it is stopped.
 func (s *Server) Stop() error {
 	s.op.Lock()
 	defer s.op.Unlock()
 	s.mu.Lock()
-	p := s.cur
-	s.cur = nil
+	p, b := s.cur, s.prepared
+	s.cur, s.prepared = nil, nil
 	s.mu.Unlock()
-	if p == nil {
-		return nil
+	var err error
+	if b != nil {
+		err = os.RemoveAll(b.dir)
 	}
-	err := p.stop()
+	if p == nil {
+		return err
+	}
+	err = errors.Join(err, p.stop())
 	if rerr := os.RemoveAll(p.dir); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -284,30 +366,32 @@ func (s *Server) Stop() error {
 }
 
 // build exports id's tree and builds ./cmd/shoplite into a new folder
-// under the work directory, returning the folder and the binary. On error
-// the folder is removed.
-func (s *Server) build(ctx context.Context, repo *gitx.Repo, id string) (string, string, error) {
+// under the work directory. On error the folder is removed.
+func (s *Server) build(ctx context.Context, repo *gitx.Repo, id string, progress BuildProgress) (*binary, error) {
 	goBin, err := goCommand()
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
 	if err := os.MkdirAll(s.workDir, 0o755); err != nil {
-		return "", "", fmt.Errorf("shoplite: deploy: %w", err)
+		return nil, fmt.Errorf("shoplite: deploy: %w", err)
 	}
 	dir, err := os.MkdirTemp(s.workDir, "build-"+short(id)+"-")
 	if err != nil {
-		return "", "", fmt.Errorf("shoplite: deploy: %w", err)
+		return nil, fmt.Errorf("shoplite: deploy: %w", err)
 	}
-	bin, err := buildIn(ctx, goBin, repo, id, dir, buildEnv(s.workDir))
+	began := time.Now()
+	bin, err := buildIn(ctx, goBin, repo, id, dir, buildEnv(s.workDir), progress)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", "", err
+		return nil, err
 	}
-	return dir, bin, nil
+	return &binary{id: id, dir: dir, bin: bin, took: time.Since(began)}, nil
 }
 
 // buildIn builds id's ./cmd/shoplite into dir from a temporary worktree.
-func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string, env []string) (string, error) {
+// With progress, go list first counts the packages the build has to
+// compile and go build -v names each one as it compiles it.
+func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string, env []string, progress BuildProgress) (string, error) {
 	wt, err := repo.AddWorktree(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("shoplite: deploy: exporting %s: %w", short(id), err)
@@ -317,17 +401,81 @@ func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string,
 	defer wt.Close()
 
 	bin := filepath.Join(dir, "shoplite"+exeSuffix())
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-o", bin,
-		"-ldflags", "-X main.commit="+id, "./cmd/shoplite")
+	// go list must see the build's own flags: a package built with other
+	// flags is not the one this build can take from the cache.
+	flags := []string{"-trimpath", "-ldflags", "-X main.commit=" + id}
+	args := append([]string{"build", "-o", bin}, flags...)
+	out := &tailBuffer{max: maxOutput}
+	var w io.Writer = out
+	if progress != nil {
+		total := stalePackages(ctx, goBin, wt.Dir, env, flags)
+		progress(0, total)
+		args = append(args, "-v")
+		w = &packageCounter{rest: out, total: total, progress: progress}
+	}
+	cmd := exec.CommandContext(ctx, goBin, append(args, "./cmd/shoplite")...)
 	cmd.Dir = wt.Dir
 	cmd.Env = env
-	out := &tailBuffer{max: maxOutput}
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = w, w
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("shoplite: deploy: building %s: %w\n%s", short(id), err, out)
 	}
 	return bin, nil
+}
+
+// stalePackages is how many packages go build (with flags) has to compile
+// for ./cmd/shoplite in dir: those go list finds stale, not in the build
+// cache. 0 when go list fails; the build then says why.
+func stalePackages(ctx context.Context, goBin, dir string, env, flags []string) int {
+	args := append(append([]string{"list", "-deps"}, flags...), "-f", "{{if .Stale}}{{.ImportPath}}{{end}}", "./cmd/shoplite")
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	cmd.Dir, cmd.Env, cmd.WaitDelay = dir, env, 5*time.Second
+	b, err := cmd.Output()
+	if err != nil {
+		return 0
+	}
+	return len(strings.Fields(string(b)))
+}
+
+// packageCounter reads go build -v's output: a line that is an import
+// path alone names a package compiled, and is counted; every other line
+// (an error and its context) goes to rest.
+type packageCounter struct {
+	rest     io.Writer
+	partial  []byte
+	compiled int
+	total    int
+	progress BuildProgress
+}
+
+func (c *packageCounter) Write(p []byte) (int, error) {
+	c.partial = append(c.partial, p...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := c.partial[:i+1]
+		if isImportPath(bytes.TrimSpace(line)) {
+			c.compiled++
+			// go list's count can fall short (it failed, or the cache
+			// changed meanwhile): never show more done than there is.
+			c.total = max(c.total, c.compiled)
+			c.progress(c.compiled, c.total)
+		} else {
+			c.rest.Write(line)
+		}
+		c.partial = c.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+// isImportPath reports whether line is what go build -v prints for a
+// package: its import path alone. Errors have spaces or a colon, and "#
+// pkg" heads a package's errors.
+func isImportPath(line []byte) bool {
+	return len(line) > 0 && line[0] != '#' && !bytes.ContainsAny(line, " \t:")
 }
 
 // buildEnv is the host environment pinned for an offline, local build:

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -323,4 +324,115 @@ func TestServerDeployReadsFlag(t *testing.T) {
 	// The flag service goes away: checkout falls back to the default.
 	f.Close()
 	checkout(t, d.URL).check(t, 200, bodyFixed, "default", "v1")
+}
+
+// TestServerPrepare builds main ahead of its deploy, as the demo does
+// while its desk is already up: the build reports its packages, reserves
+// the URL the server then answers at, and the deploy starts that build
+// instead of building again. A build that fails reports the compiler's
+// words, not the package names go build -v prints; a prepared build of
+// another commit, or one never deployed, leaves nothing behind.
+func TestServerPrepare(t *testing.T) {
+	needTools(t, "git", "go")
+	// A bound for a stuck toolchain, not a timing assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := shoplite.BuildMain(ctx, filepath.Join(t.TempDir(), "shoplite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	srv := shoplite.NewServer(work)
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	builds := func() []string {
+		t.Helper()
+		entries, err := os.ReadDir(work)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+
+	type report struct{ compiled, total int }
+	var reports []report
+	url, err := srv.Prepare(ctx, s.Dir, shoplite.BranchMain, func(compiled, total int) {
+		reports = append(reports, report{compiled, total})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first report comes before anything is compiled; each later one
+	// is a package more, never more than the total. How many depends on
+	// the build cache: with a warm one, none may be compiled at all.
+	if len(reports) == 0 || reports[0].compiled != 0 {
+		t.Fatalf("progress %v: want a first report of 0 compiled", reports)
+	}
+	for i, r := range reports[1:] {
+		if r.compiled != i+1 || r.compiled > r.total {
+			t.Errorf("progress %v: report %d is %+v", reports, i+1, r)
+		}
+	}
+	t.Logf("progress: %d reports, last %+v", len(reports), reports[len(reports)-1])
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || srv.URL() != "" {
+		t.Errorf("Prepare: URL %q, URL() %q; want a reserved loopback URL and nothing running", url, srv.URL())
+	}
+	prepared := builds()
+	if len(prepared) != 1 {
+		t.Fatalf("work dir after Prepare holds %v, want one build", prepared)
+	}
+	d, err := srv.Deploy(ctx, s.Dir, s.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.URL != url || d.Commit != s.Base || deployedCommit(t, d.URL) != s.Base {
+		t.Errorf("deploy after Prepare: %+v; want %s at %s", d, s.Base, url)
+	}
+	if now := builds(); !reflect.DeepEqual(now, prepared) {
+		t.Errorf("work dir after the deploy holds %v, want the prepared build %v only: it built again", now, prepared)
+	}
+
+	// A commit that does not compile: the error has the compiler's words.
+	broken := commitFiles(t, s.Dir, map[string][]byte{"cart/cart.go": []byte("package cart\n\nfunc Total(\n")}, "break the build", 1)
+	if _, err := srv.Prepare(ctx, s.Dir, broken, func(int, int) {}); err == nil || !strings.Contains(err.Error(), "building") || !strings.Contains(err.Error(), "cart.go") {
+		t.Errorf("preparing a commit that does not build: %v, want a build error naming cart.go", err)
+	}
+	if srv.URL() != url || deployedCommit(t, url) != s.Base {
+		t.Errorf("a failed Prepare touched the running server")
+	}
+
+	// A prepared build of another commit is not deployed for this one:
+	// it is discarded, and the running server's build replaced.
+	if _, err := srv.Prepare(ctx, s.Dir, s.Base, nil); err != nil {
+		t.Fatal(err)
+	}
+	genuine, err := shoplite.Files(shoplite.BranchGenuine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := commitFiles(t, s.Dir, genuine, "fix: apply a percentage coupon once", 2)
+	if d, err = srv.Deploy(ctx, s.Dir, fix); err != nil || d.URL != url || deployedCommit(t, url) != fix {
+		t.Fatalf("deploy of another commit than the prepared one: %+v, %v; want %s at %s", d, err, fix, url)
+	}
+	if now := builds(); len(now) != 1 || slices.Contains(prepared, now[0]) {
+		t.Errorf("work dir holds %v, want the fix's build only", now)
+	}
+
+	// Stop discards a prepared build.
+	if _, err := srv.Prepare(ctx, s.Dir, s.Base, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if now := builds(); len(now) != 0 {
+		t.Errorf("work dir after Stop holds %v, want nothing", now)
+	}
 }
