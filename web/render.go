@@ -27,6 +27,8 @@ type page struct {
 	// Script names a file under /static/ the page loads, if any.
 	Script string
 	Body   any
+	// Notice is the server's note, set by render (Options.Notice).
+	Notice *Notice
 }
 
 // pageNames are the page templates; each is parsed with the layout and
@@ -79,6 +81,7 @@ func age(now, t time.Time) string {
 // render writes a page. It renders into a buffer first, so that a
 // template error is a clean 500 rather than half a page.
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	p.Notice = s.notice(r)
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "base", p); err != nil {
 		s.log.ErrorContext(r.Context(), "render page", "page", name, "err", err)

@@ -116,6 +116,9 @@ type Options struct {
 	// ApprovalKey is the approval key path the approve commands name
 	// (~/.config/signoff/approver.key, where signoff keys init puts it).
 	ApprovalKey string
+	// Notice, when set, is asked for a note to show at the top of every
+	// staff page (false: none); a page showing one follows it (notice.js).
+	Notice func() (Notice, bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -229,6 +232,7 @@ func (s *server) routes() {
 	s.mux.HandleFunc("GET /desk", s.signedIn(s.desk))
 	s.mux.HandleFunc("GET /desk/rows/{id}", s.signedInAPI(s.deskRow))
 	s.mux.HandleFunc("GET /desk/events", s.deskEvents)
+	s.mux.HandleFunc("GET "+noticePath, s.serveNotice)
 	s.mux.HandleFunc("GET /cases/{id}", s.signedIn(s.casePage))
 	s.mux.HandleFunc("GET /cases/{id}/approval", s.signedIn(s.approvalPage))
 	s.mux.HandleFunc("GET /cases/{id}/harness", s.signedIn(s.harnessPage))
