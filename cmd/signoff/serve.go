@@ -91,6 +91,9 @@ type serveConfig struct {
 	// publicURL and approvalKey are the web UI's Options.PublicURL and
 	// Options.ApprovalKey.
 	publicURL, approvalKey string
+	// notice is the web UI's Options.Notice: the demo's "ShopLite is
+	// being built".
+	notice func() (web.Notice, bool)
 }
 
 // scrapeTimeout bounds the database reads of one metrics scrape.
@@ -128,7 +131,7 @@ func handlerWith(s *sqlstore.DB, log *slog.Logger, st *stack, reg *metrics.Regis
 	// The web UI: server-rendered pages on their own paths; everything
 	// else is the API's, as before.
 	webUI := web.New(web.Options{Store: s, BugDesk: st.desk, ChangeDesk: st.change, Log: log,
-		PublicURL: cfg.publicURL, ApprovalKey: cfg.approvalKey})
+		PublicURL: cfg.publicURL, ApprovalKey: cfg.approvalKey, Notice: cfg.notice})
 	for _, p := range web.Paths() {
 		mux.Handle(p, webUI)
 	}
