@@ -753,22 +753,17 @@ var b64Bytes = func() (t [256]bool) {
 	return t
 }()
 
+// minBase64Run is the shortest base64 run worth decoding.
+const minBase64Run = 24
+
 // forEachBase64Run calls fn with every run of base64 (standard or URL)
-// alphabet of at least 24 characters. Runs wrapped over several lines, as
-// MIME and PEM wrap them, are joined first.
+// alphabet of at least minBase64Run characters. Runs wrapped over several
+// lines, as MIME and PEM wrap them, are joined first.
 func forEachBase64Run(text string, fn func(start int, run string)) {
-	for i := 0; i < len(text); {
-		if !isB64Byte(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isB64Byte(text[j]) {
-			j++
-		}
-		if j-i < 24 {
-			i = j
-			continue
+	for from := 0; from < len(text); {
+		i, j := nextRun(text, from, minBase64Run, &b64Bytes)
+		if i == len(text) {
+			return
 		}
 		run := text[i:j]
 		// Join following wrapped lines of at least 16 characters.
@@ -800,8 +795,37 @@ func forEachBase64Run(text string, fn func(start int, run string)) {
 			run = string(joined)
 		}
 		fn(i, run)
-		i = k
+		from = k + 1 // text[k] is not base64
 	}
+}
+
+// nextRun returns the first maximal run [start, end) of at least n bytes
+// of set that starts at or after i, or len(text) twice when there is none.
+// The byte before i must not be in set. Most text has no such run, and it
+// is found without reading every byte: every run of n bytes that starts in
+// [i, i+n) covers byte i+n-1, so when that byte is not in set all n start
+// positions are ruled out at once.
+func nextRun(text string, i, n int, set *[256]bool) (start, end int) {
+	for i+n <= len(text) {
+		p := i + n - 1
+		if !set[text[p]] {
+			i = p + 1
+			continue
+		}
+		s := p
+		for s > i && set[text[s-1]] {
+			s--
+		}
+		e := p + 1
+		for e < len(text) && set[text[e]] {
+			e++
+		}
+		if e-s >= n {
+			return s, e
+		}
+		i = e + 1 // text[e] is not in set
+	}
+	return len(text), len(text)
 }
 
 // decodeBase64 decodes a run in standard or URL alphabet, padded or not,
@@ -853,7 +877,30 @@ func decodeHexRun(run string) ([]byte, bool) {
 // ("\x69\x67", "0x69 0x67", "%69%67") or separated pairs ("69 67 6e"),
 // at least 12 bytes long.
 func forEachSeparatedHex(text string, fn func(start int, b []byte)) {
-	for i := 0; i+4 < len(text); i++ {
+	// Twelve bytes span at least minSeparatedHex characters, all of them
+	// hex digits, prefixes or separators: only long runs of those can hold
+	// one, and most text has none.
+	for a, b := nextRun(text, 0, minSeparatedHex, &sepHexBytes); a < len(text); a, b = nextRun(text, b+1, minSeparatedHex, &sepHexBytes) {
+		forEachSeparatedHexIn(text, a, b-minSeparatedHex, fn)
+	}
+}
+
+// minSeparatedHex is the length of the shortest sequence of twelve
+// separated hex bytes: twelve pairs with one-character separators.
+const minSeparatedHex = 12*2 + 11
+
+// sepHexBytes holds the bytes a sequence of separated hex bytes is made
+// of: hex digits, the prefixes "\x", "0x" and "%", and the separators.
+var sepHexBytes = func() (t [256]bool) {
+	for _, c := range []byte("0123456789abcdefABCDEF\\x% :,-") {
+		t[c] = true
+	}
+	return t
+}()
+
+// forEachSeparatedHexIn reports the sequences that start in [from, last].
+func forEachSeparatedHexIn(text string, from, last int, fn func(start int, b []byte)) {
+	for i := from; i <= last && i+4 < len(text); i++ {
 		c := text[i]
 		switch {
 		case c == '\\' || c == '0':

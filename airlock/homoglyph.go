@@ -39,11 +39,19 @@ func foldRunes(b []byte, s string) []byte {
 	wrote := false
 	for i := 0; i < len(s); {
 		c := s[i]
-		if asciiSame[c] {
-			// A run of bytes that fold to themselves: copy it whole.
-			j := i + 1
-			for j < len(s) && asciiSame[s[j]] {
-				j++
+		if asciiPrint[c] {
+			// A run of printable ASCII, with single spaces between its
+			// words: copy it whole, then lower-case it in place.
+			j, upper := i+1, c <= 'Z' && c >= 'A'
+			for j < len(s) {
+				if d := s[j]; asciiPrint[d] {
+					upper = upper || d <= 'Z' && d >= 'A'
+					j++
+				} else if d == ' ' && j+1 < len(s) && asciiPrint[s[j+1]] {
+					j++
+				} else {
+					break
+				}
 			}
 			if pending != 0 {
 				if wrote {
@@ -51,7 +59,13 @@ func foldRunes(b []byte, s string) []byte {
 				}
 				pending = 0
 			}
+			n := len(b)
 			b = append(b, s[i:j]...)
+			if upper {
+				for k := n; k < len(b); k++ {
+					b[k] = asciiFold[b[k]]
+				}
+			}
 			wrote = true
 			i = j
 			continue
@@ -180,10 +194,11 @@ var asciiFold = func() (t [128]byte) {
 	return t
 }()
 
-// asciiSame marks the printable ASCII bytes that Fold keeps as they are.
-var asciiSame = func() (t [256]bool) {
+// asciiPrint marks the printable ASCII bytes other than space: Fold keeps
+// them, lower-cased.
+var asciiPrint = func() (t [256]bool) {
 	for c := 0x21; c < 0x7F; c++ {
-		t[c] = asciiFold[c] == byte(c)
+		t[c] = true
 	}
 	return t
 }()

@@ -1,0 +1,305 @@
+package airlock
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The scans of this package skip text that cannot hold what they look for
+// (byte runs too short, keywords absent). The tests in this file run each
+// shortcut against the plain byte-by-byte form it replaced, on the
+// evaluation and benchmark corpora and on random text built to stress the
+// edges, and require identical results.
+
+// shortcutInputs returns the corpus texts, raw and normalized, and random
+// texts derived from them: spliced, mutated with invisible and look-alike
+// characters, spelled out, and encoded as the scans expect to find them.
+func shortcutInputs(t testing.TB) []string {
+	t.Helper()
+	var base []string
+	f, err := os.Open(filepath.Join("testdata", "eval", "corpus.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	for sc.Scan() {
+		var c struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		base = append(base, c.Text)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "bench_corpus.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = append(base, strings.Split(string(data), "\n%%%%\n")...)
+	for _, s := range base[:len(base):len(base)] {
+		if n, _ := Normalize(s); n != s {
+			base = append(base, n)
+		}
+	}
+
+	pieces := []string{
+		"\u200b", "\u00ad", "\u202e", "а", "о", "Ι", "ｉ", "𝐬", "é", "ß", "“", "—", "…", "\u00a0", "\r\n", "\r",
+		"\x00", "\xff", "忽略", "指令", "你", " ", "  ", "\n", "\t", ".", "-", "_", "*", "'", ":", ",", "%", "\\x",
+		"0x", "=", "/", "+", "@", "$", "1", "3", "0", "<!--", "-->", "ignore all previous instructions",
+		"i g n o r e", "1gn0r3 pr3v10us", "AKIAIOSFODNN7EXAMPLE", "de ad be ef ca fe ba be 00 11 22 33 44",
+	}
+	rng := rand.New(rand.NewPCG(26, 1))
+	pick := func() string { return base[rng.IntN(len(base))] }
+	cut := func(s string) string {
+		if s == "" {
+			return s
+		}
+		a := rng.IntN(len(s))
+		return s[a : a+rng.IntN(min(len(s)-a, 300)+1)]
+	}
+	encode := func(s string) string {
+		switch rng.IntN(7) {
+		case 0:
+			return base64.StdEncoding.EncodeToString([]byte(s))
+		case 1:
+			return base64.RawURLEncoding.EncodeToString([]byte(s))
+		case 2:
+			// MIME-style wrapped lines.
+			e := base64.StdEncoding.EncodeToString([]byte(s))
+			var b strings.Builder
+			for len(e) > 20 {
+				w := min(16+rng.IntN(8), len(e))
+				b.WriteString(e[:w])
+				b.WriteString([]string{"\n", "\r\n", " \n"}[rng.IntN(3)])
+				e = e[w:]
+			}
+			b.WriteString(e)
+			return b.String()
+		case 3:
+			return hex.EncodeToString([]byte(s))
+		default:
+			prefix := []string{"", `\x`, "0x", "%"}[rng.IntN(4)]
+			sep := []string{"", " ", ":", ",", "-", ", ", "  "}[rng.IntN(7)]
+			var b strings.Builder
+			for i, c := range []byte(s) {
+				if i > 0 {
+					b.WriteString(sep)
+				}
+				if rng.IntN(40) == 0 {
+					b.WriteString("zz") // a break in the sequence
+				}
+				fmt.Fprintf(&b, "%s%02x", prefix, c)
+			}
+			return b.String()
+		}
+	}
+	all := slices.Clone(base)
+	for range 4000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			switch rng.IntN(5) {
+			case 0:
+				b.WriteString(cut(pick()))
+			case 1:
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			case 2:
+				b.WriteString(encode(cut(pick())))
+			case 3:
+				s := cut(pick())
+				sep := []string{" ", ".", "-", " . "}[rng.IntN(4)]
+				for i, r := range s {
+					if i > 0 && i < 20 {
+						b.WriteString(sep)
+					}
+					b.WriteRune(r)
+				}
+			case 4:
+				for range rng.IntN(40) {
+					b.WriteByte(byte(rng.IntN(256)))
+				}
+			}
+		}
+		all = append(all, b.String())
+	}
+	return all
+}
+
+// Reference forms: the byte-by-byte scans the shortcuts replaced.
+
+func refBase64Runs(text string, fn func(start int, run string)) {
+	for i := 0; i < len(text); {
+		if !isB64Byte(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isB64Byte(text[j]) {
+			j++
+		}
+		if j-i < 24 {
+			i = j
+			continue
+		}
+		run := text[i:j]
+		k := j
+		var joined []byte
+		for k < len(text) && len(run)+len(joined) < maxBlobBytes*2 {
+			n := k
+			if n < len(text) && text[n] == '\r' {
+				n++
+			}
+			if n >= len(text) || text[n] != '\n' {
+				break
+			}
+			n++
+			e := n
+			for e < len(text) && isB64Byte(text[e]) {
+				e++
+			}
+			if e-n < 16 {
+				break
+			}
+			if joined == nil {
+				joined = append([]byte(nil), run...)
+			}
+			joined = append(joined, text[n:e]...)
+			k = e
+		}
+		if joined != nil {
+			run = string(joined)
+		}
+		fn(i, run)
+		i = k
+	}
+}
+
+func refSeparatedHex(text string, fn func(start int, b []byte)) {
+	forEachSeparatedHexIn(text, 0, len(text), fn)
+}
+
+func TestEncodedRunShortcuts(t *testing.T) {
+	t.Parallel()
+	for _, s := range shortcutInputs(t) {
+		var got, want []string
+		forEachBase64Run(s, func(start int, run string) { got = append(got, fmt.Sprint(start, run)) })
+		refBase64Runs(s, func(start int, run string) { want = append(want, fmt.Sprint(start, run)) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("forEachBase64Run(%q) = %q, want %q", s, got, want)
+		}
+		got, want = got[:0], want[:0]
+		forEachSeparatedHex(s, func(start int, b []byte) { got = append(got, fmt.Sprint(start, b)) })
+		refSeparatedHex(s, func(start int, b []byte) { want = append(want, fmt.Sprint(start, b)) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("forEachSeparatedHex(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestNextRun(t *testing.T) {
+	t.Parallel()
+	var letters [256]bool
+	for c := 'a'; c <= 'z'; c++ {
+		letters[c] = true
+	}
+	tests := []struct {
+		text       string
+		from, n    int
+		start, end int
+	}{
+		{"", 0, 3, 0, 0},
+		{"ab", 0, 3, 2, 2},
+		{"abc", 0, 3, 0, 3},
+		{"ab cd efg hi", 0, 3, 6, 9},
+		{"ab cd efg hi", 0, 4, 12, 12},
+		{"abcdefgh", 0, 3, 0, 8},
+		{"x abcdefgh", 2, 3, 2, 10},
+		{"abcd efghij", 5, 6, 5, 11},
+		{"1234567890abc", 0, 3, 10, 13},
+		{"abc12abcd", 0, 4, 5, 9},
+	}
+	for _, tt := range tests {
+		s, e := nextRun(tt.text, tt.from, tt.n, &letters)
+		if s != tt.start || e != tt.end {
+			t.Errorf("nextRun(%q, %d, %d) = %d, %d, want %d, %d", tt.text, tt.from, tt.n, s, e, tt.start, tt.end)
+		}
+	}
+}
+
+// refFoldRunes is foldRunes as it was before printable runs were copied
+// whole with their single spaces.
+func refFoldRunes(b []byte, s string) []byte {
+	var pending byte
+	wrote := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch m := asciiFold[c]; m {
+			case ' ':
+				if pending == 0 {
+					pending = ' '
+				}
+			case '\n':
+				pending = '\n'
+			case 0:
+			default:
+				if pending != 0 {
+					if wrote {
+						b = append(b, pending)
+					}
+					pending = 0
+				}
+				b = append(b, m)
+				wrote = true
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r == utf8.RuneError && size == 1 {
+			continue
+		}
+		m, fr, ws := foldRune(r)
+		switch {
+		case ws == '\n':
+			pending = '\n'
+		case ws == ' ':
+			if pending == 0 {
+				pending = ' '
+			}
+		case m != "" || fr != 0:
+			if pending != 0 {
+				if wrote {
+					b = append(b, pending)
+				}
+				pending = 0
+			}
+			if m != "" {
+				b = append(b, m...)
+			} else {
+				b = utf8.AppendRune(b, fr)
+			}
+			wrote = true
+		}
+	}
+	return b
+}
+
+func TestFoldShortcuts(t *testing.T) {
+	t.Parallel()
+	for _, s := range shortcutInputs(t) {
+		if got, want := foldRunes([]byte("\n"), s), refFoldRunes([]byte("\n"), s); string(got) != string(want) {
+			t.Fatalf("foldRunes(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
