@@ -1,11 +1,14 @@
 package airlock
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -1065,15 +1068,48 @@ func isASCII(s string) bool {
 // scan appends every keyword occurrence to hits, ordered by end offset.
 func (k *keywords) scan(s string, hits []acHit) []acHit {
 	hits = k.ascii.scan(s, hits)
-	if isASCII(s) {
-		return hits
-	}
 	n := len(hits)
-	hits = k.other.scan(s, hits)
+	// A keyword of another script holds a non-ASCII byte and is at most
+	// maxLen bytes long, so it lies within maxLen-1 bytes of one: only
+	// those stretches of the text are scanned, each from the automaton's
+	// start state. Stretches closer than a keyword are joined, so no
+	// keyword is seen twice.
+	m := k.other
+	gap := 2*m.maxLen - 1
+	for i := nextNonASCII(s, 0); i < len(s); {
+		last := i
+		for j := i + 1; j < len(s) && j-last < gap; j++ {
+			if s[j] >= utf8.RuneSelf {
+				last = j
+			}
+		}
+		from := max(i-(m.maxLen-1), 0)
+		hits = m.scanRange(s, from, min(last+m.maxLen, len(s)), from, hits)
+		i = nextNonASCII(s, last+1)
+	}
 	if n > 0 && n < len(hits) {
-		sort.SliceStable(hits, func(i, j int) bool { return hits[i].end < hits[j].end })
+		slices.SortStableFunc(hits, func(a, b acHit) int { return cmp.Compare(a.end, b.end) })
 	}
 	return hits
+}
+
+// nextNonASCII returns the index of the first byte at or after i that is
+// not ASCII, or len(s); it tests eight bytes at a time.
+func nextNonASCII(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if m := x & 0x8080808080808080; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // acMachine is an Aho-Corasick automaton over bytes with a dense transition
@@ -1081,6 +1117,8 @@ func (k *keywords) scan(s string, hits []acHit) []acHit {
 type acMachine struct {
 	class  [256]uint16
 	nclass int
+	// maxLen is the length of the longest keyword.
+	maxLen int
 	// next holds, for a state's row offset plus a byte class, the next
 	// state's row offset, with acOut set when that state ends a keyword:
 	// one load per byte, no multiplication.
@@ -1093,6 +1131,7 @@ const acOut = 1 << 31
 func buildAC(words []string, ids []int32) *acMachine {
 	m := &acMachine{}
 	for _, w := range words {
+		m.maxLen = max(m.maxLen, len(w))
 		for i := 0; i < len(w); i++ {
 			if m.class[w[i]] == 0 {
 				m.nclass++
@@ -1164,8 +1203,8 @@ func buildAC(words []string, ids []int32) *acMachine {
 
 // scan appends every keyword occurrence (id, end offset) to hits.
 func (m *acMachine) scan(s string, hits []acHit) []acHit {
-	if len(s) >= 512 {
-		return m.scan2(s, hits)
+	if len(s) >= minScan4 {
+		return m.scan4(s, hits)
 	}
 	return m.scanRange(s, 0, len(s), 0, hits)
 }
@@ -1180,51 +1219,80 @@ func (m *acMachine) scanRange(s string, from, to, keep int, hits []acHit) []acHi
 		if v&acOut == 0 || i < keep {
 			continue
 		}
-		for _, id := range m.out[int(st)/m.nclass] {
-			hits = append(hits, acHit{id: id, end: int32(i + 1)})
-		}
+		hits = m.appendOut(hits, st, i+1)
 	}
 	return hits
 }
 
-// scan2 scans the two halves of s in one loop. The automaton walk is a
-// chain of dependent table loads, so two independent chains run almost
-// twice as fast as one. The second half starts a keyword's length early,
-// which is all the state an automaton needs, and keeps only the hits past
-// the middle.
-func (m *acMachine) scan2(s string, hits []acHit) []acHit {
-	mid := len(s) / 2
-	from := max(mid-keywordStemMax, 0)
-	var second []acHit
-	var st1, st2 uint32
+// appendOut appends the keywords that end at end in state st.
+func (m *acMachine) appendOut(hits []acHit, st uint32, end int) []acHit {
+	for _, id := range m.out[int(st)/m.nclass] {
+		hits = append(hits, acHit{id: id, end: int32(end)})
+	}
+	return hits
+}
+
+// minScan4 is the shortest text scan4 splits: below it, the four chains'
+// overlaps cost more than they save.
+const minScan4 = 64
+
+// scan4 scans the four quarters of s in one loop. The automaton walk is a
+// chain of dependent table loads, so independent chains run side by side
+// almost for free. Each quarter after the first starts a keyword's length
+// early, which is all the state an automaton needs, and keeps only the
+// hits that end inside it. Hits of the later quarters wait in small
+// buffers, on the stack unless there are many, to keep the end order.
+func (m *acMachine) scan4(s string, hits []acHit) []acHit {
+	q1, q2, q3 := len(s)/4, len(s)/2, 3*len(s)/4
+	f1, f2, f3 := max(q1-m.maxLen, 0), max(q2-m.maxLen, 0), max(q3-m.maxLen, 0)
+	var buf1, buf2, buf3 [32]acHit
+	h1, h2, h3 := buf1[:0], buf2[:0], buf3[:0]
+	var st0, st1, st2, st3 uint32
 	next, class := m.next, &m.class
-	for k := 0; k < mid; k++ {
-		i, j := k, from+k
-		v1 := next[st1+uint32(class[s[i]])]
-		v2 := next[st2+uint32(class[s[j]])]
-		st1, st2 = v1&^acOut, v2&^acOut
-		if v1&acOut != 0 {
-			for _, id := range m.out[int(st1)/m.nclass] {
-				hits = append(hits, acHit{id: id, end: int32(i + 1)})
-			}
+	// Every chain has at least q1 bytes to read.
+	for k := 0; k < q1; k++ {
+		v0 := next[st0+uint32(class[s[k]])]
+		v1 := next[st1+uint32(class[s[f1+k]])]
+		v2 := next[st2+uint32(class[s[f2+k]])]
+		v3 := next[st3+uint32(class[s[f3+k]])]
+		st0, st1, st2, st3 = v0&^acOut, v1&^acOut, v2&^acOut, v3&^acOut
+		if (v0|v1|v2|v3)&acOut == 0 {
+			continue
 		}
-		if v2&acOut != 0 && j >= mid {
-			for _, id := range m.out[int(st2)/m.nclass] {
-				second = append(second, acHit{id: id, end: int32(j + 1)})
-			}
+		if v0&acOut != 0 {
+			hits = m.appendOut(hits, st0, k+1)
 		}
-	}
-	// The second chain's tail.
-	for j := from + mid; j < len(s); j++ {
-		v2 := next[st2+uint32(class[s[j]])]
-		st2 = v2 &^ acOut
-		if v2&acOut != 0 && j >= mid {
-			for _, id := range m.out[int(st2)/m.nclass] {
-				second = append(second, acHit{id: id, end: int32(j + 1)})
-			}
+		if v1&acOut != 0 && f1+k >= q1 {
+			h1 = m.appendOut(h1, st1, f1+k+1)
+		}
+		if v2&acOut != 0 && f2+k >= q2 {
+			h2 = m.appendOut(h2, st2, f2+k+1)
+		}
+		if v3&acOut != 0 && f3+k >= q3 {
+			h3 = m.appendOut(h3, st3, f3+k+1)
 		}
 	}
-	return append(hits, second...)
+	// The tails of the later chains.
+	h1 = m.finish(s, st1, f1+q1, q2, q1, h1)
+	h2 = m.finish(s, st2, f2+q1, q3, q2, h2)
+	h3 = m.finish(s, st3, f3+q1, len(s), q3, h3)
+	hits = append(hits, h1...)
+	hits = append(hits, h2...)
+	return append(hits, h3...)
+}
+
+// finish continues a chain in state st from i to to, keeping the hits that
+// end after keep.
+func (m *acMachine) finish(s string, st uint32, i, to, keep int, hits []acHit) []acHit {
+	next, class := m.next, &m.class
+	for ; i < to; i++ {
+		v := next[st+uint32(class[s[i]])]
+		st = v &^ acOut
+		if v&acOut != 0 && i >= keep {
+			hits = m.appendOut(hits, st, i+1)
+		}
+	}
+	return hits
 }
 
 // ruleSpec is one detection rule as written in the table at the end of

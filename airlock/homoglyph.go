@@ -1,6 +1,8 @@
 package airlock
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -42,17 +44,7 @@ func foldRunes(b []byte, s string) []byte {
 		if asciiPrint[c] {
 			// A run of printable ASCII, with single spaces between its
 			// words: copy it whole, then lower-case it in place.
-			j, upper := i+1, c <= 'Z' && c >= 'A'
-			for j < len(s) {
-				if d := s[j]; asciiPrint[d] {
-					upper = upper || d <= 'Z' && d >= 'A'
-					j++
-				} else if d == ' ' && j+1 < len(s) && asciiPrint[s[j+1]] {
-					j++
-				} else {
-					break
-				}
-			}
+			j := printableRunEnd(s, i+1)
 			if pending != 0 {
 				if wrote {
 					b = append(b, pending)
@@ -61,11 +53,7 @@ func foldRunes(b []byte, s string) []byte {
 			}
 			n := len(b)
 			b = append(b, s[i:j]...)
-			if upper {
-				for k := n; k < len(b); k++ {
-					b[k] = asciiFold[b[k]]
-				}
-			}
+			lowerASCII(b[n:])
 			wrote = true
 			i = j
 			continue
@@ -98,7 +86,7 @@ func foldRunes(b []byte, s string) []byte {
 		if r == utf8.RuneError && size == 1 {
 			continue
 		}
-		m, fr, ws := foldRune(r)
+		m, fr, ws := foldRuneFast(r)
 		switch {
 		case ws == '\n':
 			pending = '\n'
@@ -122,6 +110,95 @@ func foldRunes(b []byte, s string) []byte {
 		}
 	}
 	return b
+}
+
+// foldTableEnd bounds the runes foldRuneFast looks up in a table: Latin
+// with accents, Greek, Cyrillic, Armenian, the general punctuation, and
+// the CJK punctuation and kana. Each costs foldRune two map lookups and
+// several Unicode table searches.
+const foldTableEnd = 0x3100
+
+// A foldTable entry is a kind in the top byte and a rune or an index into
+// foldTableStrings below it.
+const (
+	foldDrop = iota << 24
+	foldToRune
+	foldToString
+	foldToSpace
+	foldToNewline
+)
+
+var foldTable, foldTableStrings = func() (*[foldTableEnd]uint32, []string) {
+	var t [foldTableEnd]uint32
+	var strs []string
+	index := map[string]uint32{}
+	for r := rune(utf8.RuneSelf); r < foldTableEnd; r++ {
+		m, fr, ws := foldRune(r)
+		switch {
+		case m != "":
+			i, ok := index[m]
+			if !ok {
+				i = uint32(len(strs))
+				index[m] = i
+				strs = append(strs, m)
+			}
+			t[r] = foldToString | i
+		case fr != 0:
+			t[r] = foldToRune | uint32(fr)
+		case ws == ' ':
+			t[r] = foldToSpace
+		case ws == '\n':
+			t[r] = foldToNewline
+		}
+	}
+	return &t, strs
+}()
+
+// foldRuneFast is foldRune, from a table for the common scripts. CJK
+// ideographs fold to themselves (TestFoldRuneTable checks every rune).
+func foldRuneFast(r rune) (string, rune, byte) {
+	switch {
+	case r < foldTableEnd:
+		e := foldTable[r]
+		switch e &^ (1<<24 - 1) {
+		case foldToRune:
+			return "", rune(e & (1<<24 - 1)), 0
+		case foldToString:
+			return foldTableStrings[e&(1<<24-1)], 0, 0
+		case foldToSpace:
+			return "", 0, ' '
+		case foldToNewline:
+			return "", 0, '\n'
+		}
+		return "", 0, 0
+	case r >= 0x4E00 && r <= 0x9FFF:
+		return "", r, 0
+	}
+	return foldRune(r)
+}
+
+// printableRunEnd returns where the run of printable ASCII that continues
+// at j ends: at a byte that is not printable, or at a space that is not
+// followed by a printable byte (the start of a run of whitespace).
+func printableRunEnd(s string, j int) int {
+	for ; j+9 <= len(s); j += 8 {
+		x, next := load64(s, j), load64(s, j+1)
+		stop := ^swarRange(x, ' ', 0x7E) & swarHighs
+		stop |= swarEq(x, ' ') &^ swarRange(next, 0x21, 0x7E)
+		if stop != 0 {
+			return j + bits.TrailingZeros64(stop)/8
+		}
+	}
+	for j < len(s) {
+		if d := s[j]; asciiPrint[d] {
+			j++
+		} else if d == ' ' && j+1 < len(s) && asciiPrint[s[j+1]] {
+			j++
+		} else {
+			break
+		}
+	}
+	return j
 }
 
 // foldRune folds one non-ASCII rune. It returns replacement text or a
@@ -363,59 +440,95 @@ func joinSpelled(b []byte) []byte {
 // with a non-ASCII one-character word next to a separator ("忽 略 之") is
 // left to the exact test.
 func maySpell(b []byte) bool {
-	for i := 0; i+4 < len(b); i++ {
-		if !spellSep[b[i+1]] {
-			// Every candidate is one character followed by a separator.
-			continue
-		}
-		c := b[i]
-		if c >= utf8.RuneSelf {
-			if utf8.RuneStart(c) && (i == 0 || isSpellSep(b[i-1])) {
-				r, size := utf8.DecodeRune(b[i:])
-				if j := i + size; j < len(b) && isSpellSep(b[j]) && unicode.IsLetter(r) {
-					// A one-letter word in another script: is the next
-					// word after the separator one letter too?
-					for j < len(b) && isSpellSep(b[j]) {
-						j++
-					}
-					r2, size2 := utf8.DecodeRune(b[j:])
-					if unicode.IsLetter(r2) && (j+size2 == len(b) || isSpellSep(b[j+size2])) {
-						return true
-					}
+	// Eight bytes at a time, find the candidates: a one-character ASCII
+	// word, or a byte that starts a rune, before an ASCII byte that is
+	// not part of a word. spellAt judges each. w and h mark the word
+	// bytes and the non-ASCII bytes of the current eight bytes, wPrev and
+	// hPrev those of the eight before, wNext and hNext those after.
+	i := 0
+	if len(b) >= 16 {
+		var wPrev, hPrev uint64
+		x := binary.LittleEndian.Uint64(b)
+		w, h := swarWord(x), x&swarHighs
+		for ; i+16 <= len(b); i += 8 {
+			xNext := binary.LittleEndian.Uint64(b[i+8:])
+			// swarWord, written out so that the compiler inlines it.
+			wNext := swarRange(xNext, 'a', 'z') | swarRange(xNext, '0', '9') | swarEq(xNext, '@') | swarEq(xNext, '$')
+			hNext := xNext & swarHighs
+			before := w<<8 | wPrev>>56 | h<<8 | hPrev>>56
+			after := w>>8 | wNext<<56 | h>>8 | hNext<<56
+			lead := h & (x << 1) // 0xC0 and above
+			for cand := (w&^before | lead) &^ after; cand != 0; cand &= cand - 1 {
+				k := i + bits.TrailingZeros64(cand)/8
+				if k+4 >= len(b) {
+					return false
+				}
+				if spellAt(b, k) {
+					return true
 				}
 			}
-			continue
+			x, w, h, wPrev, hPrev = xNext, wNext, hNext, w, h
 		}
-		if !isWordByte(c) || (i > 0 && (isWordByte(b[i-1]) || b[i-1] >= utf8.RuneSelf)) || isWordByte(b[i+1]) {
-			continue
-		}
-		// b[i] is a one-character word: measure its separator.
-		j := i + 1
-		for j < len(b) && j-i <= 3 && isSpellSep(b[j]) {
-			j++
-		}
-		sep := b[i+1 : j]
-		if len(sep) == 0 || len(sep) > 3 {
-			continue
-		}
-		letter := c >= 'a' && c <= 'z'
-		n, k := 1, j
-		for k < len(b) && n < 3 {
-			if !isWordByte(b[k]) || (k+1 < len(b) && (isWordByte(b[k+1]) || b[k+1] >= utf8.RuneSelf)) {
-				break
-			}
-			letter = letter || b[k] >= 'a' && b[k] <= 'z'
-			n++
-			if n == 3 || k+1+len(sep) > len(b) || string(b[k+1:k+1+len(sep)]) != string(sep) {
-				break
-			}
-			k += 1 + len(sep)
-		}
-		if n >= 3 && letter {
+	}
+	for ; i+4 < len(b); i++ {
+		if spellAt(b, i) {
 			return true
 		}
 	}
 	return false
+}
+
+// spellAt reports whether a spelled-out word starts at b[i], which is
+// followed by at least four bytes.
+func spellAt(b []byte, i int) bool {
+	if !spellSep[b[i+1]] {
+		// Every candidate is one character followed by a separator.
+		return false
+	}
+	c := b[i]
+	if c >= utf8.RuneSelf {
+		if utf8.RuneStart(c) && (i == 0 || isSpellSep(b[i-1])) {
+			r, size := utf8.DecodeRune(b[i:])
+			if j := i + size; j < len(b) && isSpellSep(b[j]) && unicode.IsLetter(r) {
+				// A one-letter word in another script: is the next
+				// word after the separator one letter too?
+				for j < len(b) && isSpellSep(b[j]) {
+					j++
+				}
+				r2, size2 := utf8.DecodeRune(b[j:])
+				if unicode.IsLetter(r2) && (j+size2 == len(b) || isSpellSep(b[j+size2])) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !isWordByte(c) || (i > 0 && (isWordByte(b[i-1]) || b[i-1] >= utf8.RuneSelf)) || isWordByte(b[i+1]) {
+		return false
+	}
+	// b[i] is a one-character word: measure its separator.
+	j := i + 1
+	for j < len(b) && j-i <= 3 && isSpellSep(b[j]) {
+		j++
+	}
+	sep := b[i+1 : j]
+	if len(sep) == 0 || len(sep) > 3 {
+		return false
+	}
+	letter := c >= 'a' && c <= 'z'
+	n, k := 1, j
+	for k < len(b) && n < 3 {
+		if !isWordByte(b[k]) || (k+1 < len(b) && (isWordByte(b[k+1]) || b[k+1] >= utf8.RuneSelf)) {
+			break
+		}
+		letter = letter || b[k] >= 'a' && b[k] <= 'z'
+		n++
+		if n == 3 || k+1+len(sep) > len(b) || string(b[k+1:k+1+len(sep)]) != string(sep) {
+			break
+		}
+		k += 1 + len(sep)
+	}
+	return n >= 3 && letter
 }
 
 func hasLetter(s string) bool {
@@ -534,28 +647,47 @@ var leet = [128]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't',
 // is untouched.
 func foldLeet(b []byte) {
 	for i := 0; i < len(b); {
-		if leetClass[b[i]] == 0 {
-			i++
-			continue
+		// Only a word that holds one of the symbols can change: find the
+		// next symbol, eight bytes at a time, then its word.
+		p := i
+		for ; p+8 <= len(b); p += 8 {
+			if m := swarDigitAtDollar(binary.LittleEndian.Uint64(b[p:])); m != 0 {
+				p += bits.TrailingZeros64(m) / 8
+				if leetClass[b[p]]&lcSubst != 0 {
+					break
+				}
+				// A digit that stands for no letter: look on from it.
+				p -= 7
+			}
 		}
-		// An ASCII word: letters, digits, '@' and '$'.
-		j := i
+		for p < len(b) && leetClass[b[p]]&lcSubst == 0 {
+			p++
+		}
+		if p == len(b) {
+			return
+		}
+		// The word starts after i: b[i-1], if any, ends the previous one.
+		start := p
+		for start > i && leetClass[b[start-1]] != 0 {
+			start--
+		}
+		end := p + 1
 		var seen uint8
-		for j < len(b) {
-			k := leetClass[b[j]]
-			if k == 0 {
+		for k := start; k < len(b); k++ {
+			c := leetClass[b[k]]
+			if c == 0 {
 				break
 			}
-			seen |= k
-			j++
+			seen |= c
+			end = k + 1
 		}
-		if seen&lcLetter != 0 && seen&lcSubst != 0 {
-			for k := i; k < j; k++ {
+		if seen&lcLetter != 0 {
+			for k := start; k < end; k++ {
 				if m := leet[b[k]]; m != 0 {
 					b[k] = m
 				}
 			}
 		}
-		i = j
+		i = end
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -300,6 +301,147 @@ func TestFoldShortcuts(t *testing.T) {
 	for _, s := range shortcutInputs(t) {
 		if got, want := foldRunes([]byte("\n"), s), refFoldRunes([]byte("\n"), s); string(got) != string(want) {
 			t.Fatalf("foldRunes(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestFoldRuneTable checks the table and ranges of foldRuneFast against
+// foldRune for every rune.
+func TestFoldRuneTable(t *testing.T) {
+	t.Parallel()
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		m1, r1, w1 := foldRuneFast(r)
+		m2, r2, w2 := foldRune(r)
+		if m1 != m2 || r1 != r2 || w1 != w2 {
+			t.Fatalf("foldRuneFast(%U) = %q, %q, %q, want %q, %q, %q", r, m1, r1, w1, m2, r2, w2)
+		}
+	}
+}
+
+// refMaySpell is maySpell reading every byte.
+func refMaySpell(b []byte) bool {
+	for i := 0; i+4 < len(b); i++ {
+		if spellAt(b, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// refFoldLeet is foldLeet reading every byte.
+func refFoldLeet(b []byte) {
+	for i := 0; i < len(b); {
+		if leetClass[b[i]] == 0 {
+			i++
+			continue
+		}
+		j := i
+		var seen uint8
+		for j < len(b) {
+			k := leetClass[b[j]]
+			if k == 0 {
+				break
+			}
+			seen |= k
+			j++
+		}
+		if seen&lcLetter != 0 && seen&lcSubst != 0 {
+			for k := i; k < j; k++ {
+				if m := leet[b[k]]; m != 0 {
+					b[k] = m
+				}
+			}
+		}
+		i = j
+	}
+}
+
+func TestSpellAndLeetShortcuts(t *testing.T) {
+	t.Parallel()
+	inputs := shortcutInputs(t)
+	// Short texts around every offset of the eight-byte steps.
+	for _, s := range []string{"a b c", "x.y.z", "1gn0r3", "h 3 l l 0", "a-b-c", "\xc3 b c d", "i  g  n"} {
+		for pad := range 20 {
+			inputs = append(inputs, strings.Repeat("word ", pad/5)+strings.Repeat("x", pad%5)+" "+s+strings.Repeat(" tail", pad%3))
+		}
+	}
+	for _, s := range inputs {
+		for _, b := range [][]byte{[]byte(s), foldRunes(nil, s)} {
+			if got, want := maySpell(b), refMaySpell(b); got != want {
+				t.Fatalf("maySpell(%q) = %v, want %v", b, got, want)
+			}
+			got, want := slices.Clone(b), slices.Clone(b)
+			foldLeet(got)
+			refFoldLeet(want)
+			if string(got) != string(want) {
+				t.Fatalf("foldLeet(%q) = %q, want %q", b, got, want)
+			}
+		}
+	}
+}
+
+// TestSWAR checks the eight-byte tests against their one-byte forms, for
+// every byte value in every position.
+func TestSWAR(t *testing.T) {
+	t.Parallel()
+	for pos := range 8 {
+		for v := range 256 {
+			// The other bytes vary too, so that a carry between bytes
+			// would show.
+			var b [8]byte
+			for k := range b {
+				b[k] = byte(v*7 + k*37)
+			}
+			b[pos] = byte(v)
+			x := load64(string(b[:]), 0)
+			for k, c := range b {
+				bit := func(m uint64) bool { return m>>(8*k+7)&1 == 1 }
+				check := func(name string, got, want bool) {
+					if got != want {
+						t.Fatalf("%s(%q) byte %d = %v, want %v", name, b, k, got, want)
+					}
+				}
+				check("swarRange", bit(swarRange(x, '0', '9')), c >= '0' && c <= '9')
+				check("swarRange", bit(swarRange(x, ' ', 0x7E)), c >= ' ' && c <= 0x7E)
+				check("swarRange", bit(swarRange(x, 1, 0x7F)), c >= 1 && c <= 0x7F)
+				check("swarEq", bit(swarEq(x, ' ')), c == ' ')
+				check("swarEq", bit(swarEq(x, 0)), c == 0)
+				check("swarWord", bit(swarWord(x)), isWordByte(c))
+				check("swarDigitAtDollar", bit(swarDigitAtDollar(x)), c >= '0' && c <= '9' || c == '@' || c == '$')
+			}
+			low := slices.Clone(b[:])
+			lowerASCII(low)
+			for k, c := range b {
+				if want := byte(unicode.ToLower(rune(c))); c < utf8.RuneSelf && low[k] != want || c >= utf8.RuneSelf && low[k] != c {
+					t.Fatalf("lowerASCII(%q) = %q", b, low)
+				}
+			}
+		}
+	}
+}
+
+// refKeywordScan is keywords.scan with one automaton walk over the whole
+// text per automaton.
+func refKeywordScan(k *keywords, s string) []acHit {
+	hits := k.ascii.scanRange(s, 0, len(s), 0, nil)
+	n := len(hits)
+	hits = k.other.scanRange(s, 0, len(s), 0, hits)
+	if n > 0 && n < len(hits) {
+		slices.SortStableFunc(hits, func(a, b acHit) int { return int(a.end - b.end) })
+	}
+	return hits
+}
+
+// TestKeywordScanShortcuts checks the four-chain walk and the windows of
+// the non-ASCII automaton against a plain walk of both automata.
+func TestKeywordScanShortcuts(t *testing.T) {
+	t.Parallel()
+	k := loadDetector().ac
+	for _, s := range shortcutInputs(t) {
+		for _, in := range []string{s, foldedForScan(s)} {
+			if got, want := k.scan(in, nil), refKeywordScan(k, in); !slices.Equal(got, want) {
+				t.Fatalf("keywords.scan(%q) = %v, want %v", in, got, want)
+			}
 		}
 	}
 }
