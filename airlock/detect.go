@@ -254,8 +254,9 @@ type rule struct {
 	lineStart bool
 	// second, when set, marks keywords one of which every match of a
 	// prefix rule contains after its first: a cheap test that spares
-	// most attempts of the expression.
-	second []bool
+	// most attempts of the expression. It is a bitmap over keyword ids,
+	// small enough to stay in cache.
+	second []uint64
 	// prefix rules have keywords that start every match: the expression
 	// is tried anchored at each keyword hit, which costs a few steps,
 	// instead of searched for in a window around it.
@@ -358,13 +359,13 @@ type acHit struct {
 // limit among hits (which start with the rule's own keyword). Second
 // keywords may be pieces of words (the parser factors alternations), so
 // they are not checked for word boundaries.
-func (d *detector) followedBy(hits []acHit, set []bool, limit int) bool {
+func (d *detector) followedBy(hits []acHit, set []uint64, limit int) bool {
 	for _, h := range hits {
 		end := int(h.end)
 		if end > limit {
 			return false
 		}
-		if set[h.id] {
+		if set[h.id>>6]&(1<<(h.id&63)) != 0 {
 			return true
 		}
 	}
@@ -1445,10 +1446,10 @@ func buildDetector(specs []ruleSpec) (*detector, error) {
 		if len(set) == 0 {
 			continue
 		}
-		bits := make([]bool, len(words))
+		bits := make([]uint64, (len(words)+63)/64)
 		for _, a := range set {
-			a = keywordStem(a)
-			bits[index[a]] = true
+			id := index[keywordStem(a)]
+			bits[id>>6] |= 1 << (id & 63)
 		}
 		d.rules[ri].second = bits
 	}

@@ -1,7 +1,9 @@
 package airlock
 
 import (
+	"math/bits"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -96,7 +98,9 @@ const cgj = "\u034f"
 // Text that needs no change is returned as is, without allocating.
 func Normalize(text string) (string, int) {
 	// Find the first byte that needs a change; most reports have none.
-	ascii := true
+	// stable stays true while every rune leaves NFKC nothing to do.
+	ascii, stable := true, true
+	var stableSet *[0x10000 / 64]uint64
 	i := 0
 	for i < len(text) {
 		c := text[i]
@@ -105,20 +109,36 @@ func Normalize(text string) (string, int) {
 				break
 			}
 			i++
+			// Printable ASCII, tabs and line feeds need nothing: skip
+			// them eight bytes at a time.
+			for i+8 <= len(text) {
+				x := load64(text, i)
+				if m := ^swarRange(x, ' ', 0x7E) & swarHighs &^ swarEq(x, '\n') &^ swarEq(x, '\t'); m != 0 {
+					i += bits.TrailingZeros64(m) / 8
+					break
+				}
+				i += 8
+			}
 			continue
 		}
-		ascii = false
+		if ascii {
+			ascii, stableSet = false, nfkcStableBMP()
+		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if (r == utf8.RuneError && size == 1) || runeAction(r) != keepChar {
 			break
 		}
+		stable = stable && r < 0x10000 && stableSet[r>>6]&(1<<(r&63)) != 0
 		i += size
 	}
 	if i == len(text) {
-		if ascii {
-			return text, 0 // ASCII is already NFKC
+		if ascii || stable {
+			return text, 0 // already NFKC
 		}
 		return nfkc(text, 0)
+	}
+	if stableSet == nil {
+		stableSet = nfkcStableBMP()
 	}
 
 	var b strings.Builder
@@ -160,6 +180,7 @@ func Normalize(text string) (string, int) {
 		}
 		act := runeAction(r)
 		if act == keepChar {
+			stable = stable && r < 0x10000 && stableSet[r>>6]&(1<<(r&63)) != 0
 			i += size
 			continue
 		}
@@ -173,7 +194,35 @@ func Normalize(text string) (string, int) {
 		start = i
 	}
 	b.WriteString(text[start:])
+	if stable {
+		// U+FFFD, line breaks and the runes kept are all NFKC-stable:
+		// removing the others cannot make a pair that composes.
+		return b.String(), removed
+	}
 	return nfkc(b.String(), removed)
+}
+
+// nfkcStableBMP returns the set of Basic Multilingual Plane runes that
+// pass the NFKC quick check with "yes" and have canonical combining class
+// 0: text made only of such runes (and ASCII) is in NFKC already (Unicode
+// Standard Annex #15, quick check), so Normalize need not run the
+// normalizer over it. Building it takes a few milliseconds, on first use.
+var nfkcStableBMP = sync.OnceValue(func() *[0x10000 / 64]uint64 {
+	var set [0x10000 / 64]uint64
+	for r := rune(0); r < 0x10000; r++ {
+		if utf8.ValidRune(r) && nfkcStable(r) {
+			set[r>>6] |= 1 << (r & 63)
+		}
+	}
+	return &set
+})
+
+// nfkcStable reports whether r is unchanged by NFKC and cannot combine
+// with the rune before it, which is the quick check's "yes" for a rune of
+// combining class 0.
+func nfkcStable(r rune) bool {
+	s := string(r)
+	return norm.NFKC.IsNormalString(s) && norm.NFKC.PropertiesString(s).BoundaryBefore()
 }
 
 // nfkc applies NFKC. It never lets a combining grapheme joiner through: norm

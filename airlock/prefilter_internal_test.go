@@ -445,3 +445,125 @@ func TestKeywordScanShortcuts(t *testing.T) {
 		}
 	}
 }
+
+// refNormalize is Normalize as it was before it skipped the normalizer
+// for text the NFKC quick check passes: it normalizes all non-ASCII text.
+func refNormalize(text string) (string, int) {
+	// Find the first byte that needs a change; most reports have none.
+	ascii := true
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if asciiAction[c] != keepChar {
+				break
+			}
+			i++
+			continue
+		}
+		ascii = false
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if (r == utf8.RuneError && size == 1) || runeAction(r) != keepChar {
+			break
+		}
+		i += size
+	}
+	if i == len(text) {
+		if ascii {
+			return text, 0 // ASCII is already NFKC
+		}
+		return nfkc(text, 0)
+	}
+
+	var b strings.Builder
+	b.Grow(len(text))
+	b.WriteString(text[:i])
+	removed := 0
+	start := i // start of a run of bytes copied unchanged
+	for i < len(text) {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			act := asciiAction[c]
+			if act == keepChar {
+				i++
+				continue
+			}
+			b.WriteString(text[start:i])
+			switch act {
+			case dropChar:
+				removed++
+			case newlineChar:
+				b.WriteByte('\n')
+			case crChar:
+				b.WriteByte('\n')
+				if i+1 < len(text) && text[i+1] == '\n' {
+					i++
+				}
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(text[start:i])
+			b.WriteString("\uFFFD")
+			i++
+			start = i
+			continue
+		}
+		act := runeAction(r)
+		if act == keepChar {
+			i += size
+			continue
+		}
+		b.WriteString(text[start:i])
+		if act == dropChar {
+			removed++
+		} else {
+			b.WriteByte('\n')
+		}
+		i += size
+		start = i
+	}
+	b.WriteString(text[start:])
+	return nfkc(b.String(), removed)
+}
+
+// TestNormalizeShortcut checks Normalize against refNormalize, on the
+// corpora and on random text that mixes ASCII, invisible characters, line
+// breaks, combining marks, Hangul jamo and syllables, compatibility
+// characters and runes from every plane.
+func TestNormalizeShortcut(t *testing.T) {
+	t.Parallel()
+	check := func(s string) {
+		t.Helper()
+		got, gotN := Normalize(s)
+		want, wantN := refNormalize(s)
+		if got != want || gotN != wantN {
+			t.Fatalf("Normalize(%q) = %q, %d, want %q, %d", s, got, gotN, want, wantN)
+		}
+	}
+	for _, s := range shortcutInputs(t) {
+		check(s)
+	}
+	pool := []rune("aeoAE \n\r\t.éüñçßÅ\u0301\u0308\u0327\u0323\u0345\u093c\u05b4\u0e48" +
+		"\u1100\u1161\u11a8\uac00\uac01\u3131\u1112\u1175\u11c2" +
+		"\u200b\u00ad\u034f\u2028\ufeff\ufffd\u212b\u2126\u0958\u0344\u1e9b" +
+		"ﬁ①²½ｶﾞ\uff0c\u3000\u00a0…™㎏忽略指令ИиΩωᾼ\U0001d400\U0001f600\U00010000\U0002f800")
+	rng := rand.New(rand.NewPCG(15, 97))
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(12) {
+			if rng.IntN(8) == 0 {
+				b.WriteRune(rune(0x80 + rng.IntN(0x10FFFF-0x80)))
+			} else {
+				b.WriteRune(pool[rng.IntN(len(pool))])
+			}
+		}
+		check(b.String())
+	}
+	if set := nfkcStableBMP(); set[0xFFFD>>6]&(1<<(0xFFFD&63)) == 0 {
+		t.Fatal("U+FFFD, which Normalize writes for invalid bytes, is not NFKC-stable")
+	}
+}
