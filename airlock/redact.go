@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -99,11 +100,24 @@ type foundValue struct {
 	kind secretKind
 }
 
-// redactor carries the state of one Redact call.
+// redactor carries the state of one Redact call. Redact takes one from
+// redactorPool, so that its buffers serve call after call.
 type redactor struct {
 	counts [numKinds]int
 	found  []foundValue
 	seen   map[string]struct{}
+	spans  []redSpan
+}
+
+var redactorPool = sync.Pool{New: func() any { return &redactor{spans: make([]redSpan, 0, 16)} }}
+
+// release returns r to the pool without the values it found, which must
+// not outlive the call.
+func (r *redactor) release() {
+	r.counts = [numKinds]int{}
+	clear(r.found)
+	r.found, r.seen = r.found[:0], nil
+	redactorPool.Put(r)
 }
 
 // Redact replaces every secret and personal datum in text with a typed
@@ -125,8 +139,10 @@ type redactor struct {
 // detectors again until a round finds nothing: its output is a fixed point,
 // and Redact of it finds nothing new.
 func Redact(text string) (string, []Redaction) {
-	var r redactor
-	spans := make([]redSpan, 0, 8)
+	r := redactorPool.Get().(*redactor)
+	defer r.release()
+	spans := r.spans[:0]
+	defer func() { r.spans = spans[:0] }()
 	for round := 0; round < maxRedactRounds; round++ {
 		found := false
 		for _, find := range redactStages {
@@ -1496,8 +1512,11 @@ type phoneGroup struct {
 	sep        byte // separator before the group; 0 for none
 }
 
+// phoneGroups holds the groups of one phone number candidate.
+type phoneGroups [10]phoneGroup
+
 func matchPhone(text string, i int) (int, bool) {
-	var gs [10]phoneGroup
+	var gs phoneGroups
 	ng, digits, p := 0, 0, i
 	plus := text[p] == '+'
 	if plus {
@@ -1574,7 +1593,8 @@ func bareMobile(d string) bool {
 }
 
 func phoneShape(text string, gs []phoneGroup, digits int, plus bool) bool {
-	lens := make([]int, 0, len(gs))
+	var lensBuf [len(phoneGroups{})]int
+	lens := lensBuf[:0]
 	for _, g := range gs {
 		lens = append(lens, g.end-g.start)
 	}
