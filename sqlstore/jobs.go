@@ -46,7 +46,7 @@ func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at t
 // DefaultPoll is how often a job client looks for work nobody woke it
 // for. Seconds, not milliseconds: every poll is a query per queue (five
 // queues), and an idle server should cost nothing.
-const DefaultPoll = 2 * time.Second
+const DefaultPoll = 5 * time.Second
 
 // ShortJobTimeout is the timeout of jobs that set none (signoff.LongWorker
 // jobs set their own); RescueAfter is when the rescuer looks at a job
@@ -152,11 +152,14 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 		drv, pilot = wd, &wd.pilot
 	}
 	c, err := river.NewClient(drv, &river.Config{
-		ID:                   clientID(time.Now()),
-		Queues:               queues,
-		Workers:              workers,
-		FetchPollInterval:    cfg.Poll,
-		FetchCooldown:        min(cfg.Poll, 20*time.Millisecond),
+		ID:                clientID(time.Now()),
+		Queues:            queues,
+		Workers:           workers,
+		FetchPollInterval: cfg.Poll,
+		// The cooldown spaces fetches a burst of wakes asks for (the first
+		// fetches at once, the rest once after it): a job inserted right
+		// after another starts within it.
+		FetchCooldown:        min(cfg.Poll, 5*time.Millisecond),
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 	})

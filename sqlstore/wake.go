@@ -48,7 +48,7 @@ type wakeDriver struct {
 }
 
 func (d *wakeDriver) PluginInit(*baseservice.Archetype) {}
-func (d *wakeDriver) PluginPilot() riverpilot.Pilot  { return &d.pilot }
+func (d *wakeDriver) PluginPilot() riverpilot.Pilot     { return &d.pilot }
 
 type wakePilot struct {
 	riverpilot.StandardPilot
