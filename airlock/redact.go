@@ -143,22 +143,35 @@ func Redact(text string) (string, []Redaction) {
 	defer r.release()
 	spans := r.spans[:0]
 	defer func() { r.spans = spans[:0] }()
+	// A round's stages after the last one that found something in the
+	// round before would read the very text they read then, where they
+	// found nothing (propagate also the same values): they are skipped
+	// until the round finds something. Stage len(redactStages) is
+	// propagate.
+	propagateStage := len(redactStages)
+	lastPrev := propagateStage
 	for round := 0; round < maxRedactRounds; round++ {
-		found := false
-		for _, find := range redactStages {
+		found, last := false, -1
+		for si, find := range redactStages {
+			if !found && si > lastPrev {
+				break
+			}
 			spans = find(text, spans[:0])
 			if len(spans) > 0 {
 				text = r.apply(text, spans, true)
-				found = true
+				found, last = true, si
 			}
 		}
-		if spans = r.propagate(text, spans[:0]); len(spans) > 0 {
-			text = r.apply(text, spans, false)
-			found = true
+		if found || lastPrev == propagateStage {
+			if spans = r.propagate(text, spans[:0]); len(spans) > 0 {
+				text = r.apply(text, spans, false)
+				found, last = true, propagateStage
+			}
 		}
 		if !found {
 			break
 		}
+		lastPrev = last
 	}
 	var out []Redaction
 	for k, n := range r.counts {
