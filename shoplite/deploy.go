@@ -419,6 +419,10 @@ func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string,
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			// Killed because the caller gave up: say that, not "signal: killed".
+			return "", fmt.Errorf("shoplite: deploy: building %s: %w", short(id), ctx.Err())
+		}
 		return "", fmt.Errorf("shoplite: deploy: building %s: %w\n%s", short(id), err, out)
 	}
 	return bin, nil
