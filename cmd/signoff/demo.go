@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -16,6 +17,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
@@ -26,6 +29,7 @@ import (
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/triage"
+	"github.com/signoff-dev/signoff/web"
 	"github.com/signoff-dev/signoff/webhook"
 )
 
@@ -50,9 +54,23 @@ type demo struct {
 	ln                        net.Listener
 	// agents is how the reproducer and fixer run.
 	agents demoAgents
+	hooks  demoHooks
 }
 
 func runDemo(ctx context.Context, e *env, args []string) error {
+	return runDemoWith(ctx, e, args, demoHooks{})
+}
+
+// demoHooks let a test see into the demo's start.
+type demoHooks struct {
+	// beforeCompile, when set, runs as ShopLite's compile step begins,
+	// with the build's context: a test holds it to look at the demo while
+	// ShopLite is not built yet. An error fails the step.
+	beforeCompile func(context.Context) error
+}
+
+// runDemoWith is runDemo with hooks.
+func runDemoWith(ctx context.Context, e *env, args []string, hooks demoHooks) error {
 	var addr, dir, walk, provider, record, replay string
 	var verbose bool
 	var a demoAgents
@@ -100,6 +118,14 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	// The first line comes at once: a first start can take a minute
+	// (ShopLite is compiled with a cold Go build cache), and a silent
+	// terminal looks stuck.
+	where := "yours, from --dir: kept after the demo stops"
+	if created {
+		where = "a new temporary folder, deleted on Ctrl-C"
+	}
+	fmt.Fprintf(e.stdout, "Signoff demo: a workspace on SQLite with ShopLite, a sample Go shop with real bugs, in %s (%s).\n", dir, where)
 	// A folder the demo made holds private keys and is of no use once the
 	// demo is stopped: Ctrl-C (or a failed setup) deletes it. A --dir is
 	// the user's and stays.
@@ -131,13 +157,22 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if replaced {
 		fmt.Fprintf(e.stdout, "%s held an earlier demo: its database, keys and ShopLite were replaced by a new demo.\n", dir)
 	}
-	d, err := setupDemoWith(ctx, e, dir, addr, log, a)
+	start := newDemoStart(e)
+	d, err := openDemo(ctx, e, dir, addr, log, a, start)
 	if err != nil {
 		setupErr = err
 		return err
 	}
 	defer d.s.Close()
 	defer d.prod.Stop()
+	d.hooks = hooks
+	if walk != "" {
+		// A walk needs ShopLite at once: it is built in the foreground.
+		if err := d.finishShop(ctx, start); err != nil {
+			setupErr = err
+			return err
+		}
+	}
 	switch walk {
 	case "bug":
 		if err := d.walkBug(ctx, e, log, a.stories()); err != nil {
@@ -149,13 +184,304 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	case "change":
 		return d.walkChange(ctx, e, log)
 	}
-	d.printIntro(e, created)
-	if err := serveUntilDone(ctx, e, log, d.ln, d.s, d.st, serveConfig{approvalKey: d.opKeyPath}); err != nil && ctx.Err() == nil {
+	return d.serveWhileBuilding(ctx, e, log, start, created)
+}
+
+// serveWhileBuilding serves the desk and the API at once and builds
+// ShopLite meanwhile: the desk's notice says how far it is, and the
+// walkthrough is printed once ShopLite is ready. A failed build is shown
+// in the terminal and on the desk, and the demo goes on serving the rest
+// (the triage sample): the person may be reading the desk in a browser
+// by then, and a demo that vanished would leave them the terminal only.
+// It exits non-zero when stopped, as a failed setup does.
+func (d *demo) serveWhileBuilding(ctx context.Context, e *env, log *slog.Logger, start *demoStart, temporary bool) error {
+	d.printEarly(e)
+	bctx, cancelBuild := context.WithCancel(ctx)
+	defer cancelBuild()
+	// failed is the build's error when it failed of itself, not because
+	// the demo was stopped (which kills go build too).
+	failed := make(chan error, 1)
+	go func() {
+		err := d.finishShop(bctx, start)
+		switch {
+		case err == nil:
+			d.printIntro(e, temporary)
+		case bctx.Err() == nil:
+			fmt.Fprintf(e.stderr, "signoff demo: ShopLite could not be built: %v\n", err)
+			fmt.Fprintln(e.stdout, "ShopLite could not be built (above); the desk says so too. The rest of the demo (the triage sample project) keeps serving. Press Ctrl-C to stop.")
+			failed <- err
+			return
+		}
+		failed <- nil
+	}()
+	err := serveUntilDone(ctx, e, log, d.ln, d.s, d.st, serveConfig{approvalKey: d.opKeyPath, notice: start.notice})
+	// Stopped (or the server failed) while ShopLite may still be building:
+	// the build ends before the demo's folder can go.
+	cancelBuild()
+	berr := <-failed
+	if err != nil && ctx.Err() == nil {
 		return err
 	}
-	// Stopped by Ctrl-C, possibly while the jobs were still starting:
-	// that is a clean stop.
+	if berr != nil {
+		return fmt.Errorf("ShopLite could not be built: %w", berr)
+	}
+	// Stopped by Ctrl-C, possibly while the jobs were still starting or
+	// ShopLite was still building: that is a clean stop.
 	return nil
+}
+
+// printEarly says, as soon as the server is up, where the desk is and
+// that ShopLite is still to come.
+func (d *demo) printEarly(e *env) {
+	signIn := d.url + "/login (paste the operator token, printed when ShopLite is ready)"
+	if code, _, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
+		signIn = d.url + "/login/" + code + "   (signs the operator in, once, within 15 minutes)"
+	}
+	fmt.Fprintf(e.stdout, "The desk is up at %s (web desk, API, MCP; %s/healthz answers). Sign in:\n  %s\n", d.url, d.url, signIn)
+	fmt.Fprintln(e.stdout, "ShopLite is being built in the background; the desk shows how far. Its project, the walkthrough and the tokens follow when it is ready.")
+}
+
+// The steps of the demo's start, in order (demoSteps names them).
+const (
+	stepWorkspace = iota
+	stepCompile
+	stepStart
+)
+
+// demoSteps name the start's steps, as the terminal and the desk say
+// them; short is for the line a terminal rewrites in place, which must
+// fit on one row to be rewritten.
+var demoSteps = []struct{ name, short string }{
+	stepWorkspace: {"setting up the workspace (database, people, keys, the triage sample, ShopLite's repository)", "workspace"},
+	stepCompile:   {"compiling ShopLite's production server (go build)", "compiling ShopLite"},
+	stepStart:     {"starting ShopLite and adding its project", "starting ShopLite"},
+}
+
+// demoStart is how far the demo's start is: the step under way and its
+// progress, or how it failed. The terminal hears each step as it begins
+// and ends; the desk's notice reads it (notice). A nil *demoStart says
+// nothing (setupDemo's tests).
+type demoStart struct {
+	out io.Writer
+	// tty: out is a terminal, where the step under way is one line
+	// rewritten in place; elsewhere (a log, a pipe) each report is a line.
+	tty bool
+	// first and every are when the step under way is first reported
+	// while it runs, and how often after that.
+	first, every time.Duration
+
+	mu     sync.Mutex
+	cur    int       // the step under way; len(demoSteps) once ShopLite is ready
+	began  time.Time // when it began
+	detail string    // its progress ("57 of 191 packages compiled")
+	note   string    // a remark on it (say), for the desk too
+	err    error     // why the start failed
+	stop   chan struct{}
+	ticker sync.WaitGroup
+}
+
+func newDemoStart(e *env) *demoStart {
+	st := &demoStart{out: e.stdout, every: 10 * time.Second}
+	if f, ok := e.stdout.(*os.File); ok && e.getenv("TERM") != "dumb" {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			// A quick step shows its result only: the first report waits
+			// a moment, so no line is left half-written for a message on
+			// stderr to land on.
+			st.tty, st.first, st.every = true, 300*time.Millisecond, time.Second
+		}
+	}
+	return st
+}
+
+// stepLabel is step i as the terminal shows it: "[2/3] compiling ...".
+func stepLabel(i int, short bool) string {
+	name := demoSteps[i].name
+	if short {
+		name = demoSteps[i].short
+	}
+	return fmt.Sprintf("[%d/%d] %s", i+1, len(demoSteps), name)
+}
+
+// begin starts step i: a line saying so (on a terminal, once it has taken
+// a moment), then a report every so often while it runs: the elapsed
+// time, and its progress if it has any.
+func (st *demoStart) begin(i int) {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.cur, st.began, st.detail, st.note = i, time.Now(), "", ""
+	if !st.tty {
+		fmt.Fprintln(st.out, stepLabel(i, false)+" …")
+	}
+	st.stop = make(chan struct{})
+	st.ticker.Add(1)
+	go st.tick(st.stop, i)
+}
+
+func (st *demoStart) tick(stop chan struct{}, i int) {
+	defer st.ticker.Done()
+	wait := st.every
+	if st.first > 0 {
+		wait = st.first
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		st.mu.Lock()
+		st.report(i)
+		st.mu.Unlock()
+		t.Reset(st.every)
+	}
+}
+
+// report writes how far step i is: on a terminal in place of the last
+// report (short, to fit one row), elsewhere as a line of its own. st.mu
+// is held.
+func (st *demoStart) report(i int) {
+	text := stepLabel(i, false) + " … "
+	if st.tty {
+		text = stepLabel(i, true) + ": "
+	}
+	if st.detail != "" {
+		text += st.detail + ", "
+	}
+	text += seconds(time.Since(st.began)) + " so far"
+	if st.tty {
+		fmt.Fprintf(st.out, "\r\x1b[K%s", text)
+		return
+	}
+	fmt.Fprintln(st.out, text)
+}
+
+// say remarks on the step under way: a line of its own in the terminal,
+// and a sentence in the desk's notice.
+func (st *demoStart) say(text string) {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.note = strings.TrimSpace(text)
+	if st.tty {
+		// In place of the step's report, which the next tick writes again.
+		fmt.Fprintf(st.out, "\r\x1b[K%s\n", text)
+		return
+	}
+	fmt.Fprintln(st.out, text)
+}
+
+// progress records how far the step under way is.
+func (st *demoStart) progress(detail string) {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.detail = detail
+}
+
+// finish stops the ticker of the step under way and writes its last line.
+func (st *demoStart) finish(outcome string) {
+	st.mu.Lock()
+	stop := st.stop
+	st.stop = nil
+	st.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		st.ticker.Wait()
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	text := stepLabel(st.cur, false) + " … " + outcome
+	if st.tty {
+		fmt.Fprintf(st.out, "\r\x1b[K%s\n", text)
+		return
+	}
+	fmt.Fprintln(st.out, text)
+}
+
+// end ends the step under way, with what it did if summary says.
+func (st *demoStart) end(summary string) {
+	if st == nil {
+		return
+	}
+	out := "done in " + seconds(time.Since(st.began))
+	if summary != "" {
+		out += " (" + summary + ")"
+	}
+	st.finish(out)
+}
+
+// fail ends the step under way with err: the start stops there.
+func (st *demoStart) fail(err error) {
+	if st == nil {
+		return
+	}
+	st.finish("FAILED after " + seconds(time.Since(st.began)))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.err = err
+}
+
+// ready marks every step done: ShopLite serves.
+func (st *demoStart) ready() {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.cur = len(demoSteps)
+}
+
+// notice is the desk's note while ShopLite is not ready: the step under
+// way, how far it is and what is left; or why it failed. None once
+// ShopLite is ready.
+func (st *demoStart) notice() (web.Notice, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err != nil {
+		text := st.err.Error()
+		if len(text) > 2000 {
+			// The end of go build's output says what went wrong.
+			text = "…" + strings.ToValidUTF8(text[len(text)-2000:], "")
+		}
+		return web.Notice{Heading: "ShopLite could not be built.", Failed: true,
+			Text: "Step " + strconv.Itoa(st.cur+1) + " of " + strconv.Itoa(len(demoSteps)) + ", " + demoSteps[st.cur].name + ", failed:\n" + text +
+				"\nThe rest of the demo (the triage sample project) works; the terminal has the whole output."}, true
+	}
+	if st.cur >= len(demoSteps) {
+		return web.Notice{}, false
+	}
+	now := fmt.Sprintf("Step %d of %d: %s", st.cur+1, len(demoSteps), demoSteps[st.cur].name)
+	if st.detail != "" {
+		now += ": " + st.detail
+	}
+	now += ", " + seconds(time.Since(st.began)) + " so far."
+	if st.note != "" {
+		now += " " + st.note
+	}
+	var rest []string
+	for _, step := range demoSteps[st.cur+1:] {
+		rest = append(rest, step.name)
+	}
+	left := "Left: " + strings.Join(rest, "; then ") + "."
+	if len(rest) == 0 {
+		left = "That is the last step."
+	}
+	return web.Notice{Heading: "ShopLite is being built.", Ready: "ShopLite is ready: its project is on the desk.",
+		Text: now + "\n" + left + "\nUntil then ShopLite's project is not on the desk; the triage sample project works already."}, true
+}
+
+// seconds says a duration in seconds, to a tenth.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
 }
 
 // demoState are the names the demo writes in its directory; an earlier
@@ -352,20 +678,43 @@ func setupDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger) 
 	return setupDemoWith(ctx, e, dir, addr, log, demoAgents{provider: agent.ProviderAuthored})
 }
 
-// setupDemoWith is setupDemo with the reproducer and fixer run as a says.
+// setupDemoWith is setupDemo with the reproducer and fixer run as a says:
+// the whole demo, ShopLite built and running, before it returns.
 func setupDemoWith(ctx context.Context, e *env, dir, addr string, log *slog.Logger, a demoAgents) (*demo, error) {
+	d, err := openDemo(ctx, e, dir, addr, log, a, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.finishShop(ctx, nil); err != nil {
+		d.prod.Stop()
+		d.s.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// openDemo sets up everything of the demo that can serve before ShopLite
+// is built: the store, workspace, identities, keys and role configuration,
+// the triage sample project, ShopLite's repository (a git commit, quick)
+// with the authored fixtures that match its commit, the stack and the
+// listener. ShopLite's project and production server follow (finishShop).
+// start, when set, hears the step.
+func openDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger, a demoAgents, start *demoStart) (*demo, error) {
+	start.begin(stepWorkspace)
 	d := &demo{dir: dir, agents: a}
 	dbf := dbFlags{db: filepath.Join(dir, "signoff.db"), key: filepath.Join(dir, "signoff.key")}
 	s, err := dbf.openRW(ctx, e, true)
 	if err != nil {
+		start.fail(err)
 		return nil, err
 	}
 	d.s = s
 	fail := func(err error) (*demo, error) {
-		s.Close()
-		if d.prod != nil {
-			d.prod.Stop()
+		start.fail(err)
+		if d.ln != nil {
+			d.ln.Close()
 		}
+		s.Close()
 		return nil, err
 	}
 	if d.ws, d.owner, err = s.CreateWorkspace(ctx, "Demo", "demo-owner"); err != nil {
@@ -405,57 +754,14 @@ func setupDemoWith(ctx context.Context, e *env, dir, addr string, log *slog.Logg
 	if _, err := s.RegisterKey(ctx, d.operator, string(pub)); err != nil {
 		return fail(err)
 	}
-
-	// ShopLite: main only (fixes arrive as proposals), and its production
-	// server built from main.
-	if d.sample, err = shoplite.BuildMain(ctx, filepath.Join(dir, "shoplite")); err != nil {
-		return fail(err)
-	}
-	// Signoff's listener comes first: ShopLite's checkout reads its flag
-	// from Signoff over OFREP, so it is deployed knowing the URL.
-	if d.ln, err = net.Listen("tcp", addr); err != nil {
-		if d.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fail(fmt.Errorf("listen: %w", err))
-		}
-	}
-	d.url = "http://" + d.ln.Addr().String()
-	if d.shop, err = s.CreateProject(ctx, d.owner, signoff.ProjectInput{Name: "shoplite", RepoURL: d.sample.Dir,
-		Description: "ShopLite, the sample shop: a local git repository with real bugs, and its production server"}); err != nil {
-		return fail(err)
-	}
-	// The change desk's incident: the new payment flow's flag, off, read
-	// by production over OFREP with the prod environment's key; and the
-	// workspace's change policy.
-	if _, err := s.CreateFlag(ctx, d.owner, d.shop.ID, demoFlagEnv, shoplite.CheckoutFlag, signoff.FlagBoolean, json.RawMessage("false")); err != nil {
-		return fail(err)
-	}
-	_, flagSecret, err := s.CreateFlagKey(ctx, d.owner, d.shop.ID, demoFlagEnv, "ShopLite production")
-	if err != nil {
-		return fail(err)
-	}
+	// The change policy is the workspace's: it names no project.
 	if _, err := s.SetChangePolicy(ctx, cli, demoPolicy(d.operator.ID), 0); err != nil {
 		return fail(err)
 	}
-	d.prod = shoplite.NewServer(filepath.Join(dir, "production"))
-	if err := d.prod.SetOFREP(shoplite.OFREP{URL: d.url, APIKey: flagSecret}); err != nil {
-		return fail(err)
-	}
-	if d.live, err = d.prod.Deploy(ctx, d.sample.Dir, d.sample.Base); err != nil {
-		return fail(fmt.Errorf("start ShopLite's production server: %w", err))
-	}
-	if err := s.ImportDataset(ctx, d.owner, d.shop.ID, shopTriageData()); err != nil {
-		return fail(err)
-	}
-	d.secret = webhook.NewSecret()
-	if _, err := s.SetRepoSettings(ctx, cli, d.shop.ID, signoff.RepoSettings{
-		Path: d.sample.Dir, MainBranch: shoplite.BranchMain, FixPaths: []string{"cart/**", "cmd/**"},
-		LiveURL: d.live.URL, WebhookSecret: d.secret,
-		Smoke: []signoff.SmokeCheck{
-			{Name: "healthz", Method: "GET", Path: "/healthz", ExpectBody: "ok"},
-			{Name: "a 10% coupon applies once", Method: "POST", Path: "/checkout",
-				Body:       `{"items":[{"sku":"lamp","price_cents":10000,"quantity":1}],"coupon":"SAVE10"}`,
-				ExpectBody: `"total_cents":9000`},
-		}}); err != nil {
+
+	// ShopLite's repository: main only (fixes arrive as proposals). It is
+	// a few git commands; compiling its server is what takes time.
+	if d.sample, err = shoplite.BuildMain(ctx, filepath.Join(dir, "shoplite")); err != nil {
 		return fail(err)
 	}
 
@@ -492,8 +798,123 @@ func setupDemoWith(ctx context.Context, e *env, dir, addr string, log *slog.Logg
 	if _, err := agent.SaveConfig(ctx, s, d.owner, []byte(a.roles()), st.reg); err != nil {
 		return fail(err)
 	}
-	st.desk.Deployers = map[string]bugdesk.Deployer{d.shop.ID: &shopDeployer{srv: d.prod, hook: d.url + "/api/v1/hooks/deployments/" + d.shop.ID, secret: d.secret}}
+	// Signoff's listener: ShopLite's checkout reads its flag from Signoff
+	// over OFREP, so it is deployed knowing the URL.
+	if d.ln, err = net.Listen("tcp", addr); err != nil {
+		if d.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fail(fmt.Errorf("listen: %w", err))
+		}
+	}
+	d.url = "http://" + d.ln.Addr().String()
+	d.prod = shoplite.NewServer(filepath.Join(dir, "production"))
+	start.end("")
 	return d, nil
+}
+
+// finishShop compiles ShopLite's production server, then adds its project
+// (flag, flag key, triage data, repository settings, deployer) and starts
+// the server: the project appears only once its server is built, so the
+// desk never offers a ShopLite that cannot run yet. start, when set,
+// hears the steps.
+func (d *demo) finishShop(ctx context.Context, start *demoStart) error {
+	start.begin(stepCompile)
+	if h := d.hooks.beforeCompile; h != nil {
+		if err := h(ctx); err != nil {
+			start.fail(err)
+			return err
+		}
+	}
+	var compiled, total int
+	liveURL, err := d.prod.Prepare(ctx, d.sample.Dir, d.sample.Base, func(c, t int) {
+		if c == 0 && t > coldPackages {
+			start.say(fmt.Sprintf("      Go's build cache is cold: %d packages to compile, mostly the standard library; this happens once, later starts reuse them.", t))
+		}
+		compiled, total = c, t
+		start.progress(packagesDone(c, t))
+	})
+	if err != nil {
+		start.fail(err)
+		return fmt.Errorf("build ShopLite's production server: %w", err)
+	}
+	switch {
+	case compiled == 0:
+		start.end("nothing to compile: Go's build cache had it all")
+	case compiled < total:
+		start.end(packagesDone(compiled, total) + "; the rest came from Go's build cache")
+	default:
+		start.end(packagesDone(compiled, total) + "; later starts take them from Go's build cache")
+	}
+
+	start.begin(stepStart)
+	if err := d.addShop(ctx, liveURL); err != nil {
+		start.fail(err)
+		return err
+	}
+	start.end("ShopLite serves at " + d.live.URL)
+	start.ready()
+	return nil
+}
+
+// coldPackages is how many packages to compile make a build cache cold
+// enough to say so: a warm one leaves ShopLite's own few at most.
+const coldPackages = 20
+
+// packagesDone says how far a build is: compiled of total packages.
+func packagesDone(compiled, total int) string {
+	if total > 0 {
+		return fmt.Sprintf("%d of %d packages compiled", compiled, total)
+	}
+	return fmt.Sprintf("%d packages compiled", compiled)
+}
+
+// addShop adds ShopLite's project with everything it needs, then starts
+// its production server from the build Prepare made: liveURL is where it
+// will answer.
+func (d *demo) addShop(ctx context.Context, liveURL string) error {
+	s := d.s
+	cli := signoff.CLIActor(d.ws.ID)
+	var err error
+	if d.shop, err = s.CreateProject(ctx, d.owner, signoff.ProjectInput{Name: "shoplite", RepoURL: d.sample.Dir,
+		Description: "ShopLite, the sample shop: a local git repository with real bugs, and its production server"}); err != nil {
+		return err
+	}
+	d.secret = webhook.NewSecret()
+	// Set before the project has repository settings: a release (the only
+	// reader) needs them, and reads them from the store after this write.
+	d.st.desk.Deployers = map[string]bugdesk.Deployer{d.shop.ID: &shopDeployer{srv: d.prod, hook: d.url + "/api/v1/hooks/deployments/" + d.shop.ID, secret: d.secret}}
+	// The change desk's incident: the new payment flow's flag, off, read
+	// by production over OFREP with the prod environment's key.
+	if _, err := s.CreateFlag(ctx, d.owner, d.shop.ID, demoFlagEnv, shoplite.CheckoutFlag, signoff.FlagBoolean, json.RawMessage("false")); err != nil {
+		return err
+	}
+	_, flagSecret, err := s.CreateFlagKey(ctx, d.owner, d.shop.ID, demoFlagEnv, "ShopLite production")
+	if err != nil {
+		return err
+	}
+	if err := s.ImportDataset(ctx, d.owner, d.shop.ID, shopTriageData()); err != nil {
+		return err
+	}
+	if _, err := s.SetRepoSettings(ctx, cli, d.shop.ID, signoff.RepoSettings{
+		Path: d.sample.Dir, MainBranch: shoplite.BranchMain, FixPaths: []string{"cart/**", "cmd/**"},
+		LiveURL: liveURL, WebhookSecret: d.secret,
+		Smoke: []signoff.SmokeCheck{
+			{Name: "healthz", Method: "GET", Path: "/healthz", ExpectBody: "ok"},
+			{Name: "a 10% coupon applies once", Method: "POST", Path: "/checkout",
+				Body:       `{"items":[{"sku":"lamp","price_cents":10000,"quantity":1}],"coupon":"SAVE10"}`,
+				ExpectBody: `"total_cents":9000`},
+		}}); err != nil {
+		return err
+	}
+	if err := d.prod.SetOFREP(shoplite.OFREP{URL: d.url, APIKey: flagSecret}); err != nil {
+		return err
+	}
+	if d.live, err = d.prod.Deploy(ctx, d.sample.Dir, d.sample.Base); err != nil {
+		return fmt.Errorf("start ShopLite's production server: %w", err)
+	}
+	if d.live.URL != liveURL {
+		return fmt.Errorf("ShopLite's production server answers at %s, not at %s as prepared", d.live.URL, liveURL)
+	}
+	return nil
 }
 
 // shopTriageData is the triage data of ShopLite: who owns what, and its
