@@ -15,7 +15,7 @@ STORAGE_PKGS := ./sqlite/ ./postgres/
 # Other packages whose code runs concurrently also run under the race detector.
 RACE_PKGS := ./httpapi/... ./ledger/... ./identity/... ./canonical/... ./agent/... ./mcp/... ./openai/... ./addressing/... ./crew/... ./sandbox/... ./webhook/... ./approval/... ./bugdesk/... ./change/... ./changedesk/... ./notify/... ./chat/... ./mail/... ./card/... ./outbox/... ./web/... ./loadgen/... ./metrics/... ./ratelimit/... ./sse/...
 
-.PHONY: build test vet race bench fuzz soak scale demo clean
+.PHONY: build test vet race bench bench-idle fuzz soak scale demo clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/signoff ./cmd/signoff
@@ -63,6 +63,13 @@ bench:
 	$(GO) test -run '^$$' -bench . ./sandbox/
 	$(GO) test -run '^$$' -bench VerifyShopLite -benchtime 5x ./verify/
 	$(GO) test -run '^$$' -bench Deliver -benchtime 3000x ./sqlite/ ./postgres/
+	$(GO) test -run '^$$' -bench Pickup -benchtime 1x ./sqlite/ ./postgres/
+	$(MAKE) bench-idle
+
+# What an idle `signoff serve` costs over 60 s on SQLite and on PostgreSQL
+# (CPU ticks, write system calls, fsyncs): four minutes in all.
+bench-idle:
+	$(GO) test -run '^$$' -bench IdleServe -benchtime 1x -timeout 10m ./sqlite/ ./postgres/
 
 # The soak (SOAK=30m by default) and the intake scaling measurement run
 # real processes for minutes: figures for notes, never part of make test.

@@ -85,7 +85,12 @@ func (c *checkpointer) run() {
 			}
 		case <-soon:
 			soon = nil
-			c.checkpoint()
+			// A reader still on an older snapshot can keep a passive
+			// checkpoint from reaching the last commit (and from syncing
+			// it): try again shortly until it does.
+			if !c.checkpoint() {
+				soon = time.After(c.p.Soon)
+			}
 		case <-check.C:
 			if n, ok := walBacklog(c.shm); !ok || n >= c.p.Backlog {
 				c.checkpoint()
@@ -94,14 +99,18 @@ func (c *checkpointer) run() {
 	}
 }
 
-func (c *checkpointer) checkpoint() {
-	_, _ = c.db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+// checkpoint runs a passive checkpoint and reports whether it copied the
+// whole WAL.
+func (c *checkpointer) checkpoint() (complete bool) {
+	var busy, log, done int64
+	err := c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
 	if c.passes != nil {
 		select {
 		case c.passes <- struct{}{}:
 		default:
 		}
 	}
+	return err == nil && busy == 0 && done >= log
 }
 
 // walBacklog reads how many WAL frames are not yet copied into the

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	"encoding/binary"
 	"path/filepath"
 	"testing"
@@ -111,5 +112,66 @@ func TestCheckpointer(t *testing.T) {
 	case <-cp.passes:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("a backlog of %d frames was not checkpointed", backlog())
+	}
+}
+
+// TestCheckpointRetriesPastReader: a reader on an older snapshot keeps a
+// checkpoint from reaching the last commit; the checkpointer tries again
+// until it does, rather than leaving the commit unsynced until the next.
+func TestCheckpointRetriesPastReader(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "cp.db")
+	db, err := OpenDB(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (v TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := sql.Open("sqlite", ReadOnlyDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	reader, err := ro.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := reader.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	cp := startCheckpointer(db, path, checkpointPolicy{Soon: 5 * time.Millisecond, Check: time.Hour})
+	cp.passes = make(chan struct{}, 64)
+	defer cp.stop()
+	if _, err := db.Exec(`INSERT INTO t VALUES ('committed while a reader holds an older snapshot')`); err != nil {
+		t.Fatal(err)
+	}
+	cp.kick()
+	for i := range 3 {
+		select {
+		case <-cp.passes:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("pass %d did not come: the checkpointer gave up while the reader held the WAL", i+1)
+		}
+	}
+	if got, _ := walBacklog(path + "-shm"); got == 0 {
+		t.Fatal("the checkpoint copied past a reader's snapshot (the test does not hold one)")
+	}
+	reader.Rollback()
+	deadline := time.After(10 * time.Second)
+	for {
+		if got, ok := walBacklog(path + "-shm"); ok && got == 0 {
+			return
+		}
+		select {
+		case <-cp.passes:
+		case <-deadline:
+			t.Fatal("the commit was never checkpointed after the reader left")
+		}
 	}
 }

@@ -61,3 +61,7 @@ func BenchmarkDeliver(b *testing.B) { storetest.BenchDeliver(b, Backend) }
 // BenchmarkPickup measures enqueue-to-start latency, in process and from
 // another process.
 func BenchmarkPickup(b *testing.B) { storetest.BenchPickup(b, Backend) }
+
+// BenchmarkIdleServe measures an idle `signoff serve` on a fresh SQLite
+// file for 60 s (two minutes in all).
+func BenchmarkIdleServe(b *testing.B) { storetest.BenchIdle(b, "") }

@@ -31,13 +31,15 @@ const (
 )
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	verb, rest, err := subcommand(e, "bench", args, "load")
+	verb, rest, err := subcommand(e, "bench", args, "load", "idle")
 	if err != nil {
 		return err
 	}
 	switch verb {
 	case "load":
 		return runBenchLoad(ctx, e, rest)
+	case "idle":
+		return runBenchIdle(ctx, e, rest)
 	}
 	return errUsage
 }

@@ -61,7 +61,7 @@ var commands = map[string]command{
 	"outbox":    {"list or show notification messages and their delivery attempts, re-drive a dead one (list|show|retry)", runOutbox},
 	"channel":   {"configure or list notification channels: webhook, Slack, Mattermost, e-mail (put|list)", runChannel},
 	"chat":      {"map a Slack or Mattermost user to a person, so their chat answers count as theirs (map)", runChat},
-	"bench":     {"load generation against a running server (load)", runBench},
+	"bench":     {"load generation against a running server (load), the cost of an idle server (idle)", runBench},
 
 	"login-link": {"print a one-time sign-in link to the web UI for a person (15 minutes, single use)", runLoginLink},
 }
