@@ -85,7 +85,7 @@ type wakers struct {
 	clients []*wakePilot
 	// pending holds the queues of available jobs each open transaction
 	// inserted; its commit wakes them.
-	pending sync.Map // *sql.Tx → *[]string
+	pending map[*sql.Tx][]string
 }
 
 func (w *wakers) add(p *wakePilot) (remove func()) {
@@ -106,25 +106,30 @@ func (w *wakers) any() bool {
 }
 
 // inserted notes that tx inserted a job that is available at once in
-// queue. Only the transaction's goroutine touches its entry.
+// queue.
 func (w *wakers) inserted(tx *sql.Tx, queue string) {
-	v, _ := w.pending.LoadOrStore(tx, new([]string))
-	qs := v.(*[]string)
-	if !slices.Contains(*qs, queue) {
-		*qs = append(*qs, queue)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pending == nil {
+		w.pending = map[*sql.Tx][]string{}
+	}
+	if qs := w.pending[tx]; !slices.Contains(qs, queue) {
+		w.pending[tx] = append(qs, queue)
 	}
 }
 
-// settled wakes the queues tx inserted into, if it committed.
+// settled wakes the queues tx inserted into, if it committed. Every
+// transaction settles (commit, rollback or panic: tryTx), so no entry
+// outlives its transaction.
 func (w *wakers) settled(tx *sql.Tx, committed bool) {
-	v, ok := w.pending.LoadAndDelete(tx)
+	w.mu.Lock()
+	queues, ok := w.pending[tx]
+	delete(w.pending, tx)
+	clients := slices.Clone(w.clients)
+	w.mu.Unlock()
 	if !ok || !committed {
 		return
 	}
-	queues := *v.(*[]string)
-	w.mu.Lock()
-	clients := slices.Clone(w.clients)
-	w.mu.Unlock()
 	for _, c := range clients {
 		c.wake(queues)
 	}
