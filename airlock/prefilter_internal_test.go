@@ -624,3 +624,40 @@ func TestRedactRoundShortcut(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberQuickTests checks the quick tests that findCards and
+// findPhones make before matchCard and matchPhone: wherever they say no,
+// the full match finds nothing.
+func TestNumberQuickTests(t *testing.T) {
+	t.Parallel()
+	inputs := shortcutInputs(t)
+	rng := rand.New(rand.NewPCG(3, 5))
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(8) {
+			digits := strings.Repeat("1234567890", 2)[rng.IntN(10):]
+			b.WriteString(digits[:1+rng.IntN(min(len(digits), 19))])
+			b.WriteString([]string{" ", "-", ".", "/", "(", ")", "+", " (", ":", "", "a"}[rng.IntN(11)])
+		}
+		inputs = append(inputs, b.String())
+	}
+	for _, s := range inputs {
+		for i := range len(s) {
+			if !isASCIIDigit(s[i]) && s[i] != '+' && s[i] != '(' {
+				continue
+			}
+			if !mayStartPhone(s, i, spanWhile(s, i, isASCIIDigit)) {
+				if e, ok := matchPhone(s, i); ok {
+					t.Fatalf("mayStartPhone(%q, %d) = false, but matchPhone matches to %d", s, i, e)
+				}
+			}
+			if isASCIIDigit(s[i]) {
+				if n := spanWhile(s, i, isASCIIDigit) - i; !mayStartCard(n) {
+					if e, ok := matchCard(s, i); ok {
+						t.Fatalf("first group of %d digits in %q at %d, but matchCard matches to %d", n, s, i, e)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1346,16 +1346,24 @@ func numberStart(text string, i, floor int) bool {
 func findCards(text string, spans []redSpan) []redSpan {
 	floor := 0
 	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
-		if numberStart(text, i, floor) && !afterIBANPrefix(text, i, floor) {
+		run := spanWhile(text, i, isASCIIDigit)
+		if mayStartCard(run-i) && numberStart(text, i, floor) && !afterIBANPrefix(text, i, floor) {
 			if e, ok := matchCard(text, i); ok {
 				spans = append(spans, redSpan{i, e, kCard})
 				floor, i = e, e
 				continue
 			}
 		}
-		i = spanWhile(text, i, isASCIIDigit)
+		i = run
 	}
 	return spans
+}
+
+// mayStartCard reports whether a card number may start with a run of n
+// digits: a group of four or the whole number, as cardShape requires, so
+// that most runs (times, versions, ids) are passed over at once.
+func mayStartCard(n int) bool {
+	return n == 4 || n >= 13 && n <= 19
 }
 
 // afterIBANPrefix reports whether the digits at i follow a country code and
@@ -1472,20 +1480,33 @@ func findPhones(text string, spans []redSpan) []redSpan {
 		if i = min(nextDigit(text, i), plus, paren); i == len(text) {
 			break
 		}
-		if numberStart(text, i, floor) && !continuesNumber(text, i, floor) {
+		next := i + 1 // after a '+' or '(', or after the run of digits
+		if isASCIIDigit(text[i]) {
+			next = spanWhile(text, i, isASCIIDigit)
+		}
+		if numberStart(text, i, floor) && !continuesNumber(text, i, floor) && mayStartPhone(text, i, next) {
 			if e, ok := matchPhone(text, i); ok {
 				spans = append(spans, redSpan{i, e, kPhone})
 				floor, i = e, e
 				continue
 			}
 		}
-		if isASCIIDigit(text[i]) {
-			i = spanWhile(text, i, isASCIIDigit)
-		} else {
-			i++
-		}
+		i = next
 	}
 	return spans
+}
+
+// mayStartPhone is a quick test of what matchPhone requires of a number
+// that starts with a run of digits, text[i:e]: a separator and another
+// group after it, unless the run is a bare mobile number of eleven digits.
+func mayStartPhone(text string, i, e int) bool {
+	if !isASCIIDigit(text[i]) {
+		return true // '+' or '('
+	}
+	if e-i == 11 {
+		return true
+	}
+	return e+1 < len(text) && strings.IndexByte(" -./", text[e]) >= 0 && (isASCIIDigit(text[e+1]) || (text[e] == ' ' && text[e+1] == '('))
 }
 
 // nextDigit returns the index of the first ASCII digit in text at or after
