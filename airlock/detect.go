@@ -1098,10 +1098,7 @@ func (k *keywords) scan(s string, hits []acHit) []acHit {
 // not ASCII, or len(s); it tests eight bytes at a time.
 func nextNonASCII(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		b := s[i : i+8]
-		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if m := x & 0x8080808080808080; m != 0 {
+		if m := load64(s, i) & swarHighs; m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -1446,12 +1443,12 @@ func buildDetector(specs []ruleSpec) (*detector, error) {
 		if len(set) == 0 {
 			continue
 		}
-		bits := make([]uint64, (len(words)+63)/64)
+		bitmap := make([]uint64, (len(words)+63)/64)
 		for _, a := range set {
 			id := index[keywordStem(a)]
-			bits[id>>6] |= 1 << (id & 63)
+			bitmap[id>>6] |= 1 << (id & 63)
 		}
-		d.rules[ri].second = bits
+		d.rules[ri].second = bitmap
 	}
 	d.ac = buildKeywords(words)
 	return d, nil
