@@ -419,9 +419,14 @@ func (st *demoStart) end(summary string) {
 	st.finish(out)
 }
 
-// fail ends the step under way with err: the start stops there.
+// fail ends the step under way with err: the start stops there. A step
+// cut short by Ctrl-C did not fail, and does not say so.
 func (st *demoStart) fail(err error) {
 	if st == nil {
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		st.finish("stopped after " + seconds(time.Since(st.began)))
 		return
 	}
 	st.finish("FAILED after " + seconds(time.Since(st.began)))

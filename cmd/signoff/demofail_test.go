@@ -137,9 +137,14 @@ func TestDemoBuildStops(t *testing.T) {
 					t.Errorf("/desk/notice after the failed build: %d %s", st, body)
 				}
 			}
+			// What the demo prints from now on, once it has ended.
+			rest := make(chan string, 1)
 			go func() {
-				for range lines {
+				var b strings.Builder
+				for l := range lines {
+					b.WriteString(l + "\n")
 				}
+				rest <- b.String()
 			}()
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
@@ -155,6 +160,10 @@ func TestDemoBuildStops(t *testing.T) {
 			var ee *exec.ExitError
 			if exited := errors.As(err, &ee); exited != tc.failed || (err != nil && !exited) {
 				t.Errorf("the demo ended with %v on Ctrl-C, want a non-zero exit %v; stderr:\n%s", err, tc.failed, stderr.String())
+			}
+			after := <-rest
+			if !tc.failed && (strings.Contains(text.String()+after, "FAILED") || !strings.Contains(after, "… stopped after")) {
+				t.Errorf("a stop reads as a failed step, or not as a stop:\n%s%s", text.String(), after)
 			}
 			if said := strings.Contains(stderr.String(), "signoff demo: ShopLite could not be built"); said != tc.failed {
 				t.Errorf("stderr says the build failed: %v, want %v:\n%s", said, tc.failed, stderr.String())
