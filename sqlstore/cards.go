@@ -85,7 +85,7 @@ func (s *DB) cardsOnEvent(ctx context.Context, tx *sql.Tx, e signoff.Event) erro
 	if e.CaseID == "" {
 		return nil
 	}
-	_, err := s.river.InsertTx(ctx, tx, signoff.CardJob{WorkspaceID: e.WorkspaceID, CaseID: e.CaseID, Seq: e.Seq},
+	_, err := s.insertTx(ctx, tx, signoff.CardJob{WorkspaceID: e.WorkspaceID, CaseID: e.CaseID, Seq: e.Seq},
 		&river.InsertOpts{Queue: NotifyQueue, UniqueOpts: river.UniqueOpts{ByArgs: true}})
 	if err != nil {
 		return fmt.Errorf("enqueue card for event %d: %w", e.Seq, err)
@@ -152,7 +152,7 @@ func (s *DB) OpenCard(ctx context.Context, c signoff.Card) (signoff.Card, bool, 
 			return err
 		}
 		if s.river != nil {
-			if _, err := s.river.InsertTx(ctx, tx, signoff.CardExpiryJob{WorkspaceID: c.WorkspaceID, CardID: c.ID},
+			if _, err := s.insertTx(ctx, tx, signoff.CardExpiryJob{WorkspaceID: c.WorkspaceID, CardID: c.ID},
 				&river.InsertOpts{Queue: NotifyQueue, ScheduledAt: c.ExpiresAt, UniqueOpts: river.UniqueOpts{ByArgs: true}}); err != nil {
 				return fmt.Errorf("enqueue card expiry: %w", err)
 			}

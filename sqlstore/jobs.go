@@ -31,16 +31,49 @@ func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at t
 	// One job per argument set: a repeat of the same request is the same
 	// job, whatever state it is in.
 	opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}, ScheduledAt: at}
-	res, err := s.river.InsertTx(ctx, tx, args, opts)
-	if err != nil {
+	if _, err := s.insertTx(ctx, tx, args, opts); err != nil {
 		return fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
-	// A poll-only client of this process starts it when tx commits
-	// (wake.go); a scheduled one waits for River's scheduler.
-	if !res.UniqueSkippedAsDuplicate && res.Job.State == rivertype.JobStateAvailable && s.wake.any() {
-		s.wake.inserted(tx, res.Job.Queue)
-	}
 	return nil
+}
+
+// insertTx, insertManyTx and retryTx are the store's only ways into
+// River's job table (TestRiverOnlyThroughWake): each notes the jobs it
+// made available, so a poll-only client of this process starts them when
+// tx commits (wake.go). A scheduled job waits for River's scheduler.
+func (s *DB) insertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	res, err := s.river.InsertTx(ctx, tx, args, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.madeAvailable(tx, res.Job)
+	return res, nil
+}
+
+func (s *DB) insertManyTx(ctx context.Context, tx *sql.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	res, err := s.river.InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range res {
+		s.madeAvailable(tx, r.Job)
+	}
+	return res, nil
+}
+
+func (s *DB) retryTx(ctx context.Context, tx *sql.Tx, jobID int64) (*rivertype.JobRow, error) {
+	job, err := s.river.JobRetryTx(ctx, tx, jobID)
+	if err != nil {
+		return nil, err
+	}
+	s.madeAvailable(tx, job)
+	return job, nil
+}
+
+func (s *DB) madeAvailable(tx *sql.Tx, job *rivertype.JobRow) {
+	if job != nil && job.State == rivertype.JobStateAvailable && s.wake.any() {
+		s.wake.inserted(tx, job.Queue)
+	}
 }
 
 // DefaultPoll is how often a job client looks for work nobody woke it
@@ -151,7 +184,16 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 		wd := &wakeDriver{Driver: drv}
 		drv, pilot = wd, &wd.pilot
 	}
+	wake := func(queue string) { notifyInsert(drv, queue) }
+	if pilot != nil {
+		wake = func(queue string) { pilot.wake([]string{queue}) }
+	}
+	hooks := []rivertype.Hook{river.HookWorkEndFunc(func(_ context.Context, job *rivertype.JobRow, err error) error {
+		afterWork(job, err, wake)
+		return err
+	})}
 	c, err := river.NewClient(drv, &river.Config{
+		Hooks:             hooks,
 		ID:                clientID(time.Now()),
 		Queues:            queues,
 		Workers:           workers,
@@ -183,7 +225,12 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 // benchmarks; the desks enqueue inside the transaction of the change that
 // asks for the job.
 func (s *DB) Enqueue(ctx context.Context, args river.JobArgs) error {
-	return s.InTx(ctx, func(tx *sql.Tx) error { return s.enqueue(ctx, tx, args) })
+	return s.EnqueueAt(ctx, args, time.Time{})
+}
+
+// EnqueueAt is Enqueue for a job that runs no earlier than at (zero: now).
+func (s *DB) EnqueueAt(ctx context.Context, args river.JobArgs, at time.Time) error {
+	return s.InTx(ctx, func(tx *sql.Tx) error { return s.enqueueAt(ctx, tx, args, at) })
 }
 
 // EnqueueTx inserts a job in tx (a transaction of InTx): it exists, and

@@ -316,7 +316,7 @@ func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, evs []signoff.Event
 		params[i] = river.InsertManyParams{Args: signoff.NotifyJob{WorkspaceID: m.e.WorkspaceID, ChannelID: m.ch, Seq: m.e.Seq},
 			InsertOpts: &river.InsertOpts{MaxAttempts: notifyMaxAttempts, Queue: NotifyQueue}}
 	}
-	res, err := s.river.InsertManyTx(ctx, tx, params)
+	res, err := s.insertManyTx(ctx, tx, params)
 	if err != nil {
 		return fmt.Errorf("enqueue %d notifications: %w", len(msgs), err)
 	}
@@ -744,7 +744,7 @@ func (s *DB) RetryOutbox(ctx context.Context, by signoff.Actor, id string) (sign
 		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = 'pending', budget_from = attempts, next_at = 0 WHERE message_id = $1`, id); err != nil {
 			return err
 		}
-		job, err := s.river.JobRetryTx(ctx, tx, m.JobID)
+		job, err := s.retryTx(ctx, tx, m.JobID)
 		if err != nil {
 			return fmt.Errorf("re-drive job %d: %w", m.JobID, err)
 		}

@@ -3,8 +3,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/baseservice"
@@ -77,6 +80,58 @@ func (p *wakePilot) wake(queues []string) {
 	}
 	notify(context.Background(), res)
 }
+
+// afterWork wakes the job's queue again when River will have made it
+// available once more: a short snooze (the outbox waiting for an earlier
+// message, a triage waiting its turn) or a first failed attempt. River
+// keeps such a job `available` with a later scheduled_at when it is due
+// sooner than its scheduler's 5 s cadence, and sends no notification for
+// it, so nothing would start it before the fallback poll. Later ones are
+// `scheduled`: the scheduler and the fallback poll take them.
+func afterWork(job *rivertype.JobRow, err error, wake func(queue string)) {
+	if err == nil || job == nil {
+		return
+	}
+	var snooze *rivertype.JobSnoozeError
+	var cancel *rivertype.JobCancelError
+	var after time.Duration
+	switch {
+	case errors.As(err, &snooze):
+		after = snooze.Duration
+	case errors.As(err, &cancel) || job.Attempt >= job.MaxAttempts:
+		return
+	default:
+		// River's default retry policy: (errors so far + 1)^4 seconds,
+		// up to 10 % later.
+		n := float64(len(job.Errors) + 1)
+		after = time.Duration(n * n * n * n * 1.1 * float64(time.Second))
+	}
+	if after > schedulerInterval {
+		return
+	}
+	queue := job.Queue
+	time.AfterFunc(after+10*time.Millisecond, func() { wake(queue) })
+}
+
+// notifyInsert wakes every process's producers of queue on PostgreSQL the
+// way River's own insert does: a notification on its insert topic, whose
+// payload names the queue.
+func notifyInsert(drv riverdriver.Driver[*sql.Tx], queue string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = drv.GetExecutor().NotifyMany(ctx, &riverdriver.NotifyManyParams{
+		Topic:   riverInsertTopic,
+		Payload: []string{fmt.Sprintf(`{"queue": %q}`, queue)},
+	})
+}
+
+// riverInsertTopic is the channel River's producers listen on for new
+// jobs; processes of different River versions share it, so it is as
+// stable as River's wire behaviour.
+const riverInsertTopic = "river_insert"
+
+// schedulerInterval is River's JobSchedulerIntervalDefault.
+const schedulerInterval = 5 * time.Second
 
 // wakers are the job clients of this process that want a wake after
 // commit (poll-only clients).

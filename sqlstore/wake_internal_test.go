@@ -3,7 +3,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/riverqueue/river/rivertype"
@@ -59,5 +63,47 @@ func TestWakersSettle(t *testing.T) {
 				t.Fatalf("a removed client was woken: %v", got)
 			}
 		})
+	}
+}
+
+// TestRiverOnlyThroughWake: Signoff reaches River's job table only
+// through the store's insertTx, insertManyTx and retryTx (jobs.go), which
+// note the jobs for the wake after commit. A direct call elsewhere (in
+// this package, or through DB.River() anywhere in the module) would leave
+// its job to the 5 s fallback poll; the demo's outbox deliveries did,
+// once.
+func TestRiverOnlyThroughWake(t *testing.T) {
+	t.Parallel()
+	inPackage := regexp.MustCompile(`\.river\.(Insert\w*|Job\w*)\(`)
+	viaAccessor := regexp.MustCompile(`\.River\(\)\.(Insert\w*|Job(Retry|Cancel|Delete|Update)\w*)\(`)
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == "testdata" || name == "gocache" || strings.HasPrefix(name, ".") && name != ".." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := viaAccessor.FindString(line); m != "" {
+				t.Errorf("%s:%d: %s: enqueue through the store (Enqueue, EnqueueTx)", path, i+1, m)
+			}
+			if m := inPackage.FindString(line); m != "" && path != filepath.Join("..", "sqlstore", "jobs.go") {
+				t.Errorf("%s:%d: %s outside sqlstore/jobs.go: go through insertTx, insertManyTx or retryTx", path, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

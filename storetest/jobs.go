@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 // (enqueue de-duplicates by arguments).
 type pickupArgs struct {
 	N int64 `json:"n"`
+	// Snooze and Fail make the first attempt snooze 200 ms or fail.
+	Snooze, Fail bool
 }
 
 func (pickupArgs) Kind() string { return "storetest_probe" }
@@ -40,6 +43,12 @@ func newPickupWorker() *pickupWorker {
 }
 
 func (w *pickupWorker) Work(_ context.Context, j *river.Job[pickupArgs]) error {
+	if j.Attempt == 1 && j.Args.Fail {
+		return fmt.Errorf("first attempt fails")
+	}
+	if j.Args.Snooze && j.Metadata != nil && !strings.Contains(string(j.Metadata), `"snoozes"`) {
+		return river.JobSnooze(200 * time.Millisecond)
+	}
 	w.mu.Lock()
 	w.started[j.Args.N] = time.Now()
 	w.mu.Unlock()
@@ -115,6 +124,20 @@ func testJobsWakeOnCommit(t *testing.T, b Backend) {
 			t.Fatal(err)
 		}
 		wait(t, w, 7)
+	})
+	// A short snooze or a first failure leaves the job available for
+	// later; the client is woken for it then, not at its hourly poll.
+	t.Run("snoozed and retried", func(t *testing.T) {
+		s := b.Open(t, sqlstore.Options{})
+		w := startProbes(t, s, time.Hour)
+		if err := s.Enqueue(ctx, pickupArgs{N: 1, Snooze: true}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, w, 1)
+		if err := s.Enqueue(ctx, pickupArgs{N: 2, Fail: true}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, w, 2)
 	})
 	t.Run("rolled back", func(t *testing.T) {
 		s := b.Open(t, sqlstore.Options{})

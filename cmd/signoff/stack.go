@@ -85,9 +85,10 @@ func newStackWith(e *env, s *sqlstore.DB, log *slog.Logger, authored *agent.Auth
 		desk.CacheDir = filepath.Join(dir, "signoff", "projects")
 	}
 	if s.River() != nil {
+		// Through the store, so this process's job client starts the job
+		// on commit (a River Insert here would wait for the fallback poll).
 		desk.Enqueue = func(ctx context.Context, j signoff.JobRequest) error {
-			_, err := s.River().Insert(ctx, j.Args, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}})
-			return err
+			return s.EnqueueAt(ctx, j.Args, j.At)
 		}
 	}
 	nd := &notify.Desk{Store: s, Log: log, Subjects: cardSubjects(desk, cd), Changes: cardChanges(cd)}
