@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -35,6 +36,7 @@ type checkpointPolicy struct {
 type checkpointer struct {
 	db     *sql.DB
 	shm    string
+	wal    string
 	p      checkpointPolicy
 	kicks  chan struct{}
 	done   chan struct{}
@@ -53,7 +55,7 @@ func startCheckpointer(db *sql.DB, path string, p checkpointPolicy) *checkpointe
 	if p.Backlog == 0 {
 		p.Backlog = 1000
 	}
-	c := &checkpointer{db: db, shm: path + "-shm", p: p, kicks: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+	c := &checkpointer{db: db, shm: path + "-shm", wal: path + "-wal", p: p, kicks: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -86,9 +88,11 @@ func (c *checkpointer) run() {
 		case <-soon:
 			soon = nil
 			// A reader still on an older snapshot can keep a passive
-			// checkpoint from reaching the last commit (and from syncing
-			// it): try again shortly until it does.
+			// checkpoint from reaching the last commit, and then from
+			// syncing it: sync the WAL itself, so the commit is durable
+			// now, and try the copy again shortly.
 			if !c.checkpoint() {
+				syncWAL(c.wal)
 				soon = time.After(c.p.Soon)
 			}
 		case <-check.C:
@@ -121,11 +125,16 @@ func (c *checkpointer) checkpoint() (complete bool) {
 // the two copies differ); the caller then checkpoints, as it always used
 // to.
 func walBacklog(shm string) (frames uint32, ok bool) {
-	f, err := os.Open(shm)
+	// Non-blocking, and only a regular file: a FIFO or device put in its
+	// place must not stall the checkpointer.
+	f, err := os.OpenFile(shm, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return 0, false
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
 	var b [136]byte
 	if _, err := f.ReadAt(b[:], 0); err != nil {
 		return 0, false
@@ -146,7 +155,21 @@ func parseWALIndex(b []byte) (frames uint32, ok bool) {
 	}
 	mx, backfill := ne.Uint32(b[16:]), ne.Uint32(b[96:])
 	if backfill > mx {
-		return 0, true
+		return 0, false // torn or reset mid-read: checkpoint to be sure
 	}
 	return mx - backfill, true
+}
+
+// syncWAL fsyncs the WAL file: it makes the commits in it durable when a
+// checkpoint could not (readers held it back). Best effort: an error
+// leaves them to the next checkpoint, as before.
+func syncWAL(wal string) {
+	f, err := os.OpenFile(wal, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		_ = f.Sync()
+	}
 }

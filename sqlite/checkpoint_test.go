@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,7 +32,7 @@ func TestParseWALIndex(t *testing.T) {
 	}{
 		{"backlog", hdr(walIndexVersion, 1200, 200, 1, true), 1000, true},
 		{"all copied", hdr(walIndexVersion, 50, 50, 1, true), 0, true},
-		{"backfill past end (reset WAL)", hdr(walIndexVersion, 3, 9, 1, true), 0, true},
+		{"backfill past end (torn or reset)", hdr(walIndexVersion, 3, 9, 1, true), 0, false},
 		{"unknown version", hdr(3007001, 1200, 0, 1, true), 0, false},
 		{"not initialised", hdr(walIndexVersion, 1200, 0, 0, true), 0, false},
 		{"copies differ (being written)", hdr(walIndexVersion, 1200, 0, 1, false), 0, false},
@@ -174,4 +175,25 @@ func TestCheckpointRetriesPastReader(t *testing.T) {
 			t.Fatal("the commit was never checkpointed after the reader left")
 		}
 	}
+}
+
+// TestWALBacklogNotRegular: a FIFO in the -shm file's place is refused
+// at once, not waited on.
+func TestWALBacklogNotRegular(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "x.db-shm")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	done := make(chan bool, 1)
+	go func() { _, ok := walBacklog(fifo); done <- ok }()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("a FIFO was read as a WAL index")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("walBacklog blocked on a FIFO")
+	}
+	syncWAL(fifo) // must not block either
 }

@@ -113,7 +113,13 @@ func Open(ctx context.Context, path string, o sqlstore.Options) (*sqlstore.DB, e
 	// empties the WAL into the database file.
 	s.OnClose(func() error {
 		cp.stop()
-		_, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		var busy, log, done int64
+		err := db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done)
+		if err != nil || busy != 0 || done < log {
+			// Another process's reader held the WAL: this process's
+			// commits are in it, unsynced; sync it before leaving.
+			syncWAL(path + "-wal")
+		}
 		return err
 	})
 	return s, nil

@@ -71,8 +71,14 @@ func (s *DB) retryTx(ctx context.Context, tx *sql.Tx, jobID int64) (*rivertype.J
 }
 
 func (s *DB) madeAvailable(tx *sql.Tx, job *rivertype.JobRow) {
-	if job != nil && job.State == rivertype.JobStateAvailable && s.wake.any() {
+	if job == nil || !s.wake.wanted() {
+		return
+	}
+	switch job.State {
+	case rivertype.JobStateAvailable:
 		s.wake.inserted(tx, job.Queue)
+	case rivertype.JobStateScheduled:
+		s.wake.scheduledSoon(tx, job.Queue, job.ScheduledAt)
 	}
 }
 
@@ -184,9 +190,14 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 		wd := &wakeDriver{Driver: drv}
 		drv, pilot = wd, &wd.pilot
 	}
-	wake := func(queue string) { notifyInsert(drv, queue) }
-	if pilot != nil {
+	var wake func(queue string)
+	switch {
+	case pilot != nil:
 		wake = func(queue string) { pilot.wake([]string{queue}) }
+	case s.wake.remote != nil:
+		wake = func(queue string) { s.wake.remote.request([]string{queue}) }
+	default:
+		wake = func(string) {}
 	}
 	hooks := []rivertype.Hook{river.HookWorkEndFunc(func(_ context.Context, job *rivertype.JobRow, err error) error {
 		afterWork(job, err, wake)

@@ -42,10 +42,10 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB
 	if sc.PollOnly {
 		drv = pollOnlyDriver{sc.River}
 	}
-	// The inserting client's notifications (PostgreSQL) are limited to one
-	// per queue per FetchCooldown: a job inserted inside the default
-	// 100 ms after another would wait for the next poll, seconds away.
-	rc, err := river.NewClient(drv, &river.Config{FetchCooldown: river.FetchCooldownMin})
+	// The inserting client sends no notification of its own (River would
+	// send it inside the transaction, and skip those within 100 ms of
+	// another); the store sends one after each commit (wake.go).
+	rc, err := river.NewClient(pollOnlyDriver{sc.River}, &river.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: river client: %w", d.Name, err)
 	}
@@ -63,6 +63,10 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB
 	s, err := New(db, d, o)
 	if err != nil {
 		return nil, err
+	}
+	if drv.SupportsListener() {
+		s.wake.remote = startRemoteNotifier(drv)
+		s.OnClose(func() error { s.wake.remote.close(); return nil })
 	}
 	if s.subsStmt, err = db.PrepareContext(ctx, subscribersQuery); err != nil {
 		s.Close()

@@ -18,9 +18,11 @@ import (
 // Jobs start when the transaction that inserted them commits, not when a
 // poll comes round.
 //
-// PostgreSQL: River's insert sends a NOTIFY inside the inserting
-// transaction; every process's producers LISTEN, so the commit wakes
-// them wherever they run.
+// PostgreSQL: every process's job client LISTENs for River's insert
+// notification. Signoff inserts without River's own NOTIFY (which River
+// sends inside the inserting transaction) and sends it after the commit
+// instead (remoteNotifier), so the commit wakes producers wherever they
+// run without holding PostgreSQL's notification lock in the transaction.
 //
 // SQLite: River emulates LISTEN/NOTIFY with a table that each client
 // polls every 50 ms (plus each queue's 50 ms fetch poll, five queues):
@@ -113,18 +115,6 @@ func afterWork(job *rivertype.JobRow, err error, wake func(queue string)) {
 	time.AfterFunc(after+10*time.Millisecond, func() { wake(queue) })
 }
 
-// notifyInsert wakes every process's producers of queue on PostgreSQL the
-// way River's own insert does: a notification on its insert topic, whose
-// payload names the queue.
-func notifyInsert(drv riverdriver.Driver[*sql.Tx], queue string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = drv.GetExecutor().NotifyMany(ctx, &riverdriver.NotifyManyParams{
-		Topic:   riverInsertTopic,
-		Payload: []string{fmt.Sprintf(`{"queue": %q}`, queue)},
-	})
-}
-
 // riverInsertTopic is the channel River's producers listen on for new
 // jobs; processes of different River versions share it, so it is as
 // stable as River's wire behaviour.
@@ -134,13 +124,22 @@ const riverInsertTopic = "river_insert"
 const schedulerInterval = 5 * time.Second
 
 // wakers are the job clients of this process that want a wake after
-// commit (poll-only clients).
+// commit (poll-only clients), and on PostgreSQL the notifier that tells
+// every process's clients.
 type wakers struct {
 	mu      sync.Mutex
 	clients []*wakePilot
-	// pending holds the queues of available jobs each open transaction
-	// inserted; its commit wakes them.
-	pending map[*sql.Tx][]string
+	// pending holds the jobs each open transaction made available (or
+	// scheduled soon); its commit wakes their queues.
+	pending map[*sql.Tx][]pendingJob
+	// remote, when set (PostgreSQL), sends River's insert notification
+	// for queues after the commit, outside the transaction.
+	remote *remoteNotifier
+}
+
+type pendingJob struct {
+	queue string
+	at    time.Time // zero: available now
 }
 
 func (w *wakers) add(p *wakePilot) (remove func()) {
@@ -154,6 +153,14 @@ func (w *wakers) add(p *wakePilot) (remove func()) {
 	}
 }
 
+// wanted reports whether a commit's jobs need a wake at all: a local
+// poll-only client, or other processes to notify.
+func (w *wakers) wanted() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.clients) > 0 || w.remote != nil
+}
+
 func (w *wakers) any() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -162,30 +169,142 @@ func (w *wakers) any() bool {
 
 // inserted notes that tx inserted a job that is available at once in
 // queue.
-func (w *wakers) inserted(tx *sql.Tx, queue string) {
+func (w *wakers) inserted(tx *sql.Tx, queue string) { w.note(tx, pendingJob{queue: queue}) }
+
+// scheduledSoon notes that tx scheduled a job of queue for at.
+func (w *wakers) scheduledSoon(tx *sql.Tx, queue string, at time.Time) {
+	w.note(tx, pendingJob{queue: queue, at: at})
+}
+
+func (w *wakers) note(tx *sql.Tx, j pendingJob) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.pending == nil {
-		w.pending = map[*sql.Tx][]string{}
+		w.pending = map[*sql.Tx][]pendingJob{}
 	}
-	if qs := w.pending[tx]; !slices.Contains(qs, queue) {
-		w.pending[tx] = append(qs, queue)
+	if js := w.pending[tx]; !slices.Contains(js, j) {
+		w.pending[tx] = append(js, j)
 	}
 }
 
-// settled wakes the queues tx inserted into, if it committed. Every
-// transaction settles (commit, rollback or panic: tryTx), so no entry
-// outlives its transaction.
+// settled wakes the queues tx made jobs available in, if it committed.
+// Every transaction settles (commit, rollback or panic: tryTx), so no
+// entry outlives its transaction.
 func (w *wakers) settled(tx *sql.Tx, committed bool) {
 	w.mu.Lock()
-	queues, ok := w.pending[tx]
+	jobs, ok := w.pending[tx]
 	delete(w.pending, tx)
 	clients := slices.Clone(w.clients)
+	remote := w.remote
 	w.mu.Unlock()
 	if !ok || !committed {
 		return
 	}
+	var now []string
+	for _, j := range jobs {
+		if j.at.IsZero() {
+			if !slices.Contains(now, j.queue) {
+				now = append(now, j.queue)
+			}
+			continue
+		}
+		for _, c := range clients {
+			c.wakeWhenDue(j.queue, j.at)
+		}
+	}
+	if len(now) == 0 {
+		return
+	}
 	for _, c := range clients {
-		c.wake(queues)
+		c.wake(now)
+	}
+	if remote != nil {
+		remote.request(now)
+	}
+}
+
+// wakeWhenDue wakes queue from a job's due time, once a second until
+// River's scheduler (every 5 s, on the leader) has surely made it
+// available: a poll-only client hears nothing from the scheduler. A job
+// due more than soonHorizon away is left to the fallback poll.
+func (p *wakePilot) wakeWhenDue(queue string, at time.Time) {
+	d := time.Until(at)
+	if d > soonHorizon {
+		return
+	}
+	var tick func(n int)
+	tick = func(n int) {
+		p.wake([]string{queue})
+		if n < int(schedulerInterval/time.Second) {
+			time.AfterFunc(time.Second, func() { tick(n + 1) })
+		}
+	}
+	time.AfterFunc(max(d, 0)+10*time.Millisecond, func() { tick(0) })
+}
+
+// soonHorizon bounds how far ahead a scheduled job gets its own wake.
+const soonHorizon = time.Hour
+
+// remoteNotifier sends River's insert notification for the queues that
+// commits made jobs available in, after the commits and outside them
+// (like the ledger's notifier, bus.go: a NOTIFY inside a transaction
+// takes PostgreSQL's global notification lock at commit, with the
+// ledger head still locked). Commits close together share one
+// notification per queue; a lost one costs the fallback poll.
+type remoteNotifier struct {
+	drv           riverdriver.Driver[*sql.Tx]
+	mu            sync.Mutex
+	queues        []string
+	kick          chan struct{}
+	stop, stopped chan struct{}
+}
+
+func startRemoteNotifier(drv riverdriver.Driver[*sql.Tx]) *remoteNotifier {
+	n := &remoteNotifier{drv: drv, kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	go n.run()
+	return n
+}
+
+func (n *remoteNotifier) request(queues []string) {
+	n.mu.Lock()
+	for _, q := range queues {
+		if !slices.Contains(n.queues, q) {
+			n.queues = append(n.queues, q)
+		}
+	}
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (n *remoteNotifier) close() {
+	close(n.stop)
+	<-n.stopped
+}
+
+func (n *remoteNotifier) run() {
+	defer close(n.stopped)
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-n.kick:
+		}
+		n.mu.Lock()
+		queues := n.queues
+		n.queues = nil
+		n.mu.Unlock()
+		if len(queues) == 0 {
+			continue
+		}
+		payloads := make([]string, len(queues))
+		for i, q := range queues {
+			payloads[i] = fmt.Sprintf(`{"queue": %q}`, q)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = n.drv.GetExecutor().NotifyMany(ctx, &riverdriver.NotifyManyParams{Topic: riverInsertTopic, Payload: payloads})
+		cancel()
 	}
 }

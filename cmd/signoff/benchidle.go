@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/signoff-dev/signoff"
@@ -95,6 +96,11 @@ func measureIdle(ctx context.Context, e *env, db string, window, settle time.Dur
 		db = filepath.Join(dir, "signoff.db")
 	}
 	pg := strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+	// The server under test migrates what it opens and signs with a key of
+	// its own: never point it at a database that holds anything.
+	if st, err := os.Stat(db); !pg && err == nil && st.Size() > 0 {
+		return res, signoff.Errorf(signoff.EINVALID, "%s exists: bench idle needs a new database (leave --db out for a temporary one)", db)
+	}
 	if pg {
 		res.Backend = "postgres"
 	}
@@ -112,21 +118,24 @@ func measureIdle(ctx context.Context, e *env, db string, window, settle time.Dur
 	}
 	defer logf.Close()
 	srv.Stdout, srv.Stderr = logf, logf
+	// The server (and strace, below) end with this process, however it
+	// ends.
+	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := srv.Start(); err != nil {
 		return res, fmt.Errorf("bench idle: start serve: %w", err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = srv.Wait(); close(exited) }()
 	defer func() {
 		_ = srv.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			_ = srv.Process.Kill()
-			<-done
+			<-exited
 		}
 	}()
-	if err := waitHealthy(ctx, "http://"+addr+"/healthz", time.Minute); err != nil {
+	if err := waitHealthy(ctx, "http://"+addr+"/healthz", time.Minute, exited); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
 		return res, fmt.Errorf("bench idle: the server did not come up: %w\n%s", err, log)
 	}
@@ -224,6 +233,7 @@ func countFsyncs(ctx context.Context, strace string, pid int, window time.Durati
 	ctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, strace, "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", out, "-p", strconv.Itoa(pid))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	// strace prints its summary when interrupted, not when killed.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
@@ -270,10 +280,15 @@ func parseStraceCalls(summary string, names ...string) int64 {
 	return n
 }
 
-func waitHealthy(ctx context.Context, url string, limit time.Duration) error {
+func waitHealthy(ctx context.Context, url string, limit time.Duration, exited <-chan struct{}) error {
 	deadline := time.Now().Add(limit)
 	var last error
 	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("the server exited")
+		default:
+		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
