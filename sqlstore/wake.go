@@ -208,8 +208,12 @@ func (w *wakers) settled(tx *sql.Tx, committed bool) {
 			}
 			continue
 		}
+		q := []string{j.queue}
 		for _, c := range clients {
-			c.wakeWhenDue(j.queue, j.at)
+			whenDue(j.at, func() { c.wake(q) })
+		}
+		if remote != nil {
+			whenDue(j.at, func() { remote.request(q) })
 		}
 	}
 	if len(now) == 0 {
@@ -223,18 +227,19 @@ func (w *wakers) settled(tx *sql.Tx, committed bool) {
 	}
 }
 
-// wakeWhenDue wakes queue from a job's due time, once a second until
-// River's scheduler (every 5 s, on the leader) has surely made it
-// available: a poll-only client hears nothing from the scheduler. A job
-// due more than soonHorizon away is left to the fallback poll.
-func (p *wakePilot) wakeWhenDue(queue string, at time.Time) {
+// whenDue calls wake from a job's due time, once a second until River's
+// scheduler (every 5 s, on the leader) has surely made it available: it
+// moves jobs due within its next interval to available ahead of time and
+// tells nobody, and on SQLite it tells nobody at all. A job due more than
+// soonHorizon away is left to the fallback poll.
+func whenDue(at time.Time, wake func()) {
 	d := time.Until(at)
 	if d > soonHorizon {
 		return
 	}
 	var tick func(n int)
 	tick = func(n int) {
-		p.wake([]string{queue})
+		wake()
 		if n < int(schedulerInterval/time.Second) {
 			time.AfterFunc(time.Second, func() { tick(n + 1) })
 		}

@@ -139,6 +139,20 @@ func testJobsWakeOnCommit(t *testing.T, b Backend) {
 		}
 		wait(t, w, 2)
 	})
+	// A job scheduled for a moment soon starts once River's scheduler has
+	// made it due, not at the hourly poll.
+	t.Run("scheduled", func(t *testing.T) {
+		s := b.Open(t, sqlstore.Options{})
+		w := startProbes(t, s, time.Hour)
+		at := time.Now().Add(1500 * time.Millisecond)
+		if err := s.EnqueueAt(ctx, pickupArgs{N: 3}, at); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, w, 3)
+		if got := w.startedAt(3); got.Before(at) {
+			t.Fatalf("started at %s, before it was due (%s)", got, at)
+		}
+	})
 	t.Run("rolled back", func(t *testing.T) {
 		s := b.Open(t, sqlstore.Options{})
 		w := startProbes(t, s, time.Hour)
