@@ -45,20 +45,28 @@ func TestParseWALIndex(t *testing.T) {
 	}
 }
 
-// TestCheckpointer: writes that are not the store's stay in the WAL (no
-// checkpoint, hence no fsync) until the backlog is large; a store commit
-// is checkpointed soon. The backlog is read from the real -shm file.
-func TestCheckpointer(t *testing.T) {
-	t.Parallel()
+// walDB opens a new database file in WAL mode, without a checkpointer,
+// holding one table t.
+func walDB(t *testing.T) (string, *sql.DB) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "cp.db")
 	db, err := OpenDB(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	if _, err := db.Exec(`CREATE TABLE t (v TEXT)`); err != nil {
 		t.Fatal(err)
 	}
+	return path, db
+}
+
+// TestCheckpointer: writes that are not the store's stay in the WAL (no
+// checkpoint, hence no fsync) until the backlog is large; a store commit
+// is checkpointed soon. The backlog is read from the real -shm file.
+func TestCheckpointer(t *testing.T) {
+	t.Parallel()
+	path, db := walDB(t)
 	cp := startCheckpointer(db, path, checkpointPolicy{Soon: 10 * time.Millisecond, Check: 20 * time.Millisecond, Backlog: 200})
 	cp.passes = make(chan struct{}, 16)
 	defer cp.stop()
@@ -121,15 +129,7 @@ func TestCheckpointer(t *testing.T) {
 // until it does, rather than leaving the commit unsynced until the next.
 func TestCheckpointRetriesPastReader(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "cp.db")
-	db, err := OpenDB(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE t (v TEXT)`); err != nil {
-		t.Fatal(err)
-	}
+	path, db := walDB(t)
 	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		t.Fatal(err)
 	}

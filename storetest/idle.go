@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/signoff-dev/signoff/loadgen"
 )
 
 // BenchIdle builds signoff and runs `signoff bench idle` on db (a
@@ -22,15 +24,7 @@ func BenchIdle(b *testing.B, db string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build signoff: %v\n%s", err, out)
 	}
-	var res struct {
-		Backend      string  `json:"backend"`
-		Window       float64 `json:"window_s"`
-		Ticks        int64   `json:"cpu_ticks"`
-		CorePercent  float64 `json:"core_percent"`
-		WriteCalls   int64   `json:"write_syscalls"`
-		Fsyncs       int64   `json:"fsyncs"`
-		Transactions int64   `json:"db_transactions"`
-	}
+	var res loadgen.IdleResult
 	for range b.N {
 		args := []string{"bench", "idle", "--for", "60s", "--json"}
 		if db != "" {

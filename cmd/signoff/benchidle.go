@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/loadgen"
 	"github.com/signoff-dev/signoff/postgres"
 )
 
@@ -26,24 +27,7 @@ import (
 // watches, so the two are not measured together). On PostgreSQL it also
 // counts the transactions the database saw in the first window.
 
-type idleResult struct {
-	Backend string  `json:"backend"`
-	Window  float64 `json:"window_s"`
-	// Ticks are the server's user+system CPU ticks (USER_HZ, 100 a
-	// second on Linux) in the window; CorePercent is the share of one
-	// core they are.
-	Ticks       int64   `json:"cpu_ticks"`
-	CorePercent float64 `json:"core_percent"`
-	// WriteCalls are write-type system calls (/proc/PID/io syscw).
-	WriteCalls int64 `json:"write_syscalls"`
-	// Fsyncs are fsync and fdatasync calls counted by strace; -1 when
-	// strace is not installed or could not attach.
-	Fsyncs int64 `json:"fsyncs"`
-	// Transactions are the database's commits and rollbacks in the window
-	// (PostgreSQL: pg_stat_database, this command's two reads included);
-	// -1 on SQLite.
-	Transactions int64 `json:"db_transactions"`
-}
+type idleResult = loadgen.IdleResult
 
 func runBenchIdle(ctx context.Context, e *env, args []string) error {
 	var db string
