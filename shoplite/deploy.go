@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -408,7 +409,7 @@ func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string,
 	out := &tailBuffer{max: maxOutput}
 	var w io.Writer = out
 	if progress != nil {
-		total := stalePackages(ctx, goBin, wt.Dir, env, flags)
+		total := stalePackages(ctx, goBin, wt.Dir, dir, env, flags)
 		progress(0, total)
 		args = append(args, "-v")
 		w = &packageCounter{rest: out, total: total, progress: progress}
@@ -417,8 +418,7 @@ func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string,
 	cmd.Dir = wt.Dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
+	if err := runGo(cmd, filepath.Join(dir, "tmp")); err != nil {
 		if ctx.Err() != nil {
 			// Killed because the caller gave up: say that, not "signal: killed".
 			return "", fmt.Errorf("shoplite: deploy: building %s: %w", short(id), ctx.Err())
@@ -429,17 +429,45 @@ func buildIn(ctx context.Context, goBin string, repo *gitx.Repo, id, dir string,
 }
 
 // stalePackages is how many packages go build (with flags) has to compile
-// for ./cmd/shoplite in dir: those go list finds stale, not in the build
-// cache. 0 when go list fails; the build then says why.
-func stalePackages(ctx context.Context, goBin, dir string, env, flags []string) int {
+// for ./cmd/shoplite in the worktree wtDir: those go list finds stale, not
+// in the build cache. 0 when go list fails; the build then says why. Its
+// temporary files go under dir, the build's folder.
+func stalePackages(ctx context.Context, goBin, wtDir, dir string, env, flags []string) int {
 	args := append(append([]string{"list", "-deps"}, flags...), "-f", "{{if .Stale}}{{.ImportPath}}{{end}}", "./cmd/shoplite")
 	cmd := exec.CommandContext(ctx, goBin, args...)
-	cmd.Dir, cmd.Env, cmd.WaitDelay = dir, env, 5*time.Second
-	b, err := cmd.Output()
-	if err != nil {
+	cmd.Dir, cmd.Env = wtDir, env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := runGo(cmd, filepath.Join(dir, "tmp")); err != nil {
 		return 0
 	}
-	return len(strings.Fields(string(b)))
+	return len(strings.Fields(out.String()))
+}
+
+// runGo runs a go command started with exec.CommandContext in a process
+// group of its own (on Unix), and stops it as a terminal's Ctrl-C would
+// when ctx is done: SIGINT to the whole group, go and the compiles it
+// runs, then SIGKILL to go if it has not exited within a bound.
+// CommandContext's default, SIGKILL to go alone, left its compiles
+// running. go build removes its temporary work directory only when it
+// ends of itself: tmp, given to it as GOTMPDIR, is removed here after it
+// ends, whatever it left.
+func runGo(cmd *exec.Cmd, tmp string) error {
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cmd.Env = append(slices.Clip(cmd.Env), "GOTMPDIR="+tmp)
+	inGroup(cmd)
+	cmd.Cancel = func() error {
+		if err := interruptGroup(cmd); err != nil {
+			return cmd.Process.Kill()
+		}
+		return nil
+	}
+	cmd.WaitDelay = 5 * time.Second
+	defer reapGroup(cmd)
+	return cmd.Run()
 }
 
 // packageCounter reads go build -v's output: a line that is an import
@@ -520,8 +548,8 @@ func exeSuffix() string {
 
 // freePort asks the system for a free loopback port. Another program could
 // take it before the server binds it; the deploy then fails (the server
-// exits, or /version does not report the commit) rather than serve
-// something else.
+// cannot listen, and never says it does: see waitReady) rather than take
+// that program for the server.
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -544,21 +572,77 @@ type process struct {
 	dir     string // its build folder
 	started time.Time
 	output  *tailBuffer // stdout and stderr
-	done    chan struct{}
-	err     error // Wait's result, set before done is closed
+	// first is its first line of stdout; listening is closed once that
+	// line is in (or stdout ended without one).
+	first     firstLine
+	listening chan struct{}
+	done      chan struct{}
+	err       error // Wait's result, set before done is closed
+}
+
+// firstLine keeps the first line written to it (up to a bound) and closes
+// its listening channel once it has it; everything goes on to rest.
+type firstLine struct {
+	rest      io.Writer
+	mu        sync.Mutex
+	line      []byte
+	complete  bool // listening is closed
+	ended     bool // ... because output ended without a whole line
+	listening chan struct{}
+}
+
+func (f *firstLine) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	if !f.complete {
+		part := b
+		if i := bytes.IndexByte(part, '\n'); i >= 0 {
+			part, f.complete = part[:i], true
+		}
+		f.line = append(f.line, part...)
+		if len(f.line) > 1024 {
+			f.line, f.complete = f.line[:1024], true
+		}
+		if f.complete {
+			close(f.listening)
+		}
+	}
+	f.mu.Unlock()
+	return f.rest.Write(b)
+}
+
+// text is the first line, once listening is closed, and whether it was
+// a whole one.
+func (f *firstLine) text() (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return string(f.line), !f.ended
+}
+
+// end closes listening if no whole line came (stdout ended).
+func (f *firstLine) end() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.complete {
+		f.complete, f.ended = true, true
+		close(f.listening)
+	}
 }
 
 func startProcess(bin, dir string, port int, env []string) (*process, error) {
 	cmd := exec.Command(bin, "-addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	cmd.Dir, cmd.Env = dir, env
-	p := &process{cmd: cmd, dir: dir, output: &tailBuffer{max: maxOutput}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.output, p.output
+	p := &process{cmd: cmd, dir: dir, output: &tailBuffer{max: maxOutput}, listening: make(chan struct{}), done: make(chan struct{})}
+	p.first = firstLine{rest: p.output, listening: p.listening}
+	// Its own stdout, not stderr: only the server's first line of stdout
+	// says it listens.
+	cmd.Stdout, cmd.Stderr = &p.first, p.output
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p.started = time.Now()
 	go func() {
 		p.err = cmd.Wait()
+		p.first.end()
 		close(p.done)
 	}()
 	return p, nil
@@ -609,11 +693,34 @@ func (p *process) exitError(what string) error {
 	return fmt.Errorf("shoplite: server pid %d %s: %v\n%s", p.cmd.Process.Pid, what, p.err, p.output)
 }
 
-// waitReady waits until base/healthz answers 200, then checks that
-// base/version reports commit.
+// waitReady waits until the server says it listens at base (ShopLite's
+// first line of output, printed once it holds the port), then until
+// base/healthz answers 200, then checks that base/version reports commit.
+// Whatever answers on the port before the server says so is not the
+// server: another program that took the port first (freePort) would
+// answer /healthz and /version as well as the server, which cannot bind
+// it and exits.
 func (s *Server) waitReady(ctx context.Context, p *process, base, commit string) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
+	select {
+	case <-p.listening:
+	case <-ctx.Done():
+		return fmt.Errorf("the server did not say it listens on %s: %w", base, ctx.Err())
+	}
+	line, whole := p.first.text()
+	if !whole {
+		// Its stdout closed without a line: it is exiting.
+		select {
+		case <-p.done:
+			return fmt.Errorf("the server exited before listening on %s: %v", base, p.err)
+		case <-ctx.Done():
+			return fmt.Errorf("the server closed its output without saying it listens on %s", base)
+		}
+	}
+	if want := "shoplite " + commit + " listening on " + base; line != want {
+		return fmt.Errorf("the server's first line is %q, want %q", line, want)
+	}
 	tick := time.NewTicker(probeInterval)
 	defer tick.Stop()
 	for {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -434,5 +436,111 @@ func TestServerPrepare(t *testing.T) {
 	}
 	if now := builds(); len(now) != 0 {
 		t.Errorf("work dir after Stop holds %v, want nothing", now)
+	}
+}
+
+// TestServerDeployPortTaken: a program that binds the reserved port
+// between Prepare and Deploy and answers /healthz and /version as the
+// server would (the base commit) is not taken for the server: the server
+// cannot listen, Deploy fails saying so, and the impostor is never asked
+// anything. Once the port is free again, a deploy comes back on it.
+func TestServerDeployPortTaken(t *testing.T) {
+	needTools(t, "git", "go")
+	// A bound for a stuck toolchain, not a timing assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := shoplite.BuildMain(ctx, filepath.Join(t.TempDir(), "shoplite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := shoplite.NewServer(t.TempDir())
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := srv.Prepare(ctx, s.Dir, s.Base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", strings.TrimPrefix(u, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	impostor := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		if r.URL.Path == "/version" {
+			json.NewEncoder(w).Encode(map[string]string{"commit": s.Base, "source": "ldflags"})
+			return
+		}
+		io.WriteString(w, "ok")
+	})}
+	go impostor.Serve(ln)
+	_, err = srv.Deploy(ctx, s.Dir, s.Base)
+	if err == nil || !strings.Contains(err.Error(), "exited before listening") {
+		t.Errorf("deploy onto a taken port: %v, want the server's failure to listen", err)
+	} else {
+		t.Logf("deploy onto a taken port: %v", err)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the program on the port was asked %d requests", n)
+	}
+	if got := srv.URL(); got != "" {
+		t.Errorf("URL() after the failed deploy = %q, want none", got)
+	}
+	impostor.Close()
+
+	d, err := srv.Deploy(ctx, s.Dir, s.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.URL != u || deployedCommit(t, u) != s.Base {
+		t.Errorf("deploy once the port is free: %+v, want %s at %s", d, s.Base, u)
+	}
+}
+
+// TestServerPrepareCancelled: a build cut short (the demo's Ctrl-C) ends
+// as go build does on a terminal's Ctrl-C, not by SIGKILL to go alone:
+// the compiles it runs stop too, and its temporary work directory goes
+// with the build's folder.
+func TestServerPrepareCancelled(t *testing.T) {
+	needTools(t, "git", "go", "pgrep")
+	s, err := shoplite.BuildMain(context.Background(), filepath.Join(t.TempDir(), "shoplite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cold build cache of its own, so that there is compiling to cut
+	// short; go's temporary folder where this test sees it, unless the
+	// build keeps its own.
+	tmp := t.TempDir()
+	t.Setenv("GOCACHE", t.TempDir())
+	t.Setenv("GOTMPDIR", tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cut := false
+	work := t.TempDir()
+	srv := shoplite.NewServer(work)
+	defer srv.Stop()
+	_, err = srv.Prepare(ctx, s.Dir, s.Base, func(compiled, total int) {
+		if compiled > 0 && !cut {
+			cut = true
+			cancel()
+		}
+	})
+	if !cut {
+		t.Skipf("nothing compiled: %v", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Prepare cut short: %v, want context.Canceled", err)
+	}
+	// go build's compiles name its work directory in their arguments.
+	if out, err := exec.Command("pgrep", "-a", "-f", work).Output(); err == nil {
+		t.Errorf("processes of the cut build still run:\n%s", out)
+	}
+	for _, d := range []string{work, tmp} {
+		if entries, err := os.ReadDir(d); err != nil || len(entries) != 0 {
+			t.Errorf("%s holds %v (%v) after the cut build, want nothing", d, entries, err)
+		}
 	}
 }
