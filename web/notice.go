@@ -23,18 +23,26 @@ type Notice struct {
 
 // noticePath answers the current notice as JSON, or 204 when there is
 // none, for the script of a page that shows one (notice.js). It is open
-// without a session, like the sign-in page that shows the notice too.
+// without a session, like the sign-in page that shows the notice too; to
+// anyone not signed in, both show the heading only (notice).
 const noticePath = "/desk/notice"
 
-// notice is the notice to show on r's page, or nil.
+// notice is the notice to show on r's page, or nil. Its Text (a build's
+// progress, or the error it failed with, which may name paths and
+// settings of the host) is for signed-in people only: anyone else gets
+// the heading.
 func (s *server) notice(r *http.Request) *Notice {
 	if s.o.Notice == nil || public(r) {
 		return nil
 	}
-	if n, ok := s.o.Notice(); ok {
-		return &n
+	n, ok := s.o.Notice()
+	if !ok {
+		return nil
 	}
-	return nil
+	if _, _, signedIn := s.session(r); !signedIn {
+		n = Notice{Heading: n.Heading, Failed: n.Failed, Ready: n.Ready}
+	}
+	return &n
 }
 
 func (s *server) serveNotice(w http.ResponseWriter, r *http.Request) {
