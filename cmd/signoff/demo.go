@@ -55,6 +55,10 @@ type demo struct {
 	// agents is how the reproducer and fixer run.
 	agents demoAgents
 	hooks  demoHooks
+	// signIn is the operator's one-time sign-in link printEarly made ("" if
+	// none): the demo makes one only, and printIntro shows it again.
+	signIn        string
+	signInExpires time.Time
 }
 
 func runDemo(ctx context.Context, e *env, args []string) error {
@@ -207,8 +211,8 @@ func (d *demo) serveWhileBuilding(ctx context.Context, e *env, log *slog.Logger,
 		case err == nil:
 			d.printIntro(e, temporary)
 		case bctx.Err() == nil:
-			fmt.Fprintf(e.stderr, "signoff demo: ShopLite could not be built: %v\n", err)
-			fmt.Fprintln(e.stdout, "ShopLite could not be built (above); the desk says so too. The rest of the demo (the triage sample project) keeps serving. Press Ctrl-C to stop.")
+			fmt.Fprintf(e.stderr, "signoff demo: %s: %v\n", shopFailed(err), err)
+			fmt.Fprintln(e.stdout, shopFailed(err)+" (above); the desk says so too. The rest of the demo (the triage sample project) keeps serving. Press Ctrl-C to stop.")
 			failed <- err
 			return
 		}
@@ -223,7 +227,7 @@ func (d *demo) serveWhileBuilding(ctx context.Context, e *env, log *slog.Logger,
 		return err
 	}
 	if berr != nil {
-		return fmt.Errorf("ShopLite could not be built: %w", berr)
+		return fmt.Errorf("%s: %w", shopFailed(berr), berr)
 	}
 	// Stopped by Ctrl-C, possibly while the jobs were still starting or
 	// ShopLite was still building: that is a clean stop.
@@ -234,8 +238,9 @@ func (d *demo) serveWhileBuilding(ctx context.Context, e *env, log *slog.Logger,
 // that ShopLite is still to come.
 func (d *demo) printEarly(e *env) {
 	signIn := d.url + "/login (paste the operator token, printed when ShopLite is ready)"
-	if code, _, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
-		signIn = d.url + "/login/" + code + "   (signs the operator in, once, within 15 minutes)"
+	if code, link, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
+		d.signIn, d.signInExpires = d.url+"/login/"+code, link.ExpiresAt
+		signIn = d.signIn + "   (signs the operator in, once, within 15 minutes)"
 	}
 	fmt.Fprintf(e.stdout, "The desk is up at %s (web desk, API, MCP; %s/healthz answers). Sign in:\n  %s\n", d.url, d.url, signIn)
 	fmt.Fprintln(e.stdout, "ShopLite is being built in the background; the desk shows how far. Its project, the walkthrough and the tokens follow when it is ready.")
@@ -457,7 +462,7 @@ func (st *demoStart) notice() (web.Notice, bool) {
 			// The end of go build's output says what went wrong.
 			text = "…" + strings.ToValidUTF8(text[len(text)-2000:], "")
 		}
-		return web.Notice{Heading: "ShopLite could not be built.", Failed: true,
+		return web.Notice{Heading: shopFailed(st.err) + ".", Failed: true,
 			Text: "Step " + strconv.Itoa(st.cur+1) + " of " + strconv.Itoa(len(demoSteps)) + ", " + demoSteps[st.cur].name + ", failed:\n" + text +
 				"\nThe rest of the demo (the triage sample project) works; the terminal has the whole output."}, true
 	}
@@ -881,6 +886,10 @@ func (d *demo) addShop(ctx context.Context, liveURL string) error {
 	var err error
 	if d.shop, err = s.CreateProject(ctx, d.owner, signoff.ProjectInput{Name: "shoplite", RepoURL: d.sample.Dir,
 		Description: "ShopLite, the sample shop: a local git repository with real bugs, and its production server"}); err != nil {
+		if signoff.ErrorCode(err) == signoff.ECONFLICT {
+			// Made on the desk, which serves while ShopLite is built.
+			return errShopTaken
+		}
 		return err
 	}
 	d.secret = webhook.NewSecret()
@@ -920,6 +929,19 @@ func (d *demo) addShop(ctx context.Context, liveURL string) error {
 		return fmt.Errorf("ShopLite's production server answers at %s, not at %s as prepared", d.live.URL, liveURL)
 	}
 	return nil
+}
+
+// errShopTaken is why ShopLite's project could not be added: someone made
+// a project of its name on the desk while ShopLite was being built.
+var errShopTaken = errors.New("a project named shoplite already exists (made on the desk while ShopLite was being built); start the demo again")
+
+// shopFailed says how ShopLite's start failed with err, in a few words:
+// the heading of the desk's notice and the terminal's line.
+func shopFailed(err error) string {
+	if errors.Is(err, errShopTaken) {
+		return "ShopLite could not be added: a project named shoplite already exists"
+	}
+	return "ShopLite could not be built"
 }
 
 // shopTriageData is the triage data of ShopLite: who owns what, and its
@@ -992,8 +1014,13 @@ func shopFixtures(base string) ([]agent.Fixture, error) {
 func (d *demo) printIntro(e *env, temporary bool) {
 	// A one-time sign-in link for the operator: the web desk without
 	// copying a token. If it cannot be made, the token still signs in.
+	// printEarly's, if it made one, is the only one: two live links would
+	// be two ways in for whoever reads the terminal.
 	signIn := d.url + "/login   (paste the operator token)"
-	if code, _, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
+	if d.signIn != "" {
+		signIn = d.signIn + "   (the link printed above: signs the operator in, once, until " +
+			d.signInExpires.Local().Format("15:04") + "; or paste a token at /login)"
+	} else if code, _, err := d.s.CreateLoginLink(context.Background(), d.operator.ID, loginLinkTTL); err == nil {
 		signIn = d.url + "/login/" + code + "   (signs the operator in, once, within 15 minutes; or paste a token at /login)"
 	}
 	agents := "builtin and authored agents"

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -182,16 +183,22 @@ func TestDemoServesBeforeShopLite(t *testing.T) {
 		t.Fatalf("/healthz while ShopLite builds: %d %s", st, body)
 	}
 
-	// The desk while building: the notice on every staff page, signed in
-	// or not, with the step under way and what is left; ShopLite's project
-	// is not offered, the triage sample's is.
+	// The desk while building: the notice on every staff page, with the
+	// step under way and what is left once signed in, its heading only
+	// before; ShopLite's project is not offered, the triage sample's is.
 	building := []string{"ShopLite is being built.", "Step 2 of 3: compiling ShopLite&#39;s production server (go build)",
 		"Left: starting ShopLite and adding its project.", "the triage sample project works already"}
 	_, login := h.get("/login")
+	if !strings.Contains(login, building[0]) || strings.Contains(login, building[1]) {
+		t.Errorf("the sign-in page while ShopLite builds: want the notice's heading only:\n%s", login)
+	}
+	if st, body := h.get("/desk/notice"); st != http.StatusOK || !strings.Contains(body, `"text":""`) {
+		t.Errorf("/desk/notice while ShopLite builds, not signed in: %d %s, want no text", st, body)
+	}
 	h.signIn()
 	_, desk := h.get("/desk")
 	_, change := h.get("/changes/new")
-	for name, page := range map[string]string{"sign-in page": login, "desk": desk, "change form": change} {
+	for name, page := range map[string]string{"desk": desk, "change form": change} {
 		for _, w := range building {
 			if !strings.Contains(page, w) {
 				t.Errorf("%s while ShopLite builds lacks %q:\n%s", name, w, page)
@@ -208,6 +215,14 @@ func TestDemoServesBeforeShopLite(t *testing.T) {
 	close(h.gate)
 	h.waitOut("Press Ctrl-C to stop.")
 	text = h.out.String()
+	// One sign-in link: the first, printed again at the end.
+	links := map[string]bool{}
+	for _, m := range regexp.MustCompile(`/login/(sol_\S+)`).FindAllStringSubmatch(text, -1) {
+		links[m[1]] = true
+	}
+	if len(links) != 1 {
+		t.Errorf("%d sign-in links printed, want one:\n%s", len(links), text)
+	}
 	for _, w := range []string{"[2/3] compiling ShopLite's production server (go build) … done in", "[3/3] starting ShopLite and adding its project … done in",
 		"=== Signoff demo is ready", "operator    token: so_"} {
 		if !strings.Contains(text, w) {
@@ -273,5 +288,25 @@ func TestDemoStopWhileBuilding(t *testing.T) {
 				t.Errorf("a stop reads as a failed build, or not as a stop:\n%s", text)
 			}
 		})
+	}
+}
+
+// TestDemoNoticeShopTaken: a start that failed because a project named
+// shoplite was made on the desk meanwhile says so, not that ShopLite
+// could not be built.
+func TestDemoNoticeShopTaken(t *testing.T) {
+	st := &demoStart{out: io.Discard}
+	st.begin(stepStart)
+	st.fail(errShopTaken)
+	n, ok := st.notice()
+	if !ok || !n.Failed || n.Heading != "ShopLite could not be added: a project named shoplite already exists." ||
+		!strings.Contains(n.Text, "a project named shoplite already exists") {
+		t.Errorf("notice %+v, %v; want the project's name taken", n, ok)
+	}
+	if got := shopFailed(fmt.Errorf("start: %w", errShopTaken)); !strings.Contains(got, "already exists") {
+		t.Errorf("shopFailed = %q", got)
+	}
+	if got := shopFailed(errors.New("go: not found")); got != "ShopLite could not be built" {
+		t.Errorf("shopFailed of a build error = %q", got)
 	}
 }
