@@ -112,7 +112,13 @@ func afterWork(job *rivertype.JobRow, err error, wake func(queue string)) {
 		return
 	}
 	queue := job.Queue
-	time.AfterFunc(after+10*time.Millisecond, func() { wake(queue) })
+	// River records the snooze or failure through its batch completer,
+	// which flushes within 250 ms when little is happening; until then the
+	// job is still running and a fetch finds nothing. So wake when it is
+	// due, and twice more once the completer has surely written it.
+	for _, extra := range []time.Duration{10 * time.Millisecond, 300 * time.Millisecond, time.Second} {
+		time.AfterFunc(after+extra, func() { wake(queue) })
+	}
 }
 
 // riverInsertTopic is the channel River's producers listen on for new
