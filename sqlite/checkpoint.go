@@ -76,25 +76,38 @@ func (c *checkpointer) run() {
 	defer close(c.ended)
 	check := time.NewTicker(c.p.Check)
 	defer check.Stop()
-	var soon <-chan time.Time // set while a store commit awaits its checkpoint
+	var soon <-chan time.Time // set while a checkpoint is due
+	var soonAt time.Time      // when it is due
+	unsynced := false         // a store commit since the WAL was last synced
+	retry := c.p.Soon
 	for {
 		select {
 		case <-c.done:
 			return
 		case <-c.kicks:
-			if soon == nil {
-				soon = time.After(c.p.Soon)
+			unsynced = true
+			// Within Soon of a commit, even while a long retry is pending;
+			// an earlier pending one stands (commits never postpone it).
+			if soon == nil || time.Until(soonAt) > c.p.Soon {
+				soon, soonAt = time.After(c.p.Soon), time.Now().Add(c.p.Soon)
 			}
 		case <-soon:
 			soon = nil
+			if c.checkpoint() {
+				unsynced, retry = false, c.p.Soon
+				continue
+			}
 			// A reader still on an older snapshot can keep a passive
 			// checkpoint from reaching the last commit, and then from
-			// syncing it: sync the WAL itself, so the commit is durable
-			// now, and try the copy again shortly.
-			if !c.checkpoint() {
+			// syncing it: sync the WAL itself (once per new commit), so
+			// the commit is durable now, and try the copy again, less
+			// often the longer the reader stays.
+			if unsynced {
 				syncWAL(c.wal)
-				soon = time.After(c.p.Soon)
+				unsynced = false
 			}
+			soon, soonAt = time.After(retry), time.Now().Add(retry)
+			retry = min(retry*2, 5*time.Second)
 		case <-check.C:
 			if n, ok := walBacklog(c.shm); !ok || n >= c.p.Backlog {
 				c.checkpoint()
