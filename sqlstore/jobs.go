@@ -39,8 +39,8 @@ func (s *DB) enqueueAt(ctx context.Context, tx *sql.Tx, args river.JobArgs, at t
 
 // insertTx, insertManyTx and retryTx are the store's only ways into
 // River's job table (TestRiverOnlyThroughWake): each notes the jobs it
-// made available, so a poll-only client of this process starts them when
-// tx commits (wake.go). A scheduled job waits for River's scheduler.
+// made available or scheduled, so that when tx commits the job clients
+// are woken for them, at once or when they are due (wake.go).
 func (s *DB) insertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	res, err := s.river.InsertTx(ctx, tx, args, opts)
 	if err != nil {
@@ -133,9 +133,11 @@ type JobsConfig struct {
 	Queues []string
 	// Poll is how often the client looks for jobs it was not woken for
 	// (default DefaultPoll): jobs another process inserted into a SQLite
-	// file, retries and scheduled jobs that River's scheduler made
-	// available, and any wake that was lost. Jobs inserted by this
-	// process, and on PostgreSQL by any process, start at once (wake.go).
+	// file, jobs scheduled more than an hour ahead once River's scheduler
+	// made them due, and any wake that was lost. Jobs inserted by this
+	// process, and on PostgreSQL by any process, start at once; short
+	// snoozes, first retries and jobs due within the hour when due
+	// (wake.go).
 	Poll time.Duration
 	// JobTimeout is the timeout of jobs whose worker sets none (default
 	// ShortJobTimeout); RescueAfter is how long a job runs before the

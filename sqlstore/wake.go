@@ -167,12 +167,6 @@ func (w *wakers) wanted() bool {
 	return len(w.clients) > 0 || w.remote != nil
 }
 
-func (w *wakers) any() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.clients) > 0
-}
-
 // inserted notes that tx inserted a job that is available at once in
 // queue.
 func (w *wakers) inserted(tx *sql.Tx, queue string) { w.note(tx, pendingJob{queue: queue}) }

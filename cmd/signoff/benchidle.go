@@ -136,8 +136,8 @@ func measureIdle(ctx context.Context, e *env, db string, window, settle time.Dur
 		}
 		defer pool.Close()
 		defer sdb.Close()
-		// One connection, opened now, so the reads add no connection
-		// setup of their own to the count.
+		// One connection, opened by the first read below, so the
+		// measured reads add no connection setup of their own.
 		sdb.SetMaxOpenConns(1)
 		xacts = func() int64 {
 			var n int64
@@ -147,9 +147,6 @@ func measureIdle(ctx context.Context, e *env, db string, window, settle time.Dur
 			return n
 		}
 		xacts()
-		// pg_stat_database is updated by each backend when it goes idle,
-		// at most every 10 s or so (PGSTAT_MIN_INTERVAL): start and end
-		// reads that far apart from other activity.
 	}
 	t0, w0, err := procCounters(pid)
 	if err != nil {
@@ -169,7 +166,7 @@ func measureIdle(ctx context.Context, e *env, db string, window, settle time.Dur
 		}
 	}
 	res.Ticks, res.WriteCalls = t1-t0, w1-w0
-	res.CorePercent = float64(res.Ticks) / (window.Seconds() * 100) * 100
+	res.CorePercent = float64(res.Ticks) / window.Seconds() // 100 ticks a second are one core
 	if path, err := exec.LookPath("strace"); err == nil {
 		res.Fsyncs = countFsyncs(ctx, path, pid, window, dir)
 	}
