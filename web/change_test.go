@@ -276,7 +276,12 @@ func TestChangeRollback(t *testing.T) {
 	if got := op.post(path+"/rollback", url.Values{"reason": {"undo"}}); got.status != http.StatusForbidden {
 		t.Fatalf("rollback without csrf: %d", got.status)
 	}
-	if got := op.post(path+"/rollback", url.Values{"csrf": {"x" + token[1][1:]}, "reason": {"undo"}}); got.status != http.StatusForbidden {
+	// Change the first character to one it is not, so the token always differs.
+	wrong := "x" + token[1][1:]
+	if token[1][0] == 'x' {
+		wrong = "y" + token[1][1:]
+	}
+	if got := op.post(path+"/rollback", url.Values{"csrf": {wrong}, "reason": {"undo"}}); got.status != http.StatusForbidden {
 		t.Fatalf("rollback with a wrong csrf: %d", got.status)
 	}
 	if got := op.post(path+"/rollback", url.Values{"csrf": {token[1]}, "reason": {"  "}}); got.status != http.StatusUnprocessableEntity {
