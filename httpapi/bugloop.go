@@ -242,7 +242,7 @@ func (s *server) deploymentHook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) reporterDecision(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}); err != nil {
+	if err := s.admitLinkWrite(w, r, r.PathValue("token")); err != nil {
 		return err
 	}
 	d, err := s.needDesk()

@@ -1,14 +1,9 @@
 package httpapi
 
 import (
-	"math"
-	"net"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/ratelimit"
 )
 
 // maxReportBody bounds a public report: far more than any honest report,
@@ -22,33 +17,6 @@ func (s *server) public(pattern string, fn func(w http.ResponseWriter, r *http.R
 			s.fail(w, r, err)
 		}
 	})
-}
-
-// clientIP is the connection's address. Forwarded headers are not trusted:
-// anyone can write them.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// limitKey names one bucket of one limiter.
-type limitKey struct {
-	l   *ratelimit.Limiter
-	key string
-}
-
-// admit applies the intake limits, answering 429 with Retry-After.
-func (s *server) admit(w http.ResponseWriter, keys ...limitKey) error {
-	for _, k := range keys {
-		if wait := k.l.Take(k.key, time.Now()); wait > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			return signoff.Errorf(signoff.ERATELIMIT, "too many reports; retry after the time in Retry-After")
-		}
-	}
-	return nil
 }
 
 type reportCreated struct {
@@ -65,7 +33,7 @@ type trackingCreated struct {
 
 func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
 	project := r.PathValue("id")
-	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}, limitKey{s.perProject, project}); err != nil {
+	if err := s.admitReport(w, r, project); err != nil {
 		return err
 	}
 	var in signoff.ReportInput
@@ -83,20 +51,21 @@ func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) track(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}); err != nil {
+	if err := s.admitLink(w, r); err != nil {
 		return err
 	}
+	token := r.PathValue("token")
 	if s.opts.desk != nil {
-		v, err := s.opts.desk.Track(r.Context(), r.PathValue("token"))
-		if err != nil {
+		v, err := s.opts.desk.Track(r.Context(), token)
+		if err := s.looked(w, r, token, linkRead, err); err != nil {
 			return err
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, v)
 		return nil
 	}
-	t, err := s.store.Track(r.Context(), r.PathValue("token"))
-	if err != nil {
+	t, err := s.store.Track(r.Context(), token)
+	if err := s.looked(w, r, token, linkRead, err); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, t)
@@ -108,7 +77,7 @@ type answerInput struct {
 }
 
 func (s *server) answer(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admit(w, limitKey{s.perIP, clientIP(r)}); err != nil {
+	if err := s.admitLinkWrite(w, r, r.PathValue("token")); err != nil {
 		return err
 	}
 	var in answerInput

@@ -3,9 +3,7 @@ package httpapi
 import (
 	"errors"
 	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/signoff-dev/signoff"
@@ -212,9 +210,8 @@ func (s *server) chatAnswer(platform, shape string) func(w http.ResponseWriter, 
 		if n.desk == nil {
 			return errNoChannel
 		}
-		if wait := n.perIP.Take(clientIP(r), time.Now()); wait > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			return signoff.Errorf(signoff.ERATELIMIT, "too many requests; retry after the time in Retry-After")
+		if wait := n.perIP.Take(s.client(r), time.Now()); wait > 0 {
+			return refuse(w, wait, "Too many requests came from this address just now.")
 		}
 		id := r.PathValue("channel")
 		if !signoff.ValidID(signoff.PrefixChannel, id) {

@@ -22,6 +22,7 @@ import (
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/clientip"
 	"github.com/signoff-dev/signoff/httplog"
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/metrics"
@@ -38,8 +39,8 @@ type server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	opts  options
-	// Public intake is rate limited per client address and per project.
-	perIP, perProject *ratelimit.Limiter
+	// pub holds the public routes' rate limits (limits.go).
+	pub *ratelimit.Public
 	// tools are the agent tools role configurations are checked against.
 	tools  *agent.Registry
 	routes []Route
@@ -95,6 +96,8 @@ type Limit = ratelimit.Limit
 
 type options struct {
 	intakePerIP, intakePerProject Limit
+	public                        *ratelimit.Public
+	clients                       clientip.Resolver
 	tools                         *agent.Registry
 	desk                          *bugdesk.Desk
 	change                        *changedesk.Desk
@@ -110,7 +113,8 @@ type Option func(*options)
 
 // WithIntakeLimits sets the public intake's rate limits, per client address
 // and per project. The defaults (10 reports a minute per address, bursts of
-// 5; 10 a second per project, bursts of 100) suit a public form.
+// 5; 10 a second per project, bursts of 100) suit a public form. It has no
+// effect with WithPublicLimits, whose budgets say it.
 func WithIntakeLimits(perIP, perProject Limit) Option {
 	return func(o *options) { o.intakePerIP, o.intakePerProject = perIP, perProject }
 }
@@ -161,15 +165,20 @@ func New(store signoff.Store, log *slog.Logger, opts ...Option) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := options{intakePerIP: Limit{Rate: 10.0 / 60, Burst: 5}, intakePerProject: Limit{Rate: 10, Burst: 100}}
+	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.public == nil {
+		b := ratelimit.DefaultBudgets()
+		b.IntakePerAddress, b.IntakePerProject = o.intakePerIP, o.intakePerProject
+		o.public = ratelimit.NewPublic(b)
 	}
 	if o.tools == nil {
 		o.tools = agent.NewRegistry(agent.BaseTools()...)
 	}
 	s := &server{store: store, log: log, mux: http.NewServeMux(), opts: o, tools: o.tools,
-		perIP: ratelimit.New(o.intakePerIP), perProject: ratelimit.New(o.intakePerProject)}
+		pub: o.public}
 	s.streams.Max = maxStreamsPerActor
 	s.register()
 	return s.withRequest(s.recoverPanics(http.HandlerFunc(s.route)))

@@ -43,16 +43,44 @@ func (l *Limiter) Take(key string, now time.Time) time.Duration {
 		b = &bucket{tokens: float64(l.limit.Burst), at: now}
 		l.buckets[key] = b
 	}
-	b.tokens = min(float64(l.limit.Burst), b.tokens+now.Sub(b.at).Seconds()*l.limit.Rate)
-	b.at = now
+	b.tokens = l.refill(b, now)
+	if now.After(b.at) {
+		b.at = now
+	}
 	if b.tokens >= 1 {
 		b.tokens--
 		return 0
 	}
+	return l.until(b.tokens)
+}
+
+// refill is b's tokens at now. Callers read the clock before taking the
+// lock, so now can be a little before the bucket's last update: that
+// adds nothing rather than taking tokens away.
+func (l *Limiter) refill(b *bucket, now time.Time) float64 {
+	return min(float64(l.limit.Burst), b.tokens+max(now.Sub(b.at), 0).Seconds()*l.limit.Rate)
+}
+
+// until is how long a bucket holding tokens waits for a whole one.
+func (l *Limiter) until(tokens float64) time.Duration {
 	if l.limit.Rate <= 0 {
 		return time.Hour
 	}
-	return time.Duration((1 - b.tokens) / l.limit.Rate * float64(time.Second))
+	return time.Duration((1 - tokens) / l.limit.Rate * float64(time.Second))
+}
+
+// Wait returns how long until key has a token, without spending one.
+func (l *Limiter) Wait(key string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tokens := float64(l.limit.Burst)
+	if b, ok := l.buckets[key]; ok {
+		tokens = l.refill(b, now)
+	}
+	if tokens >= 1 {
+		return 0
+	}
+	return l.until(tokens)
 }
 
 // sweep drops buckets that have refilled completely, so that the map does

@@ -44,9 +44,6 @@ func (s *server) reportForm(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("project")
-	if err := admit(w, limitKey{s.intakeIP, clientIP(r)}, limitKey{s.intakeProject, id}); err != nil {
-		return err
-	}
 	if err := parseForm(w, r); err != nil {
 		return err
 	}
@@ -67,6 +64,11 @@ func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
 	}
 	if strings.TrimSpace(in.Text) == "" {
 		return again(http.StatusUnprocessableEntity, "Please tell us what happened.")
+	}
+	// The limits come after the form is read, so that a refused report
+	// is shown again with what the reporter wrote.
+	if err := s.admitReport(w, r, id); err != nil {
+		return again(http.StatusTooManyRequests, signoff.ErrorMessage(err))
 	}
 	c, _, secret, err := s.store.SubmitReport(r.Context(), in)
 	if signoff.ErrorCode(err) == signoff.EINVALID {

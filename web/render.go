@@ -104,6 +104,9 @@ type errorPage struct {
 	Message string
 	// Home is where the page offers to go next.
 	Home, HomeText string
+	// Again is the page to try again, for a GET that was refused for a
+	// while (429).
+	Again string
 }
 
 // fail answers err as a page. Domain errors take their status and message
@@ -128,7 +131,7 @@ func (s *server) errorPage(w http.ResponseWriter, r *http.Request, status int, m
 		http.StatusUnauthorized:          "Please sign in",
 		http.StatusConflict:              "This has changed",
 		http.StatusUnprocessableEntity:   "Please check what you entered",
-		http.StatusTooManyRequests:       "Too many requests",
+		http.StatusTooManyRequests:       "Please wait a moment",
 		http.StatusMethodNotAllowed:      "Not allowed here",
 		http.StatusRequestEntityTooLarge: "Too much text",
 		http.StatusServiceUnavailable:    "Not available",
@@ -138,6 +141,9 @@ func (s *server) errorPage(w http.ResponseWriter, r *http.Request, status int, m
 		h = http.StatusText(status)
 	}
 	ep := errorPage{Status: status, Heading: h, Message: msg}
+	if status == http.StatusTooManyRequests && r.Method == http.MethodGet {
+		ep.Again = r.URL.EscapedPath()
+	}
 	p := page{Title: h, Body: &ep}
 	if !public(r) {
 		ep.Home, ep.HomeText = "/login", "Sign in"

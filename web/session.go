@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -256,7 +255,7 @@ func (s *server) loginForm(w http.ResponseWriter, r *http.Request) {
 // login signs a person in with an API token. Agents and reporters are
 // refused: the web UI is for the people who run and watch the desk.
 func (s *server) login(w http.ResponseWriter, r *http.Request) error {
-	if err := admit(w, limitKey{s.loginIP, clientIP(r)}); err != nil {
+	if err := s.admitLogin(w, r); err != nil {
 		return err
 	}
 	if err := parseForm(w, r); err != nil {
@@ -312,7 +311,7 @@ func tokenShapedCode(code string) bool {
 // loginLink signs a person in with a one-time link from signoff
 // login-link, on the post of the link's page.
 func (s *server) loginLink(w http.ResponseWriter, r *http.Request) error {
-	if err := admit(w, limitKey{s.loginIP, clientIP(r)}); err != nil {
+	if err := s.admitLogin(w, r); err != nil {
 		return err
 	}
 	if err := parseForm(w, r); err != nil {
@@ -381,14 +380,4 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request) error {
 	http.SetCookie(w, s.cookie(r, SessionCookie, "", -1))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil
-}
-
-// clientIP is the connection's address; forwarded headers are not
-// trusted, as in the API.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -179,6 +179,11 @@ func (s *server) renderTrack(w http.ResponseWriter, r *http.Request, secret stri
 	} else if err != nil {
 		return err
 	}
+	return s.renderTrackView(w, r, secret, t, status, v)
+}
+
+// renderTrackView renders t, the page of secret, as read.
+func (s *server) renderTrackView(w http.ResponseWriter, r *http.Request, secret string, t bugdesk.TrackView, status int, v trackView) error {
 	v.Secret, v.Title, v.State, v.Words, v.Updated = secret, t.Title, t.State, words(t.State), t.UpdatedAt
 	if t.Digest != "" {
 		v.Question, v.Kind, v.Digest = t.Question, t.Kind, t.Digest
@@ -199,19 +204,18 @@ func (s *server) renderTrack(w http.ResponseWriter, r *http.Request, secret stri
 }
 
 func (s *server) trackPage(w http.ResponseWriter, r *http.Request) error {
-	if err := admit(w, limitKey{s.trackIP, clientIP(r)}); err != nil {
+	secret := r.PathValue("secret")
+	t, _, err := s.lookTrack(w, r, secret, linkRead)
+	if err != nil {
 		return err
 	}
-	return s.renderTrack(w, r, r.PathValue("secret"), http.StatusOK, trackView{})
+	return s.renderTrackView(w, r, secret, t, http.StatusOK, trackView{})
 }
 
 // trackAnswer takes the reporter's Yes or No to the question on their
 // page, bound to the digest of the question they saw. No needs what is
 // different or still goes wrong.
 func (s *server) trackAnswer(w http.ResponseWriter, r *http.Request) error {
-	if err := admit(w, limitKey{s.trackIP, clientIP(r)}); err != nil {
-		return err
-	}
 	if err := parseForm(w, r); err != nil {
 		return err
 	}
@@ -219,13 +223,13 @@ func (s *server) trackAnswer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	secret := r.PathValue("secret")
-	if _, err := s.track(r, secret); err != nil {
-		if signoff.ErrorCode(err) == signoff.ENOTFOUND {
-			return errNoTracking
-		}
+	ans := bugdesk.Answer{Digest: r.PostFormValue("digest"), Answer: r.PostFormValue("answer"), Text: r.PostFormValue("text")}
+	t, found, err := s.lookTrack(w, r, secret, linkWrite)
+	if found && err != nil {
+		return s.renderTrackView(w, r, secret, t, http.StatusTooManyRequests, trackView{Error: signoff.ErrorMessage(err), Answer: ans.Answer, Text: ans.Text})
+	} else if err != nil {
 		return err
 	}
-	ans := bugdesk.Answer{Digest: r.PostFormValue("digest"), Answer: r.PostFormValue("answer"), Text: r.PostFormValue("text")}
 	again := func(status int, msg string) error {
 		return s.renderTrack(w, r, secret, status, trackView{Error: msg, Answer: ans.Answer, Text: ans.Text})
 	}
@@ -237,7 +241,7 @@ func (s *server) trackAnswer(w http.ResponseWriter, r *http.Request) error {
 	case s.o.BugDesk == nil:
 		return signoff.Errorf(signoff.EUNAVAILABLE, "Answers cannot be taken right now. Please try again later.")
 	}
-	_, err := s.o.BugDesk.ReporterAnswer(r.Context(), secret, ans)
+	_, err = s.o.BugDesk.ReporterAnswer(r.Context(), secret, ans)
 	switch signoff.ErrorCode(err) {
 	case "":
 	case signoff.ENOTFOUND:
@@ -260,9 +264,6 @@ func (s *server) trackAnswer(w http.ResponseWriter, r *http.Request) error {
 // case back to triage with it in the same transaction; a case that needs
 // nothing from them refuses it (409) and stores nothing.
 func (s *server) trackInfo(w http.ResponseWriter, r *http.Request) error {
-	if err := admit(w, limitKey{s.trackIP, clientIP(r)}); err != nil {
-		return err
-	}
 	if err := parseForm(w, r); err != nil {
 		return err
 	}
@@ -271,10 +272,9 @@ func (s *server) trackInfo(w http.ResponseWriter, r *http.Request) error {
 	}
 	secret := r.PathValue("secret")
 	text := r.PostFormValue("text")
-	if _, err := s.track(r, secret); err != nil {
-		if signoff.ErrorCode(err) == signoff.ENOTFOUND {
-			return errNoTracking
-		}
+	if t, found, err := s.lookTrack(w, r, secret, linkWrite); found && err != nil {
+		return s.renderTrackView(w, r, secret, t, http.StatusTooManyRequests, trackView{Error: signoff.ErrorMessage(err), Text: text})
+	} else if err != nil {
 		return err
 	}
 	if strings.TrimSpace(text) == "" {

@@ -31,6 +31,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/clientip"
 	"github.com/signoff-dev/signoff/httplog"
 	"github.com/signoff-dev/signoff/ledger"
 	"github.com/signoff-dev/signoff/ratelimit"
@@ -101,10 +102,19 @@ type Options struct {
 	// with the server's key file).
 	Trusted map[string]ed25519.PublicKey
 	// Rate limits, per client address unless named otherwise: filing a
-	// report (10 a minute, bursts of 10) and per project (10 a second,
-	// bursts of 100); reading a tracking page or answering on it (60 a
-	// minute, bursts of 30); signing in (20 a minute, bursts of 20).
+	// report (10 a minute, bursts of 5) and per project (10 a second,
+	// bursts of 100); requests to tracking links (100 a second, bursts of
+	// 1000; ratelimit.Budgets.LinkPerAddress); signing in (20 a minute,
+	// bursts of 20). Public replaces the first three.
 	IntakePerIP, IntakePerProject, TrackPerIP, LoginPerIP Limit
+	// Public, when set, holds the public routes' budgets, shared with the
+	// API (httpapi.WithPublicLimits) so that a client has one budget
+	// whichever door it uses. Without it the web UI keeps its own
+	// (ratelimit.DefaultBudgets with the limits above).
+	Public *ratelimit.Public
+	// Proxies are the proxies whose X-Forwarded-For names the client for
+	// the per-address limits; the zero Resolver trusts none.
+	Proxies clientip.Resolver
 	// The desk's live stream: how often it polls the store (250 ms), how
 	// often it checks the session again (30 s), and how long one
 	// connection lasts (1 h; the browser reconnects with Last-Event-ID).
@@ -136,9 +146,6 @@ func (o Options) withDefaults() Options {
 			*l = d
 		}
 	}
-	lim(&o.IntakePerIP, Limit{Rate: 10.0 / 60, Burst: 10})
-	lim(&o.IntakePerProject, Limit{Rate: 10, Burst: 100})
-	lim(&o.TrackPerIP, Limit{Rate: 1, Burst: 30})
 	lim(&o.LoginPerIP, Limit{Rate: 20.0 / 60, Burst: 20})
 	dur := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -186,7 +193,10 @@ type server struct {
 	pages  map[string]*template.Template
 	static map[string]asset
 
-	intakeIP, intakeProject, trackIP, loginIP *ratelimit.Limiter
+	// pub holds the public routes' budgets (limit.go); loginIP the
+	// sign-in attempts per address.
+	pub     *ratelimit.Public
+	loginIP *ratelimit.Limiter
 
 	trusted map[string]ed25519.PublicKey
 	verify  verifyCache
@@ -209,8 +219,12 @@ func New(o Options) http.Handler {
 		o.PublicURL = strings.TrimSuffix(o.PublicURL, "/")
 	}
 	s := &server{o: o, store: o.Store, log: o.Log, mux: http.NewServeMux(), pages: parsePages(), static: loadAssets(),
-		intakeIP: ratelimit.New(o.IntakePerIP), intakeProject: ratelimit.New(o.IntakePerProject),
-		trackIP: ratelimit.New(o.TrackPerIP), loginIP: ratelimit.New(o.LoginPerIP), trusted: o.Trusted}
+		pub: o.Public, loginIP: ratelimit.New(o.LoginPerIP), trusted: o.Trusted}
+	if s.pub == nil {
+		b := ratelimit.DefaultBudgets()
+		b.IntakePerAddress, b.IntakePerProject, b.LinkPerAddress = o.IntakePerIP, o.IntakePerProject, o.TrackPerIP
+		s.pub = ratelimit.NewPublic(b)
+	}
 	if s.trusted == nil {
 		if k, ok := o.Store.(interface{ Signer() ed25519.PrivateKey }); ok && k.Signer() != nil {
 			s.trusted = ledger.Trust(k.Signer().Public().(ed25519.PublicKey))

@@ -20,6 +20,7 @@ import (
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/httpapi"
+	"github.com/signoff-dev/signoff/ratelimit"
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/webhook"
 )
@@ -246,8 +247,8 @@ func (d *demo) walkBug(ctx context.Context, e *env, log *slog.Logger, stories []
 	if len(stories) > 1 {
 		// The walk plays several reporters from one address: the public
 		// intake's limit per address is for the public, not for them.
-		lim := httpapi.Limit{Rate: 100, Burst: 100}
-		cfg.intakePerIP, cfg.intakePerProject = lim, lim
+		lim := ratelimit.Limit{Rate: 100, Burst: 100}
+		cfg.budgets.IntakePerAddress, cfg.budgets.IntakePerProject = lim, lim
 	}
 	srv := httpapi.NewServer(d.ln.Addr().String(), handlerWith(d.s, log, d.st, nil, false, cfg))
 	go srv.Serve(d.ln)

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/clientip"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/mcp"
 	"github.com/signoff-dev/signoff/metrics"
+	"github.com/signoff-dev/signoff/ratelimit"
 	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/web"
 )
@@ -29,14 +31,21 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 func runServe(ctx context.Context, e *env, args []string) error {
 	var d dbFlags
 	var addr, logFormat, metricsAddr, queues, publicURL string
-	var intakePerMinute, intakeProjectPerSecond int
+	var intakePerMinute, intakeProjectPerSecond, intakeTotalPerSecond int
+	var trackPerMinute, trackLinkPerMinute, trackMissesPerMinute int
+	var trustedProxies string
 	fs := newFlags("serve", "signoff serve [--addr 127.0.0.1:8080] [--metrics-addr HOST:PORT] [--queues all|none|triage,agent,sandbox,outbox,default] [--db PATH|URL] [--key FILE]")
 	addDBFlags(fs, e, &d)
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve GET /metrics on this address instead of on --addr (default: on --addr, no credential needed)")
 	fs.StringVar(&queues, "queues", "all", "the job queues this process works: all, none (a stateless API process; signoff worker takes the jobs), or some of triage, agent, sandbox, outbox, default")
-	fs.IntVar(&intakePerMinute, "intake-per-minute", 10, "public reports (and tracking reads) accepted per client address a minute; raise it behind a proxy, or for load tests")
+	fs.IntVar(&intakePerMinute, "intake-per-minute", 10, "public reports accepted per client address a minute (bursts of half as many, at least 5)")
 	fs.IntVar(&intakeProjectPerSecond, "intake-project-per-second", 10, "public reports accepted per project a second (bursts of ten times as many)")
+	fs.IntVar(&intakeTotalPerSecond, "intake-total-per-second", 50, "public reports accepted for all projects together a second, the server's ceiling (bursts of ten times as many; at least the per-project limit)")
+	fs.IntVar(&trackPerMinute, "track-per-minute", 6000, "requests to tracking links (reads, answers, decisions) per client address a minute (bursts of a sixth as many)")
+	fs.IntVar(&trackLinkPerMinute, "track-link-per-minute", 300, "reads of one tracking link a minute, from anywhere (bursts as many)")
+	fs.IntVar(&trackMissesPerMinute, "track-misses-per-minute", 10, "lookups of tracking links that do not exist per client address a minute (bursts as many); past it they are answered 429")
+	fs.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated addresses and CIDR prefixes of the proxies in front of this server: only from them is X-Forwarded-For believed when the rate limits look for the client's address (default: none; the connection's peer is the client)")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&publicURL, "public-url", "", "the URL people reach this server at (https://host[:port]), behind a proxy: the commands pages print name it, passkeys use it as their origin, and cookies are Secure when it is https (default: the URL a request came in on)")
 	if err := parse(fs, e, args); err != nil {
@@ -49,8 +58,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if intakePerMinute < 1 || intakePerMinute > 1_000_000 || intakeProjectPerSecond < 1 || intakeProjectPerSecond > 100_000 {
-		return signoff.Errorf(signoff.EINVALID, "--intake-per-minute must be from 1 to 1000000 and --intake-project-per-second from 1 to 100000")
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{
+		{"intake-per-minute", intakePerMinute, 1_000_000}, {"intake-project-per-second", intakeProjectPerSecond, 100_000},
+		{"intake-total-per-second", intakeTotalPerSecond, 100_000}, {"track-per-minute", trackPerMinute, 10_000_000},
+		{"track-link-per-minute", trackLinkPerMinute, 1_000_000}, {"track-misses-per-minute", trackMissesPerMinute, 1_000_000},
+	} {
+		if f.v < 1 || f.v > f.max {
+			return signoff.Errorf(signoff.EINVALID, "--%s must be from 1 to %d, got %d", f.name, f.max, f.v)
+		}
+	}
+	proxies, err := clientip.Parse(trustedProxies)
+	if err != nil {
+		return signoff.Errorf(signoff.EINVALID, "--trusted-proxies: %v", err)
 	}
 	log := newLogger(e.stderr, logFormat)
 	s, err := d.openRW(ctx, e, true)
@@ -71,9 +93,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		log.Info("serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "backend", s.Dialect(), "queues", strings.Join(qs, ","))
-	return serveWith(ctx, e, log, ln, s, nil, serveConfig{metrics: mln, queues: qs, publicURL: publicURL,
-		intakePerIP:      httpapi.Limit{Rate: float64(intakePerMinute) / 60, Burst: max(5, intakePerMinute/2)},
-		intakePerProject: httpapi.Limit{Rate: float64(intakeProjectPerSecond), Burst: 10 * intakeProjectPerSecond}})
+	if len(proxies.Proxies()) > 0 {
+		log.Info("trusting X-Forwarded-For from proxies", "proxies", strings.Join(proxies.Proxies(), ","))
+	}
+	perMinute := func(n, burst int) ratelimit.Limit { return ratelimit.Limit{Rate: float64(n) / 60, Burst: burst} }
+	return serveWith(ctx, e, log, ln, s, nil, serveConfig{metrics: mln, queues: qs, publicURL: publicURL, proxies: proxies,
+		budgets: ratelimit.Budgets{
+			IntakePerAddress: perMinute(intakePerMinute, max(5, intakePerMinute/2)),
+			IntakePerProject: ratelimit.Limit{Rate: float64(intakeProjectPerSecond), Burst: 10 * intakeProjectPerSecond},
+			IntakeTotal:      ratelimit.Limit{Rate: float64(max(intakeTotalPerSecond, intakeProjectPerSecond)), Burst: 10 * max(intakeTotalPerSecond, intakeProjectPerSecond)},
+			LinkPerAddress:   perMinute(trackPerMinute, max(30, trackPerMinute/6)),
+			ReadPerLink:      perMinute(trackLinkPerMinute, trackLinkPerMinute),
+			MissPerAddress:   perMinute(trackMissesPerMinute, trackMissesPerMinute),
+		}})
 }
 
 // serveConfig is what a serve process sets beyond its listener and store.
@@ -82,9 +114,11 @@ type serveConfig struct {
 	metrics net.Listener
 	// queues are the job queues worked here: nil for all, empty for none.
 	queues []string
-	// intakePerIP and intakePerProject, when set, replace the public
-	// intake's limits per client address and per project.
-	intakePerIP, intakePerProject httpapi.Limit
+	// budgets are the public routes' rate limits, shared by the API and
+	// the web pages; a zero field keeps its default.
+	budgets ratelimit.Budgets
+	// proxies are the proxies whose X-Forwarded-For is believed.
+	proxies clientip.Resolver
 	// simulatedPeople honours the demo walks' marker
 	// (httpapi.WithSimulatedPeople): set by `signoff demo --walk` only.
 	simulatedPeople bool
@@ -130,16 +164,16 @@ func handlerWith(s *sqlstore.DB, log *slog.Logger, st *stack, reg *metrics.Regis
 	mux.Handle("/mcp/", mcpHandler)
 	// The web UI: server-rendered pages on their own paths; everything
 	// else is the API's, as before.
+	// One set of public budgets for both doors: a client cannot double
+	// its budget by switching between the pages and the API.
+	pub := ratelimit.NewPublic(cfg.budgets)
 	webUI := web.New(web.Options{Store: s, BugDesk: st.desk, ChangeDesk: st.change, Log: log,
-		PublicURL: cfg.publicURL, ApprovalKey: cfg.approvalKey, Notice: cfg.notice})
+		PublicURL: cfg.publicURL, ApprovalKey: cfg.approvalKey, Notice: cfg.notice, Public: pub, Proxies: cfg.proxies})
 	for _, p := range web.Paths() {
 		mux.Handle(p, webUI)
 	}
 	opts := []httpapi.Option{httpapi.WithTools(st.reg), httpapi.WithDesk(st.desk), httpapi.WithChangeDesk(st.change),
-		httpapi.WithNotify(st.notify), httpapi.WithMetrics(reg)}
-	if cfg.intakePerIP != (httpapi.Limit{}) && cfg.intakePerProject != (httpapi.Limit{}) {
-		opts = append(opts, httpapi.WithIntakeLimits(cfg.intakePerIP, cfg.intakePerProject))
-	}
+		httpapi.WithNotify(st.notify), httpapi.WithMetrics(reg), httpapi.WithPublicLimits(pub), httpapi.WithTrustedProxies(cfg.proxies)}
 	if cfg.simulatedPeople {
 		opts = append(opts, httpapi.WithSimulatedPeople())
 	}

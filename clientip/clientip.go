@@ -1,0 +1,173 @@
+// Package clientip names the client a request came from, for the rate
+// limits of the routes anyone can call. The connection's peer is the
+// client unless it is one of the operator's proxies (--trusted-proxies):
+// then X-Forwarded-For is read from the right, past the trusted proxies,
+// and the first address no trusted proxy vouches for is the client.
+// Anything to its left was written by the client and means nothing.
+package clientip
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// maxHops bounds how much of a forwarded chain is read: a client can send
+// a header of any length, and the trusted proxies add one entry each.
+const maxHops = 32
+
+// Resolver finds the client address of a request. The zero Resolver
+// trusts no proxy: the peer is the client.
+type Resolver struct {
+	proxies []netip.Prefix
+}
+
+// Parse reads a comma-separated list of addresses and CIDR prefixes
+// ("10.0.0.0/8, 192.0.2.7, ::1"). An empty list trusts no proxy.
+func Parse(list string) (Resolver, error) {
+	var r Resolver
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		p, err := parsePrefix(f)
+		if err != nil {
+			return Resolver{}, fmt.Errorf("trusted proxy %q: %w", f, err)
+		}
+		r.proxies = append(r.proxies, p)
+	}
+	return r, nil
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("not an address or CIDR prefix")
+		}
+		if p.Addr().Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("a zone is not allowed")
+		}
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("not an address or CIDR prefix")
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// Proxies returns the trusted prefixes, for the startup log.
+func (r Resolver) Proxies() []string {
+	out := make([]string, len(r.proxies))
+	for i, p := range r.proxies {
+		out[i] = p.String()
+	}
+	return out
+}
+
+func (r Resolver) trusted(a netip.Addr) bool {
+	for _, p := range r.proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Addr returns the client address of req: the peer, or, when the peer is
+// a trusted proxy, the rightmost X-Forwarded-For entry that is not. When
+// every entry is trusted, or an entry cannot be read, the last address
+// that could be read stands: the client cannot be placed further out than
+// the proxies vouch for. ok is false only when the peer itself is not an
+// IP address (a unix socket, a test's fake): then the caller keys on the
+// raw RemoteAddr.
+func (r Resolver) Addr(req *http.Request) (a netip.Addr, ok bool) {
+	peer, ok := peerAddr(req.RemoteAddr)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	if len(r.proxies) == 0 || !r.trusted(peer) {
+		return peer, true
+	}
+	hops := forwarded(req.Header.Values("X-Forwarded-For"))
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		h, ok := parseHop(hops[i])
+		if !ok {
+			break
+		}
+		client = h
+		if !r.trusted(h) {
+			break
+		}
+	}
+	return client, true
+}
+
+// forwarded returns the entries of the X-Forwarded-For header lines, in
+// order, at most maxHops of them from the right.
+func forwarded(lines []string) []string {
+	var hops []string
+	for _, l := range lines {
+		for _, h := range strings.Split(l, ",") {
+			hops = append(hops, strings.TrimSpace(h))
+		}
+	}
+	if len(hops) > maxHops {
+		hops = hops[len(hops)-maxHops:]
+	}
+	return hops
+}
+
+// parseHop reads one forwarded entry: an address, possibly with a port
+// ("192.0.2.1:4711", "[2001:db8::1]:80"), never with a zone.
+func parseHop(s string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Zone() == "" {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
+}
+
+func peerAddr(remote string) (netip.Addr, bool) {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.WithZone("").Unmap(), true
+}
+
+// Key is what a per-address limit counts: the IPv4 address, or the /64
+// an IPv6 address belongs to, since one subscriber is given a whole /64
+// and could otherwise take a fresh budget with every address in it.
+func Key(a netip.Addr) string {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// KeyOf is Key of req's client address; a peer that is not an IP address
+// is keyed on its RemoteAddr as given.
+func (r Resolver) KeyOf(req *http.Request) string {
+	a, ok := r.Addr(req)
+	if !ok {
+		return req.RemoteAddr
+	}
+	return Key(a)
+}
