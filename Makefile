@@ -42,6 +42,7 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzServe -fuzztime 5000x ./gocache/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePlan -fuzztime 20000x ./change/
 	$(GO) test -run '^$$' -fuzz FuzzIntake -fuzztime 2000x ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzAddr -fuzztime 50000x ./clientip/
 	$(GO) test -run '^$$' -fuzz FuzzOFREP -fuzztime 2000x ./httpapi/
 	$(GO) test -run '^$$' -fuzz FuzzDeploymentWebhook -fuzztime 2000x ./httpapi/
 	$(GO) run ./cmd/signoff triage eval --dataset samples/orbit_run --min 15

@@ -38,8 +38,8 @@ func DefaultBudgets() Budgets {
 		IntakePerAddress: Limit{Rate: 10.0 / 60, Burst: 5},
 		IntakePerProject: Limit{Rate: 10, Burst: 100},
 		IntakeTotal:      Limit{Rate: 50, Burst: 500},
-		LinkPerAddress:   Limit{Rate: 100, Burst: 1000},
-		ReadPerLink:      Limit{Rate: 5, Burst: 300},
+		LinkPerAddress:   Limit{Rate: 300, Burst: 3000},
+		ReadPerLink:      Limit{Rate: 60, Burst: 600},
 		WritePerLink:     Limit{Rate: 10.0 / 60, Burst: 10},
 		MissPerAddress:   Limit{Rate: 10.0 / 60, Burst: 10},
 	}

@@ -103,8 +103,8 @@ type Options struct {
 	Trusted map[string]ed25519.PublicKey
 	// Rate limits, per client address unless named otherwise: filing a
 	// report (10 a minute, bursts of 5) and per project (10 a second,
-	// bursts of 100); requests to tracking links (100 a second, bursts of
-	// 1000; ratelimit.Budgets.LinkPerAddress); signing in (20 a minute,
+	// bursts of 100); requests to tracking links (300 a second, bursts of
+	// 3000; ratelimit.Budgets.LinkPerAddress); signing in (20 a minute,
 	// bursts of 20). Public replaces the first three.
 	IntakePerIP, IntakePerProject, TrackPerIP, LoginPerIP Limit
 	// Public, when set, holds the public routes' budgets, shared with the

@@ -163,7 +163,21 @@ func runBenchLoad(ctx context.Context, e *env, args []string) error {
 	if a.json {
 		return printJSON(e, out)
 	}
-	return s.WriteText(e.stdout)
+	if err := s.WriteText(e.stdout); err != nil {
+		return err
+	}
+	if n := s.Counts[loadgen.Class429]; n > 0 {
+		fmt.Fprintf(e.stdout, "note       %d answers were 429: %s\n", n, limitHint[a.scenario])
+	}
+	return nil
+}
+
+// limitHint names the serve flags whose limits a load from one address
+// meets first.
+var limitHint = map[string]string{
+	"intake": "the server's intake limits (serve --intake-per-minute per address, --intake-project-per-second, --intake-total-per-second); raise them on the server for a load test from one address",
+	"track":  "the server's tracking limits (serve --track-per-minute per address, --track-link-per-minute per link); raise them on the server for a load test from one address, or file more reports with --track-tokens",
+	"ofrep":  "the server asked this client to slow down",
 }
 
 type benchLoadOutput struct {
