@@ -26,4 +26,3 @@ func TestServeLimitFlags(t *testing.T) {
 		}
 	}
 }
-
