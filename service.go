@@ -174,6 +174,11 @@ type IntakeService interface {
 	// tracking secret, shown once. ENOTFOUND for an unknown project,
 	// EINVALID for empty or oversized fields.
 	SubmitReport(ctx context.Context, in ReportInput) (Case, Report, string, error)
+	// IntakeProject returns the name of a project for its public report
+	// form and intake, so that a report to a project that does not exist
+	// is refused before it spends anyone's rate limit. ENOTFOUND for an
+	// unknown or malformed id.
+	IntakeProject(ctx context.Context, id string) (string, error)
 	// Track resolves a tracking secret to its case, as the reporter may see
 	// it. Any malformed, unknown or revoked secret is ENOTFOUND.
 	Track(ctx context.Context, secret string) (Tracking, error)

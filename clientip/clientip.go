@@ -11,7 +11,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
+
+	"github.com/signoff-dev/signoff/ratelimit"
 )
 
 // maxHops bounds how much of a forwarded chain is read: a client can send
@@ -43,25 +46,38 @@ func Parse(list string) (Resolver, error) {
 }
 
 func parsePrefix(s string) (netip.Prefix, error) {
+	var p netip.Prefix
 	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
+		var err error
+		if p, err = netip.ParsePrefix(s); err != nil {
+			return netip.Prefix{}, fmt.Errorf("not an address or CIDR prefix")
+		}
+	} else {
+		a, err := netip.ParseAddr(s)
 		if err != nil {
 			return netip.Prefix{}, fmt.Errorf("not an address or CIDR prefix")
 		}
-		if p.Addr().Zone() != "" {
+		if a.Zone() != "" {
 			return netip.Prefix{}, fmt.Errorf("a zone is not allowed")
 		}
-		if p.Addr().Is4In6() {
-			p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	if p.Addr().Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("a zone is not allowed")
+	}
+	if p.Addr().Is4In6() {
+		// Peers are compared unmapped. An IPv4-mapped prefix covers IPv4
+		// only from /96 on; a shorter one would silently trust every IPv4
+		// client, so it is refused rather than guessed at.
+		if p.Bits() < 96 {
+			return netip.Prefix{}, fmt.Errorf("an IPv4-mapped prefix needs /96 or longer; write IPv4 ranges as IPv4 (10.0.0.0/8)")
 		}
-		return p.Masked(), nil
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 	}
-	a, err := netip.ParseAddr(s)
-	if err != nil || a.Zone() != "" {
-		return netip.Prefix{}, fmt.Errorf("not an address or CIDR prefix")
+	if p.Bits() == 0 {
+		return netip.Prefix{}, fmt.Errorf("trusting every address would let any client choose its own")
 	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), nil
+	return p.Masked(), nil
 }
 
 // Proxies returns the trusted prefixes, for the startup log.
@@ -112,18 +128,23 @@ func (r Resolver) Addr(req *http.Request) (a netip.Addr, ok bool) {
 	return client, true
 }
 
-// forwarded returns the entries of the X-Forwarded-For header lines, in
-// order, at most maxHops of them from the right.
+// forwarded returns the rightmost entries of the X-Forwarded-For header
+// lines, at most maxHops, in order. It reads from the right and stops
+// there, so a header of any length costs no more than its last entries.
 func forwarded(lines []string) []string {
-	var hops []string
-	for _, l := range lines {
-		for _, h := range strings.Split(l, ",") {
-			hops = append(hops, strings.TrimSpace(h))
+	hops := make([]string, 0, 4)
+	for i := len(lines) - 1; i >= 0 && len(hops) < maxHops; i-- {
+		l := lines[i]
+		for len(hops) < maxHops {
+			j := strings.LastIndexByte(l, ',')
+			hops = append(hops, strings.TrimSpace(l[j+1:]))
+			if j < 0 {
+				break
+			}
+			l = l[:j]
 		}
 	}
-	if len(hops) > maxHops {
-		hops = hops[len(hops)-maxHops:]
-	}
+	slices.Reverse(hops)
 	return hops
 }
 
@@ -162,6 +183,18 @@ func Key(a netip.Addr) string {
 	return a.String()
 }
 
+// Network is the wider network an address belongs to when one
+// subscriber can hold all of it: the /48 of an IPv6 address (what a
+// tunnel broker or a small ISP hands one customer), "" for IPv4, whose
+// neighbouring addresses belong to different people.
+func Network(a netip.Addr) string {
+	if a.Is6() {
+		p, _ := a.Prefix(48)
+		return p.String()
+	}
+	return ""
+}
+
 // KeyOf is Key of req's client address; a peer that is not an IP address
 // is keyed on its RemoteAddr as given.
 func (r Resolver) KeyOf(req *http.Request) string {
@@ -170,4 +203,14 @@ func (r Resolver) KeyOf(req *http.Request) string {
 		return req.RemoteAddr
 	}
 	return Key(a)
+}
+
+// ClientOf names req's client for the public budgets: its address key
+// and network.
+func (r Resolver) ClientOf(req *http.Request) ratelimit.Client {
+	a, ok := r.Addr(req)
+	if !ok {
+		return ratelimit.Client{Addr: req.RemoteAddr}
+	}
+	return ratelimit.Client{Addr: Key(a), Net: Network(a)}
 }

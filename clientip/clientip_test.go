@@ -69,7 +69,7 @@ func TestLongChainReadsOnlyTheRight(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	t.Parallel()
-	for _, bad := range []string{"10.0.0.0/33", "example.com", "10.0.0.1/8/1", "fe80::1%eth0", "300.1.1.1"} {
+	for _, bad := range []string{"10.0.0.0/33", "example.com", "10.0.0.1/8/1", "fe80::1%eth0", "300.1.1.1", "::ffff:10.0.0.0/8", "0.0.0.0/0", "::/0", "::ffff:0.0.0.0/96"} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("Parse(%q) accepted", bad)
 		}

@@ -51,13 +51,10 @@ func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) track(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admitLink(w, r); err != nil {
-		return err
-	}
 	token := r.PathValue("token")
 	if s.opts.desk != nil {
 		v, err := s.opts.desk.Track(r.Context(), token)
-		if err := s.looked(w, r, token, linkRead, err); err != nil {
+		if err := s.looked(w, r, token, false, err); err != nil {
 			return err
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -65,7 +62,7 @@ func (s *server) track(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	t, err := s.store.Track(r.Context(), token)
-	if err := s.looked(w, r, token, linkRead, err); err != nil {
+	if err := s.looked(w, r, token, false, err); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, t)

@@ -121,7 +121,11 @@ func TestIntakeRefusals(t *testing.T) {
 	if after := w.head(t); after != before {
 		t.Fatalf("refused reports moved the ledger from %d to %d", before, after)
 	}
-	// The address's bucket is empty now (burst 3, three requests taken).
+	// The refused bodies took two of the address's three; the unknown
+	// project was refused before the limits and took none. One left.
+	if got := do(t, srv, request{method: "POST", path: path, body: `{"text":"x"}`}); got.status != 201 {
+		t.Fatalf("third report: %d %s", got.status, got.body)
+	}
 	got := do(t, srv, request{method: "POST", path: path, body: `{"text":"x"}`})
 	if got.status != 429 || got.header.Get("Retry-After") == "" || problemCode(t, got) != signoff.ERATELIMIT {
 		t.Fatalf("over the limit: %d Retry-After %q %s", got.status, got.header.Get("Retry-After"), got.body)

@@ -26,8 +26,8 @@ func WithTrustedProxies(r clientip.Resolver) Option {
 	return func(o *options) { o.clients = r }
 }
 
-// client is the key of r's client address for the per-address limits.
-func (s *server) client(r *http.Request) string { return s.opts.clients.KeyOf(r) }
+// client names r's client for the per-address limits.
+func (s *server) client(r *http.Request) ratelimit.Client { return s.opts.clients.ClientOf(r) }
 
 // refuse answers 429 with Retry-After and says in plain words when to try
 // again.
@@ -37,8 +37,13 @@ func refuse(w http.ResponseWriter, wait time.Duration, what string) error {
 }
 
 // admitReport spends one public report from the client's address, the
-// project and the server.
+// project and the server, once the project is known to exist: a report
+// to a made-up project is 404 and spends nothing (its id would otherwise
+// be a bucket's key, and spend the server's ceiling for everyone).
 func (s *server) admitReport(w http.ResponseWriter, r *http.Request, project string) error {
+	if _, err := s.store.IntakeProject(r.Context(), project); err != nil {
+		return err
+	}
 	wait, scope := s.pub.Intake(s.client(r), project, time.Now())
 	switch {
 	case wait == 0:
@@ -50,30 +55,15 @@ func (s *server) admitReport(w http.ResponseWriter, r *http.Request, project str
 	}
 }
 
-// linkUse is what a request does with a tracking link.
-type linkUse bool
-
-const (
-	linkRead  linkUse = false
-	linkWrite linkUse = true
-)
-
-// admitLink spends one tracking-link request from the client's address,
-// before the link is looked up.
-func (s *server) admitLink(w http.ResponseWriter, r *http.Request) error {
-	if wait := s.pub.Link(s.client(r), time.Now()); wait > 0 {
-		return refuse(w, wait, "Too many requests came from your network just now.")
-	}
-	return nil
-}
-
 // looked settles the budgets of one tracking-link lookup whose outcome
-// was err. A lookup that found nothing spends the address's strict budget
-// of misses, and past it is answered 429 rather than "not found"; a link
-// that was found spends its own budget of reads or writes. The link's
-// bucket is keyed on its id, which a lookup authenticated, never on what
-// a caller claims, so nobody can spend someone else's.
-func (s *server) looked(w http.ResponseWriter, r *http.Request, token string, use linkUse, err error) error {
+// was err. The link is looked up first, so that only what the lookup
+// found decides which budget pays: a lookup that found nothing spends the
+// address's strict budget of misses, and past it is answered 429 rather
+// than "not found"; a link that was found spends the address's budget of
+// link requests and its own reads or writes, keyed on its id, which the
+// lookup authenticated. A guesser's misses never spend what a reporter
+// on the same address needs to read their own link.
+func (s *server) looked(w http.ResponseWriter, r *http.Request, token string, write bool, err error) error {
 	now := time.Now()
 	switch signoff.ErrorCode(err) {
 	case "":
@@ -86,24 +76,22 @@ func (s *server) looked(w http.ResponseWriter, r *http.Request, token string, us
 		return err
 	}
 	id, _ := identity.ParseTracking(token)
-	if use == linkWrite {
-		if wait := s.pub.Write(id, now); wait > 0 {
-			return refuse(w, wait, "Too many answers were sent through this link just now.")
-		}
+	wait, scope := s.pub.Found(s.client(r), id, write, now)
+	switch {
+	case wait == 0:
 		return nil
-	}
-	if wait := s.pub.Read(id, now); wait > 0 {
+	case scope == ratelimit.ScopeAddress:
+		return refuse(w, wait, "Too many requests came from your network just now.")
+	case write:
+		return refuse(w, wait, "Too many answers were sent through this link just now.")
+	default:
 		return refuse(w, wait, "This link was opened very many times just now.")
 	}
-	return nil
 }
 
 // admitLinkWrite checks the link before an answer or decision is taken
 // through it, spending its budgets.
 func (s *server) admitLinkWrite(w http.ResponseWriter, r *http.Request, token string) error {
-	if err := s.admitLink(w, r); err != nil {
-		return err
-	}
 	_, _, _, err := s.store.ResolveTracking(r.Context(), token)
-	return s.looked(w, r, token, linkWrite, err)
+	return s.looked(w, r, token, true, err)
 }

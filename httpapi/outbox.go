@@ -210,7 +210,7 @@ func (s *server) chatAnswer(platform, shape string) func(w http.ResponseWriter, 
 		if n.desk == nil {
 			return errNoChannel
 		}
-		if wait := n.perIP.Take(s.client(r), time.Now()); wait > 0 {
+		if wait := n.perIP.Take(s.client(r).Addr, time.Now()); wait > 0 {
 			return refuse(w, wait, "Too many requests came from this address just now.")
 		}
 		id := r.PathValue("channel")

@@ -15,13 +15,16 @@ import (
 type Budgets struct {
 	// IntakePerAddress: reports filed per client address.
 	IntakePerAddress Limit
+	// IntakePerNetwork: reports filed per client network (an IPv6 /48,
+	// which one subscriber can hold whole; see Client.Net).
+	IntakePerNetwork Limit
 	// IntakePerProject: reports filed into one project, from anywhere.
 	IntakePerProject Limit
 	// IntakeTotal: reports filed into all projects together, the
 	// server's own ceiling (by default at least IntakePerProject).
 	IntakeTotal Limit
-	// LinkPerAddress: requests to tracking links (reads, answers,
-	// decisions, found or not) per client address.
+	// LinkPerAddress: requests through valid tracking links (reads,
+	// answers, decisions) per client address.
 	LinkPerAddress Limit
 	// ReadPerLink: reads of one valid tracking link.
 	ReadPerLink Limit
@@ -30,32 +33,40 @@ type Budgets struct {
 	// MissPerAddress: lookups of links that do not exist, are malformed or
 	// were revoked, per client address.
 	MissPerAddress Limit
+	// MissPerNetwork: the same per client network.
+	MissPerNetwork Limit
 }
 
 // DefaultBudgets are the budgets of a server nobody configured.
 func DefaultBudgets() Budgets {
 	return Budgets{
 		IntakePerAddress: Limit{Rate: 10.0 / 60, Burst: 5},
+		IntakePerNetwork: Limit{Rate: 100.0 / 60, Burst: 50},
 		IntakePerProject: Limit{Rate: 10, Burst: 100},
 		IntakeTotal:      Limit{Rate: 50, Burst: 500},
 		LinkPerAddress:   Limit{Rate: 300, Burst: 3000},
 		ReadPerLink:      Limit{Rate: 60, Burst: 600},
 		WritePerLink:     Limit{Rate: 10.0 / 60, Burst: 10},
 		MissPerAddress:   Limit{Rate: 10.0 / 60, Burst: 10},
+		MissPerNetwork:   Limit{Rate: 100.0 / 60, Burst: 100},
 	}
 }
 
 // withDefaults fills the zero fields of b. The server's ceiling is never
-// below one project's limit.
+// below one project's limit, nor a network's below its address's.
 func (b Budgets) withDefaults() Budgets {
 	d := DefaultBudgets()
-	if b.IntakePerProject.Rate > d.IntakeTotal.Rate || b.IntakePerProject.Burst > d.IntakeTotal.Burst {
-		d.IntakeTotal = Limit{Rate: max(b.IntakePerProject.Rate, d.IntakeTotal.Rate), Burst: max(b.IntakePerProject.Burst, d.IntakeTotal.Burst)}
+	atLeast := func(def *Limit, floor Limit) {
+		def.Rate, def.Burst = max(def.Rate, floor.Rate), max(def.Burst, floor.Burst)
 	}
+	atLeast(&d.IntakeTotal, b.IntakePerProject)
+	atLeast(&d.IntakePerNetwork, b.IntakePerAddress)
+	atLeast(&d.MissPerNetwork, b.MissPerAddress)
 	for _, f := range []struct{ l, def *Limit }{
-		{&b.IntakePerAddress, &d.IntakePerAddress}, {&b.IntakePerProject, &d.IntakePerProject}, {&b.IntakeTotal, &d.IntakeTotal},
+		{&b.IntakePerAddress, &d.IntakePerAddress}, {&b.IntakePerNetwork, &d.IntakePerNetwork},
+		{&b.IntakePerProject, &d.IntakePerProject}, {&b.IntakeTotal, &d.IntakeTotal},
 		{&b.LinkPerAddress, &d.LinkPerAddress}, {&b.ReadPerLink, &d.ReadPerLink}, {&b.WritePerLink, &d.WritePerLink},
-		{&b.MissPerAddress, &d.MissPerAddress},
+		{&b.MissPerAddress, &d.MissPerAddress}, {&b.MissPerNetwork, &d.MissPerNetwork},
 	} {
 		if f.l.Rate <= 0 && f.l.Burst <= 0 {
 			*f.l = *f.def
@@ -64,50 +75,62 @@ func (b Budgets) withDefaults() Budgets {
 	return b
 }
 
-// Public holds the buckets of the public routes. One Public serves every
-// door of a process (the API and the web pages), so a client cannot double
-// its budget by switching between them.
-type Public struct {
-	b Budgets
-	// mu makes Intake's three buckets one decision: a refused report
-	// takes nothing from the buckets it did not exhaust.
-	mu                                      sync.Mutex
-	intakeAddr, intakeProject, intakeTotal  *Limiter
-	linkAddr, readLink, writeLink, missAddr *Limiter
+// Client names who a request is from, for the per-address budgets.
+type Client struct {
+	// Addr is the client's address key.
+	Addr string
+	// Net is the wider network the address belongs to when one
+	// subscriber can hold all of it (an IPv6 /48), "" when there is none.
+	Net string
 }
 
-// NewPublic returns the public routes' buckets under b.
-func NewPublic(b Budgets) *Public {
-	b = b.withDefaults()
-	return &Public{b: b,
-		intakeAddr: New(b.IntakePerAddress), intakeProject: New(b.IntakePerProject), intakeTotal: New(b.IntakeTotal),
-		linkAddr: New(b.LinkPerAddress), readLink: New(b.ReadPerLink), writeLink: New(b.WritePerLink), missAddr: New(b.MissPerAddress)}
-}
-
-// Budgets returns the budgets p applies.
-func (p *Public) Budgets() Budgets { return p.b }
-
-// Scope names the bucket that refused a report.
+// Scope names the bucket that refused a request.
 type Scope string
 
 const (
 	ScopeAddress Scope = "address"
 	ScopeProject Scope = "project"
 	ScopeServer  Scope = "server"
+	ScopeLink    Scope = "link"
 )
 
-// Intake spends one report from the client address's, the project's and
-// the server's buckets, or from none of them: when any is empty it returns
-// the longest wait and the scope of the bucket that asks for it.
-func (p *Public) Intake(addr, project string, now time.Time) (time.Duration, Scope) {
+// Public holds the buckets of the public routes. One Public serves every
+// door of a process (the API and the web pages), so a client cannot double
+// its budget by switching between them.
+type Public struct {
+	b Budgets
+	// mu makes each request's buckets one decision: a refused request
+	// takes nothing from the buckets that would have let it through.
+	mu                                                sync.Mutex
+	intakeAddr, intakeNet, intakeProject, intakeTotal *Limiter
+	linkAddr, readLink, writeLink, missAddr, missNet  *Limiter
+}
+
+// NewPublic returns the public routes' buckets under b.
+func NewPublic(b Budgets) *Public {
+	b = b.withDefaults()
+	return &Public{b: b,
+		intakeAddr: New(b.IntakePerAddress), intakeNet: New(b.IntakePerNetwork),
+		intakeProject: New(b.IntakePerProject), intakeTotal: New(b.IntakeTotal),
+		linkAddr: New(b.LinkPerAddress), readLink: New(b.ReadPerLink), writeLink: New(b.WritePerLink),
+		missAddr: New(b.MissPerAddress), missNet: New(b.MissPerNetwork)}
+}
+
+// Budgets returns the budgets p applies.
+func (p *Public) Budgets() Budgets { return p.b }
+
+// take is one bucket a request spends from.
+type take struct {
+	l     *Limiter
+	key   string
+	scope Scope
+}
+
+// all spends one token from every bucket named, or from none: when any is
+// empty it returns the longest wait and the scope of that bucket.
+func (p *Public) all(now time.Time, takes ...take) (time.Duration, Scope) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	type take struct {
-		l     *Limiter
-		key   string
-		scope Scope
-	}
-	takes := []take{{p.intakeTotal, "", ScopeServer}, {p.intakeProject, project, ScopeProject}, {p.intakeAddr, addr, ScopeAddress}}
 	var wait time.Duration
 	var scope Scope
 	for _, t := range takes {
@@ -124,27 +147,40 @@ func (p *Public) Intake(addr, project string, now time.Time) (time.Duration, Sco
 	return 0, ""
 }
 
-// Link spends one request to a tracking link from addr, before the link
-// is looked up.
-func (p *Public) Link(addr string, now time.Time) time.Duration {
-	return p.linkAddr.Take(addr, now)
+// Intake spends one report from the client's address (and network), the
+// project's and the server's buckets, or from none of them. Call it only
+// for a project that exists: its id is a key.
+func (p *Public) Intake(c Client, project string, now time.Time) (time.Duration, Scope) {
+	takes := []take{{p.intakeTotal, "", ScopeServer}, {p.intakeProject, project, ScopeProject}, {p.intakeAddr, c.Addr, ScopeAddress}}
+	if c.Net != "" {
+		takes = append(takes, take{p.intakeNet, c.Net, ScopeAddress})
+	}
+	return p.all(now, takes...)
 }
 
-// Miss spends one failed lookup from addr: a link that does not exist, is
-// malformed or was revoked. A wait means the lookup is answered 429
-// instead of "not found", so that a guesser learns nothing more.
-func (p *Public) Miss(addr string, now time.Time) time.Duration {
-	return p.missAddr.Take(addr, now)
+// Found spends one request through a valid tracking link, after the
+// lookup proved it: from the client address's budget and the link's own
+// reads or writes. link is the link's id, never its secret. A guesser's
+// misses spend none of these, so a guesser behind the same address cannot
+// lock anyone out of a link they hold.
+func (p *Public) Found(c Client, link string, write bool, now time.Time) (time.Duration, Scope) {
+	per := p.readLink
+	if write {
+		per = p.writeLink
+	}
+	return p.all(now, take{p.linkAddr, c.Addr, ScopeAddress}, take{per, link, ScopeLink})
 }
 
-// Read spends one read of the valid link (its id, never its secret).
-func (p *Public) Read(link string, now time.Time) time.Duration {
-	return p.readLink.Take(link, now)
-}
-
-// Write spends one answer or decision through the valid link.
-func (p *Public) Write(link string, now time.Time) time.Duration {
-	return p.writeLink.Take(link, now)
+// Miss spends one failed lookup: a link that does not exist, is malformed
+// or was revoked. A wait means the lookup is answered 429 instead of "not
+// found", so that a guesser learns nothing more for a while.
+func (p *Public) Miss(c Client, now time.Time) time.Duration {
+	takes := []take{{p.missAddr, c.Addr, ScopeAddress}}
+	if c.Net != "" {
+		takes = append(takes, take{p.missNet, c.Net, ScopeAddress})
+	}
+	wait, _ := p.all(now, takes...)
+	return wait
 }
 
 // Retry is the whole seconds a Retry-After header gives for wait: at

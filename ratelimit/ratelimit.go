@@ -84,15 +84,17 @@ func (l *Limiter) Wait(key string, now time.Time) time.Duration {
 }
 
 // sweep drops buckets that have refilled completely, so that the map does
-// not grow with every key ever seen.
+// not grow with every key ever seen. A bucket that has not refilled is
+// kept however old it is: dropping it would hand its key a fresh burst
+// (with a rate of zero, or one so small that the time to refill does not
+// fit a time.Duration, that would reset the limit every minute).
 func (l *Limiter) sweep(now time.Time) {
 	if now.Sub(l.swept) < time.Minute {
 		return
 	}
 	l.swept = now
-	full := time.Duration(float64(l.limit.Burst) / max(l.limit.Rate, 1e-9) * float64(time.Second))
 	for k, b := range l.buckets {
-		if now.Sub(b.at) > full {
+		if l.refill(b, now) >= float64(l.limit.Burst) {
 			delete(l.buckets, k)
 		}
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/signoff-dev/signoff/ratelimit"
 )
 
-// client is the key of r's client address for the per-address limits:
-// the peer, or what a trusted proxy says it forwarded for.
-func (s *server) client(r *http.Request) string { return s.o.Proxies.KeyOf(r) }
+// client names r's client for the per-address limits: the peer, or what a
+// trusted proxy says it forwarded for.
+func (s *server) client(r *http.Request) ratelimit.Client { return s.o.Proxies.ClientOf(r) }
 
 // refuse answers 429 with Retry-After and a page that says in plain words
 // when to try again.
@@ -24,7 +24,7 @@ func refuse(w http.ResponseWriter, wait time.Duration, what string) error {
 
 // admitLogin spends one sign-in attempt from the client's address.
 func (s *server) admitLogin(w http.ResponseWriter, r *http.Request) error {
-	if wait := s.loginIP.Take(s.client(r), time.Now()); wait > 0 {
+	if wait := s.loginIP.Take(s.client(r).Addr, time.Now()); wait > 0 {
 		return refuse(w, wait, "Too many sign-in attempts came from your network just now.")
 	}
 	return nil
@@ -44,33 +44,24 @@ func (s *server) admitReport(w http.ResponseWriter, r *http.Request, project str
 	}
 }
 
-// linkUse is what a request does with a tracking link.
-type linkUse bool
-
-const (
-	linkRead  linkUse = false
-	linkWrite linkUse = true
-)
-
 // lookTrack reads the tracking page of secret within the public link
-// budgets: one request from the client's address before the lookup; a
-// lookup that finds nothing spends the address's strict budget of misses
-// (past it the answer is 429, not "nothing here", so a guesser learns no
-// more); a link that was found spends its own reads or writes, keyed on
-// its id, which the lookup authenticated. found says the link was found:
-// an error with it is the link's own budget refusing, and the caller may
-// show the page again with what the reporter wrote.
-func (s *server) lookTrack(w http.ResponseWriter, r *http.Request, secret string, use linkUse) (t bugdesk.TrackView, found bool, err error) {
-	addr := s.client(r)
-	if wait := s.pub.Link(addr, time.Now()); wait > 0 {
-		return t, false, refuse(w, wait, "Too many requests came from your network just now.")
-	}
+// budgets. The link is looked up first, so that only what the lookup
+// found decides which budget pays: a lookup that finds nothing spends the
+// address's strict budget of misses (past it the answer is 429, not
+// "nothing here", so a guesser learns no more); a link that was found
+// spends the address's budget of link requests and its own reads or
+// writes, keyed on its id, which the lookup authenticated. A guesser's
+// misses never spend what a reporter on the same address needs. found
+// says the link was found: an error with it is a budget refusing, and
+// the caller may show the page again with what the reporter wrote.
+func (s *server) lookTrack(w http.ResponseWriter, r *http.Request, secret string, write bool) (t bugdesk.TrackView, found bool, err error) {
+	c := s.client(r)
 	t, err = s.track(r, secret)
 	now := time.Now()
 	switch signoff.ErrorCode(err) {
 	case "":
 	case signoff.ENOTFOUND:
-		if wait := s.pub.Miss(addr, now); wait > 0 {
+		if wait := s.pub.Miss(c, now); wait > 0 {
 			return t, false, refuse(w, wait, "Too many links that lead nowhere were tried from your network.")
 		}
 		return t, false, errNoTracking
@@ -78,12 +69,15 @@ func (s *server) lookTrack(w http.ResponseWriter, r *http.Request, secret string
 		return t, false, err
 	}
 	id, _ := identity.ParseTracking(secret)
-	if use == linkWrite {
-		if wait := s.pub.Write(id, now); wait > 0 {
-			return t, true, refuse(w, wait, "Too many answers were sent through this link just now. What you wrote is still below; it was not sent.")
-		}
-	} else if wait := s.pub.Read(id, now); wait > 0 {
+	wait, scope := s.pub.Found(c, id, write, now)
+	switch {
+	case wait == 0:
+		return t, true, nil
+	case scope == ratelimit.ScopeAddress:
+		return t, true, refuse(w, wait, "Too many requests came from your network just now.")
+	case write:
+		return t, true, refuse(w, wait, "Too many answers were sent through this link just now. What you wrote is still below; it was not sent.")
+	default:
 		return t, true, refuse(w, wait, "This link was opened very many times just now.")
 	}
-	return t, true, nil
 }

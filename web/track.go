@@ -205,7 +205,7 @@ func (s *server) renderTrackView(w http.ResponseWriter, r *http.Request, secret 
 
 func (s *server) trackPage(w http.ResponseWriter, r *http.Request) error {
 	secret := r.PathValue("secret")
-	t, _, err := s.lookTrack(w, r, secret, linkRead)
+	t, _, err := s.lookTrack(w, r, secret, false)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (s *server) trackAnswer(w http.ResponseWriter, r *http.Request) error {
 	}
 	secret := r.PathValue("secret")
 	ans := bugdesk.Answer{Digest: r.PostFormValue("digest"), Answer: r.PostFormValue("answer"), Text: r.PostFormValue("text")}
-	t, found, err := s.lookTrack(w, r, secret, linkWrite)
+	t, found, err := s.lookTrack(w, r, secret, true)
 	if found && err != nil {
 		return s.renderTrackView(w, r, secret, t, http.StatusTooManyRequests, trackView{Error: signoff.ErrorMessage(err), Answer: ans.Answer, Text: ans.Text})
 	} else if err != nil {
@@ -272,7 +272,7 @@ func (s *server) trackInfo(w http.ResponseWriter, r *http.Request) error {
 	}
 	secret := r.PathValue("secret")
 	text := r.PostFormValue("text")
-	if t, found, err := s.lookTrack(w, r, secret, linkWrite); found && err != nil {
+	if t, found, err := s.lookTrack(w, r, secret, true); found && err != nil {
 		return s.renderTrackView(w, r, secret, t, http.StatusTooManyRequests, trackView{Error: signoff.ErrorMessage(err), Text: text})
 	} else if err != nil {
 		return err
