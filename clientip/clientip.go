@@ -174,8 +174,14 @@ func peerAddr(remote string) (netip.Addr, bool) {
 
 // Key is what a per-address limit counts: the IPv4 address, or the /64
 // an IPv6 address belongs to, since one subscriber is given a whole /64
-// and could otherwise take a fresh budget with every address in it.
+// and could otherwise take a fresh budget with every address in it. An
+// IPv6 address that carries an IPv4 client (NAT64's 64:ff9b::/96 and
+// 64:ff9b:1::/48, Teredo's 2001::/32) is keyed on that IPv4 address: the
+// /64 would put a translator's or a relay's clients all in one.
 func Key(a netip.Addr) string {
+	if v4, ok := embeddedIPv4(a); ok {
+		return v4.String()
+	}
 	if a.Is6() {
 		p, _ := a.Prefix(64)
 		return p.String()
@@ -183,16 +189,40 @@ func Key(a netip.Addr) string {
 	return a.String()
 }
 
+var (
+	nat64  = netip.MustParsePrefix("64:ff9b::/96")
+	nat64L = netip.MustParsePrefix("64:ff9b:1::/48")
+	teredo = netip.MustParsePrefix("2001::/32")
+)
+
+// embeddedIPv4 returns the IPv4 client an IPv6 address stands for, when
+// it is a translated or tunnelled one.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() || a.Is4In6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), nat64L.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case teredo.Contains(a):
+		// The client's public address, obfuscated (RFC 4380).
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), true
+	}
+	return netip.Addr{}, false
+}
+
 // Network is the wider network an address belongs to when one
 // subscriber can hold all of it: the /48 of an IPv6 address (what a
-// tunnel broker or a small ISP hands one customer), "" for IPv4, whose
-// neighbouring addresses belong to different people.
+// tunnel broker or a small ISP hands one customer), "" for IPv4 (and
+// IPv6 that carries IPv4), whose neighbouring addresses belong to
+// different people.
 func Network(a netip.Addr) string {
-	if a.Is6() {
-		p, _ := a.Prefix(48)
-		return p.String()
+	if _, ok := embeddedIPv4(a); ok || !a.Is6() {
+		return ""
 	}
-	return ""
+	p, _ := a.Prefix(48)
+	return p.String()
 }
 
 // KeyOf is Key of req's client address; a peer that is not an IP address

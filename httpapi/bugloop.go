@@ -242,7 +242,7 @@ func (s *server) deploymentHook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) reporterDecision(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admitLinkWrite(w, r, r.PathValue("token")); err != nil {
+	if err := s.admitLink(w, r, r.PathValue("token"), true); err != nil {
 		return err
 	}
 	d, err := s.needDesk()

@@ -52,9 +52,12 @@ func (s *server) submitReport(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) track(w http.ResponseWriter, r *http.Request) error {
 	token := r.PathValue("token")
+	if err := s.admitLink(w, r, token, false); err != nil {
+		return err
+	}
 	if s.opts.desk != nil {
 		v, err := s.opts.desk.Track(r.Context(), token)
-		if err := s.looked(w, r, token, false, err); err != nil {
+		if err != nil {
 			return err
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -62,7 +65,7 @@ func (s *server) track(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	t, err := s.store.Track(r.Context(), token)
-	if err := s.looked(w, r, token, false, err); err != nil {
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, t)
@@ -74,7 +77,7 @@ type answerInput struct {
 }
 
 func (s *server) answer(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admitLinkWrite(w, r, r.PathValue("token")); err != nil {
+	if err := s.admitLink(w, r, r.PathValue("token"), true); err != nil {
 		return err
 	}
 	var in answerInput

@@ -44,54 +44,27 @@ func (s *server) admitReport(w http.ResponseWriter, r *http.Request, project str
 	if _, err := s.store.IntakeProject(r.Context(), project); err != nil {
 		return err
 	}
-	wait, scope := s.pub.Intake(s.client(r), project, time.Now())
-	switch {
-	case wait == 0:
-		return nil
-	case scope == ratelimit.ScopeAddress:
-		return refuse(w, wait, "Too many reports came from your network just now.")
-	default:
-		return refuse(w, wait, "This project is receiving more reports than it can take just now.")
+	if wait, scope := s.pub.Intake(s.client(r), project, time.Now()); wait > 0 {
+		return refuse(w, wait, ratelimit.IntakeWords(scope))
 	}
+	return nil
 }
 
-// looked settles the budgets of one tracking-link lookup whose outcome
-// was err. The link is looked up first, so that only what the lookup
-// found decides which budget pays: a lookup that found nothing spends the
-// address's strict budget of misses, and past it is answered 429 rather
-// than "not found"; a link that was found spends the address's budget of
-// link requests and its own reads or writes, keyed on its id, which the
-// lookup authenticated. A guesser's misses never spend what a reporter
-// on the same address needs to read their own link.
-func (s *server) looked(w http.ResponseWriter, r *http.Request, token string, write bool, err error) error {
-	now := time.Now()
-	switch signoff.ErrorCode(err) {
-	case "":
-	case signoff.ENOTFOUND:
-		if wait := s.pub.Miss(s.client(r), now); wait > 0 {
-			return refuse(w, wait, "Too many links that lead nowhere were tried from your network.")
-		}
-		return err
-	default:
+// admitLink checks the tracking link token and spends the public link
+// budgets (ratelimit.Public.Looked), before anything else is read or
+// written for the request. It resolves the link alone (one indexed
+// query), so that only what that found decides which budget pays, and a
+// refused request costs no more. write says the request answers through
+// the link.
+func (s *server) admitLink(w http.ResponseWriter, r *http.Request, token string, write bool) error {
+	_, _, _, err := s.store.ResolveTracking(r.Context(), token)
+	code := signoff.ErrorCode(err)
+	if code != "" && code != signoff.ENOTFOUND {
 		return err
 	}
 	id, _ := identity.ParseTracking(token)
-	wait, scope := s.pub.Found(s.client(r), id, write, now)
-	switch {
-	case wait == 0:
-		return nil
-	case scope == ratelimit.ScopeAddress:
-		return refuse(w, wait, "Too many requests came from your network just now.")
-	case write:
-		return refuse(w, wait, "Too many answers were sent through this link just now.")
-	default:
-		return refuse(w, wait, "This link was opened very many times just now.")
+	if wait, why := s.pub.Looked(s.client(r), id, code == "", write, time.Now()); wait > 0 {
+		return refuse(w, wait, why)
 	}
-}
-
-// admitLinkWrite checks the link before an answer or decision is taken
-// through it, spending its budgets.
-func (s *server) admitLinkWrite(w http.ResponseWriter, r *http.Request, token string) error {
-	_, _, _, err := s.store.ResolveTracking(r.Context(), token)
-	return s.looked(w, r, token, true, err)
+	return err
 }

@@ -24,8 +24,12 @@ type Budgets struct {
 	// server's own ceiling (by default at least IntakePerProject).
 	IntakeTotal Limit
 	// LinkPerAddress: requests through valid tracking links (reads,
-	// answers, decisions) per client address.
+	// answers, decisions) per client address, beyond PacePerLink.
 	LinkPerAddress Limit
+	// PacePerLink: requests through one valid link from one address that
+	// LinkPerAddress does not count, a person's pace: someone else on the
+	// address who spends its budget does not refuse them.
+	PacePerLink Limit
 	// ReadPerLink: reads of one valid tracking link.
 	ReadPerLink Limit
 	// WritePerLink: answers and decisions through one valid tracking link.
@@ -41,14 +45,15 @@ type Budgets struct {
 func DefaultBudgets() Budgets {
 	return Budgets{
 		IntakePerAddress: Limit{Rate: 10.0 / 60, Burst: 5},
-		IntakePerNetwork: Limit{Rate: 100.0 / 60, Burst: 50},
+		IntakePerNetwork: Limit{Rate: 10, Burst: 300},
 		IntakePerProject: Limit{Rate: 10, Burst: 100},
 		IntakeTotal:      Limit{Rate: 50, Burst: 500},
 		LinkPerAddress:   Limit{Rate: 300, Burst: 3000},
+		PacePerLink:      Limit{Rate: 1, Burst: 30},
 		ReadPerLink:      Limit{Rate: 60, Burst: 600},
 		WritePerLink:     Limit{Rate: 10.0 / 60, Burst: 10},
 		MissPerAddress:   Limit{Rate: 10.0 / 60, Burst: 10},
-		MissPerNetwork:   Limit{Rate: 100.0 / 60, Burst: 100},
+		MissPerNetwork:   Limit{Rate: 10, Burst: 300},
 	}
 }
 
@@ -65,7 +70,8 @@ func (b Budgets) withDefaults() Budgets {
 	for _, f := range []struct{ l, def *Limit }{
 		{&b.IntakePerAddress, &d.IntakePerAddress}, {&b.IntakePerNetwork, &d.IntakePerNetwork},
 		{&b.IntakePerProject, &d.IntakePerProject}, {&b.IntakeTotal, &d.IntakeTotal},
-		{&b.LinkPerAddress, &d.LinkPerAddress}, {&b.ReadPerLink, &d.ReadPerLink}, {&b.WritePerLink, &d.WritePerLink},
+		{&b.LinkPerAddress, &d.LinkPerAddress}, {&b.PacePerLink, &d.PacePerLink},
+		{&b.ReadPerLink, &d.ReadPerLink}, {&b.WritePerLink, &d.WritePerLink},
 		{&b.MissPerAddress, &d.MissPerAddress}, {&b.MissPerNetwork, &d.MissPerNetwork},
 	} {
 		if f.l.Rate <= 0 && f.l.Burst <= 0 {
@@ -101,9 +107,9 @@ type Public struct {
 	b Budgets
 	// mu makes each request's buckets one decision: a refused request
 	// takes nothing from the buckets that would have let it through.
-	mu                                                sync.Mutex
-	intakeAddr, intakeNet, intakeProject, intakeTotal *Limiter
-	linkAddr, readLink, writeLink, missAddr, missNet  *Limiter
+	mu                                                     sync.Mutex
+	intakeAddr, intakeNet, intakeProject, intakeTotal      *Limiter
+	linkAddr, pace, readLink, writeLink, missAddr, missNet *Limiter
 }
 
 // NewPublic returns the public routes' buckets under b.
@@ -112,7 +118,7 @@ func NewPublic(b Budgets) *Public {
 	return &Public{b: b,
 		intakeAddr: New(b.IntakePerAddress), intakeNet: New(b.IntakePerNetwork),
 		intakeProject: New(b.IntakePerProject), intakeTotal: New(b.IntakeTotal),
-		linkAddr: New(b.LinkPerAddress), readLink: New(b.ReadPerLink), writeLink: New(b.WritePerLink),
+		linkAddr: New(b.LinkPerAddress), pace: New(b.PacePerLink), readLink: New(b.ReadPerLink), writeLink: New(b.WritePerLink),
 		missAddr: New(b.MissPerAddress), missNet: New(b.MissPerNetwork)}
 }
 
@@ -159,16 +165,59 @@ func (p *Public) Intake(c Client, project string, now time.Time) (time.Duration,
 }
 
 // Found spends one request through a valid tracking link, after the
-// lookup proved it: from the client address's budget and the link's own
-// reads or writes. link is the link's id, never its secret. A guesser's
-// misses spend none of these, so a guesser behind the same address cannot
-// lock anyone out of a link they hold.
+// lookup proved it: from the link's own reads or writes, and from the
+// client's pace on that link or, beyond it, the address's budget. link is
+// the link's id, never its secret. A guesser's misses spend none of
+// these, and a neighbour who spends the address's budget reading their
+// own links fast does not refuse a reporter reading theirs at a person's
+// pace.
 func (p *Public) Found(c Client, link string, write bool, now time.Time) (time.Duration, Scope) {
 	per := p.readLink
 	if write {
 		per = p.writeLink
 	}
-	return p.all(now, take{p.linkAddr, c.Addr, ScopeAddress}, take{per, link, ScopeLink})
+	own := take{per, link, ScopeLink}
+	pace := take{p.pace, c.Addr + " " + link, ScopeAddress}
+	if wait, scope := p.all(now, own, pace); wait == 0 || scope == ScopeLink {
+		return wait, scope
+	}
+	return p.all(now, own, take{p.linkAddr, c.Addr, ScopeAddress})
+}
+
+// Looked settles the budgets of one tracking-link lookup from c: found
+// says the lookup found the link (link is then its id, which the lookup
+// authenticated: never what a caller claims), write that the request
+// answers through it. A lookup that found nothing spends the address's
+// strict budget of misses, and past it is to be answered 429 rather than
+// "not found", so that a guesser learns nothing more for a while; a found
+// link spends as Found says. It returns 0, or how long to wait and why,
+// in plain words.
+func (p *Public) Looked(c Client, link string, found, write bool, now time.Time) (time.Duration, string) {
+	if !found {
+		if wait := p.Miss(c, now); wait > 0 {
+			return wait, "Too many links that lead nowhere were tried from your network."
+		}
+		return 0, ""
+	}
+	wait, scope := p.Found(c, link, write, now)
+	switch {
+	case wait == 0:
+		return 0, ""
+	case scope == ScopeAddress:
+		return wait, "Too many requests came from your network just now."
+	case write:
+		return wait, "Too many answers were sent through this link just now."
+	default:
+		return wait, "This link was opened very many times just now."
+	}
+}
+
+// IntakeWords says in plain words why Intake refused a report.
+func IntakeWords(s Scope) string {
+	if s == ScopeAddress {
+		return "Too many reports came from your network just now."
+	}
+	return "This project is receiving more reports than it can take just now."
 }
 
 // Miss spends one failed lookup: a link that does not exist, is malformed

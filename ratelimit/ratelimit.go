@@ -5,6 +5,7 @@
 package ratelimit
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -29,8 +30,21 @@ type bucket struct {
 	at     time.Time
 }
 
-// New returns a limiter whose buckets each follow l.
-func New(l Limit) *Limiter { return &Limiter{limit: l, buckets: map[string]*bucket{}} }
+// New returns a limiter whose buckets each follow l. A rate that is not
+// a number, or below zero, never refills; an infinite one always does.
+func New(l Limit) *Limiter {
+	switch {
+	case math.IsNaN(l.Rate) || l.Rate < 0:
+		l.Rate = 0
+	case math.IsInf(l.Rate, 1):
+		l.Rate = math.MaxFloat64
+	}
+	return &Limiter{limit: l, buckets: map[string]*bucket{}}
+}
+
+// maxWait bounds a wait, so that a rate next to zero cannot overflow a
+// time.Duration into a negative wait (which callers read as "go ahead").
+const maxWait = 24 * time.Hour
 
 // Take spends one token for key and returns 0, or how long until one is
 // available.
@@ -61,12 +75,18 @@ func (l *Limiter) refill(b *bucket, now time.Time) float64 {
 	return min(float64(l.limit.Burst), b.tokens+max(now.Sub(b.at), 0).Seconds()*l.limit.Rate)
 }
 
-// until is how long a bucket holding tokens waits for a whole one.
+// until is how long a bucket holding tokens (less than one) waits for a
+// whole one: at least a nanosecond, since 0 means a token is there, and at
+// most maxWait.
 func (l *Limiter) until(tokens float64) time.Duration {
 	if l.limit.Rate <= 0 {
 		return time.Hour
 	}
-	return time.Duration((1 - tokens) / l.limit.Rate * float64(time.Second))
+	secs := (1 - tokens) / l.limit.Rate
+	if !(secs < maxWait.Seconds()) {
+		return maxWait
+	}
+	return max(time.Duration(math.Ceil(secs*float64(time.Second))), 1)
 }
 
 // Wait returns how long until key has a token, without spending one.

@@ -3,10 +3,10 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/ratelimit"
 )
@@ -31,53 +31,51 @@ func (s *server) admitLogin(w http.ResponseWriter, r *http.Request) error {
 }
 
 // admitReport spends one public report from the client's address, the
-// project and the server: the same budgets as the API's intake.
+// project and the server: the same budgets as the API's intake. The
+// caller has found the project.
 func (s *server) admitReport(w http.ResponseWriter, r *http.Request, project string) error {
-	wait, scope := s.pub.Intake(s.client(r), project, time.Now())
-	switch {
-	case wait == 0:
-		return nil
-	case scope == ratelimit.ScopeAddress:
-		return refuse(w, wait, "Too many reports came from your network just now. What you wrote is still below; it was not sent.")
-	default:
-		return refuse(w, wait, "This project is receiving more reports than it can take just now. What you wrote is still below; it was not sent.")
+	if wait, scope := s.pub.Intake(s.client(r), project, time.Now()); wait > 0 {
+		return refuse(w, wait, ratelimit.IntakeWords(scope)+" What you wrote is still below; it was not sent.")
 	}
+	return nil
 }
 
-// lookTrack reads the tracking page of secret within the public link
-// budgets. The link is looked up first, so that only what the lookup
-// found decides which budget pays: a lookup that finds nothing spends the
-// address's strict budget of misses (past it the answer is 429, not
-// "nothing here", so a guesser learns no more); a link that was found
-// spends the address's budget of link requests and its own reads or
-// writes, keyed on its id, which the lookup authenticated. A guesser's
-// misses never spend what a reporter on the same address needs. found
-// says the link was found: an error with it is a budget refusing, and
-// the caller may show the page again with what the reporter wrote.
-func (s *server) lookTrack(w http.ResponseWriter, r *http.Request, secret string, write bool) (t bugdesk.TrackView, found bool, err error) {
-	c := s.client(r)
-	t, err = s.track(r, secret)
-	now := time.Now()
-	switch signoff.ErrorCode(err) {
-	case "":
-	case signoff.ENOTFOUND:
-		if wait := s.pub.Miss(c, now); wait > 0 {
-			return t, false, refuse(w, wait, "Too many links that lead nowhere were tried from your network.")
-		}
-		return t, false, errNoTracking
-	default:
-		return t, false, err
+// lookTrack checks the tracking link secret and spends the public link
+// budgets (ratelimit.Public.Looked), before anything else is read or
+// written for the request. It resolves the link alone (one indexed
+// query), so that only what that found decides which budget pays, and a
+// refused request costs no more. write says the request answers through
+// the link.
+func (s *server) lookTrack(w http.ResponseWriter, r *http.Request, secret string, write bool) error {
+	_, _, _, err := s.store.ResolveTracking(r.Context(), secret)
+	code := signoff.ErrorCode(err)
+	if code != "" && code != signoff.ENOTFOUND {
+		return err
 	}
 	id, _ := identity.ParseTracking(secret)
-	wait, scope := s.pub.Found(c, id, write, now)
-	switch {
-	case wait == 0:
-		return t, true, nil
-	case scope == ratelimit.ScopeAddress:
-		return t, true, refuse(w, wait, "Too many requests came from your network just now.")
-	case write:
-		return t, true, refuse(w, wait, "Too many answers were sent through this link just now. What you wrote is still below; it was not sent.")
-	default:
-		return t, true, refuse(w, wait, "This link was opened very many times just now.")
+	if wait, why := s.pub.Looked(s.client(r), id, code == "", write, time.Now()); wait > 0 {
+		return refuse(w, wait, why)
 	}
+	if code != "" {
+		return errNoTracking
+	}
+	return nil
+}
+
+// keptError is a refusal of a form whose text was not sent: the error
+// page shows the text, so that nothing the person wrote is lost, without
+// reading anything more for a request that was refused.
+type keptError struct {
+	error
+	kept string
+}
+
+func (e keptError) Unwrap() error { return e.error }
+
+// keep attaches what the person wrote to err, when they wrote anything.
+func keep(err error, text string) error {
+	if err == nil || strings.TrimSpace(text) == "" {
+		return err
+	}
+	return keptError{err, text}
 }

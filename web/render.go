@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -107,6 +108,9 @@ type errorPage struct {
 	// Again is the page to try again, for a GET that was refused for a
 	// while (429).
 	Again string
+	// Kept is what the person wrote in a form that was refused, shown so
+	// that it is not lost.
+	Kept string
 }
 
 // fail answers err as a page. Domain errors take their status and message
@@ -119,12 +123,16 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "internal error", "route", infoFrom(r.Context()).route, "err", err)
 		msg = "Something went wrong on our side. Please try again in a moment."
 	}
-	s.errorPage(w, r, status, msg)
+	ep := errorPage{Message: msg}
+	if k, ok := errors.AsType[keptError](err); ok {
+		ep.Kept = k.kept
+	}
+	s.errorPage(w, r, status, ep)
 }
 
 // errorPage renders a plain page for status. Public pages (the report
 // form, the tracking page) point nowhere: a reporter has no account.
-func (s *server) errorPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+func (s *server) errorPage(w http.ResponseWriter, r *http.Request, status int, ep errorPage) {
 	headings := map[int]string{
 		http.StatusNotFound:              "Not found",
 		http.StatusForbidden:             "Not allowed",
@@ -140,7 +148,7 @@ func (s *server) errorPage(w http.ResponseWriter, r *http.Request, status int, m
 	if !ok {
 		h = http.StatusText(status)
 	}
-	ep := errorPage{Status: status, Heading: h, Message: msg}
+	ep.Status, ep.Heading = status, h
 	if status == http.StatusTooManyRequests && r.Method == http.MethodGet {
 		ep.Again = r.URL.EscapedPath()
 	}
@@ -203,7 +211,7 @@ func loadAssets() map[string]asset {
 func (s *server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	a, ok := s.static[r.PathValue("file")]
 	if !ok || a.ctype == "" {
-		s.errorPage(w, r, http.StatusNotFound, "There is no such file.")
+		s.errorPage(w, r, http.StatusNotFound, errorPage{Message: "There is no such file."})
 		return
 	}
 	h := w.Header()

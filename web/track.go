@@ -179,11 +179,6 @@ func (s *server) renderTrack(w http.ResponseWriter, r *http.Request, secret stri
 	} else if err != nil {
 		return err
 	}
-	return s.renderTrackView(w, r, secret, t, status, v)
-}
-
-// renderTrackView renders t, the page of secret, as read.
-func (s *server) renderTrackView(w http.ResponseWriter, r *http.Request, secret string, t bugdesk.TrackView, status int, v trackView) error {
 	v.Secret, v.Title, v.State, v.Words, v.Updated = secret, t.Title, t.State, words(t.State), t.UpdatedAt
 	if t.Digest != "" {
 		v.Question, v.Kind, v.Digest = t.Question, t.Kind, t.Digest
@@ -205,11 +200,10 @@ func (s *server) renderTrackView(w http.ResponseWriter, r *http.Request, secret 
 
 func (s *server) trackPage(w http.ResponseWriter, r *http.Request) error {
 	secret := r.PathValue("secret")
-	t, _, err := s.lookTrack(w, r, secret, false)
-	if err != nil {
+	if err := s.lookTrack(w, r, secret, false); err != nil {
 		return err
 	}
-	return s.renderTrackView(w, r, secret, t, http.StatusOK, trackView{})
+	return s.renderTrack(w, r, secret, http.StatusOK, trackView{})
 }
 
 // trackAnswer takes the reporter's Yes or No to the question on their
@@ -224,24 +218,28 @@ func (s *server) trackAnswer(w http.ResponseWriter, r *http.Request) error {
 	}
 	secret := r.PathValue("secret")
 	ans := bugdesk.Answer{Digest: r.PostFormValue("digest"), Answer: r.PostFormValue("answer"), Text: r.PostFormValue("text")}
-	t, found, err := s.lookTrack(w, r, secret, true)
-	if found && err != nil {
-		return s.renderTrackView(w, r, secret, t, http.StatusTooManyRequests, trackView{Error: signoff.ErrorMessage(err), Answer: ans.Answer, Text: ans.Text})
-	} else if err != nil {
-		return err
-	}
 	again := func(status int, msg string) error {
 		return s.renderTrack(w, r, secret, status, trackView{Error: msg, Answer: ans.Answer, Text: ans.Text})
 	}
+	// A form that cannot be sent is shown again: a read of the page, not
+	// one of the link's answers.
+	var invalid string
 	switch {
 	case ans.Answer != "yes" && ans.Answer != "no":
-		return again(http.StatusUnprocessableEntity, "Please choose Yes or No.")
+		invalid = "Please choose Yes or No."
 	case ans.Answer == "no" && strings.TrimSpace(ans.Text) == "":
-		return again(http.StatusUnprocessableEntity, "Please tell us what is different or still goes wrong: we need it to try again.")
-	case s.o.BugDesk == nil:
+		invalid = "Please tell us what is different or still goes wrong: we need it to try again."
+	}
+	if err := s.lookTrack(w, r, secret, invalid == ""); err != nil {
+		return keep(err, ans.Text)
+	}
+	if invalid != "" {
+		return again(http.StatusUnprocessableEntity, invalid)
+	}
+	if s.o.BugDesk == nil {
 		return signoff.Errorf(signoff.EUNAVAILABLE, "Answers cannot be taken right now. Please try again later.")
 	}
-	_, err = s.o.BugDesk.ReporterAnswer(r.Context(), secret, ans)
+	_, err := s.o.BugDesk.ReporterAnswer(r.Context(), secret, ans)
 	switch signoff.ErrorCode(err) {
 	case "":
 	case signoff.ENOTFOUND:
@@ -272,12 +270,11 @@ func (s *server) trackInfo(w http.ResponseWriter, r *http.Request) error {
 	}
 	secret := r.PathValue("secret")
 	text := r.PostFormValue("text")
-	if t, found, err := s.lookTrack(w, r, secret, true); found && err != nil {
-		return s.renderTrackView(w, r, secret, t, http.StatusTooManyRequests, trackView{Error: signoff.ErrorMessage(err), Text: text})
-	} else if err != nil {
-		return err
+	empty := strings.TrimSpace(text) == ""
+	if err := s.lookTrack(w, r, secret, !empty); err != nil {
+		return keep(err, text)
 	}
-	if strings.TrimSpace(text) == "" {
+	if empty {
 		return s.renderTrack(w, r, secret, http.StatusUnprocessableEntity, trackView{Error: "Please write what you can tell us."})
 	}
 	_, err := s.store.Answer(r.Context(), secret, text)
