@@ -175,12 +175,18 @@ func peerAddr(remote string) (netip.Addr, bool) {
 // Key is what a per-address limit counts: the IPv4 address, or the /64
 // an IPv6 address belongs to, since one subscriber is given a whole /64
 // and could otherwise take a fresh budget with every address in it. An
-// IPv6 address that carries an IPv4 client (NAT64's 64:ff9b::/96 and
-// 64:ff9b:1::/48, Teredo's 2001::/32) is keyed on that IPv4 address: the
-// /64 would put a translator's or a relay's clients all in one.
+// IPv6 address that carries an IPv4 client is keyed on that client, since
+// the /64 would put a translator's or a relay's clients all in one: NAT64's
+// well-known 64:ff9b::/96 and Teredo's 2001::/32 on the IPv4 address they
+// embed, the local-use 64:ff9b:1::/48 (whose translation prefixes may be
+// of any length, so the IPv4 address may sit anywhere) on the whole
+// address, which a translator gives one IPv4 client.
 func Key(a netip.Addr) string {
 	if v4, ok := embeddedIPv4(a); ok {
 		return v4.String()
+	}
+	if nat64L.Contains(a) {
+		return a.String()
 	}
 	if a.Is6() {
 		p, _ := a.Prefix(64)
@@ -203,7 +209,7 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 	}
 	b := a.As16()
 	switch {
-	case nat64.Contains(a), nat64L.Contains(a):
+	case nat64.Contains(a):
 		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
 	case teredo.Contains(a):
 		// The client's public address, obfuscated (RFC 4380).
@@ -218,7 +224,7 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 // IPv6 that carries IPv4), whose neighbouring addresses belong to
 // different people.
 func Network(a netip.Addr) string {
-	if _, ok := embeddedIPv4(a); ok || !a.Is6() {
+	if _, ok := embeddedIPv4(a); ok || !a.Is6() || nat64L.Contains(a) {
 		return ""
 	}
 	p, _ := a.Prefix(48)

@@ -24,11 +24,14 @@ type Budgets struct {
 	// server's own ceiling (by default at least IntakePerProject).
 	IntakeTotal Limit
 	// LinkPerAddress: requests through valid tracking links (reads,
-	// answers, decisions) per client address, beyond PacePerLink.
+	// answers, decisions) per client address.
 	LinkPerAddress Limit
-	// PacePerLink: requests through one valid link from one address that
-	// LinkPerAddress does not count, a person's pace: someone else on the
-	// address who spends its budget does not refuse them.
+	// PaceReserve: requests per address still let through when
+	// LinkPerAddress is spent, for readers at a person's pace on their own
+	// link (PacePerLink), so that a neighbour who spends the address's
+	// budget does not refuse them. By default a tenth of LinkPerAddress.
+	PaceReserve Limit
+	// PacePerLink: a person's pace on one link from one address.
 	PacePerLink Limit
 	// ReadPerLink: reads of one valid tracking link.
 	ReadPerLink Limit
@@ -49,6 +52,7 @@ func DefaultBudgets() Budgets {
 		IntakePerProject: Limit{Rate: 10, Burst: 100},
 		IntakeTotal:      Limit{Rate: 50, Burst: 500},
 		LinkPerAddress:   Limit{Rate: 300, Burst: 3000},
+		PaceReserve:      Limit{Rate: 30, Burst: 300},
 		PacePerLink:      Limit{Rate: 1, Burst: 30},
 		ReadPerLink:      Limit{Rate: 60, Burst: 600},
 		WritePerLink:     Limit{Rate: 10.0 / 60, Burst: 10},
@@ -67,10 +71,13 @@ func (b Budgets) withDefaults() Budgets {
 	atLeast(&d.IntakeTotal, b.IntakePerProject)
 	atLeast(&d.IntakePerNetwork, b.IntakePerAddress)
 	atLeast(&d.MissPerNetwork, b.MissPerAddress)
+	if l := b.LinkPerAddress; l.Rate > 0 || l.Burst > 0 {
+		d.PaceReserve = Limit{Rate: l.Rate / 10, Burst: max(1, l.Burst/10)}
+	}
 	for _, f := range []struct{ l, def *Limit }{
 		{&b.IntakePerAddress, &d.IntakePerAddress}, {&b.IntakePerNetwork, &d.IntakePerNetwork},
 		{&b.IntakePerProject, &d.IntakePerProject}, {&b.IntakeTotal, &d.IntakeTotal},
-		{&b.LinkPerAddress, &d.LinkPerAddress}, {&b.PacePerLink, &d.PacePerLink},
+		{&b.LinkPerAddress, &d.LinkPerAddress}, {&b.PaceReserve, &d.PaceReserve}, {&b.PacePerLink, &d.PacePerLink},
 		{&b.ReadPerLink, &d.ReadPerLink}, {&b.WritePerLink, &d.WritePerLink},
 		{&b.MissPerAddress, &d.MissPerAddress}, {&b.MissPerNetwork, &d.MissPerNetwork},
 	} {
@@ -107,9 +114,9 @@ type Public struct {
 	b Budgets
 	// mu makes each request's buckets one decision: a refused request
 	// takes nothing from the buckets that would have let it through.
-	mu                                                     sync.Mutex
-	intakeAddr, intakeNet, intakeProject, intakeTotal      *Limiter
-	linkAddr, pace, readLink, writeLink, missAddr, missNet *Limiter
+	mu                                                              sync.Mutex
+	intakeAddr, intakeNet, intakeProject, intakeTotal               *Limiter
+	linkAddr, reserve, pace, readLink, writeLink, missAddr, missNet *Limiter
 }
 
 // NewPublic returns the public routes' buckets under b.
@@ -118,7 +125,8 @@ func NewPublic(b Budgets) *Public {
 	return &Public{b: b,
 		intakeAddr: New(b.IntakePerAddress), intakeNet: New(b.IntakePerNetwork),
 		intakeProject: New(b.IntakePerProject), intakeTotal: New(b.IntakeTotal),
-		linkAddr: New(b.LinkPerAddress), pace: New(b.PacePerLink), readLink: New(b.ReadPerLink), writeLink: New(b.WritePerLink),
+		linkAddr: New(b.LinkPerAddress), reserve: New(b.PaceReserve), pace: New(b.PacePerLink),
+		readLink: New(b.ReadPerLink), writeLink: New(b.WritePerLink),
 		missAddr: New(b.MissPerAddress), missNet: New(b.MissPerNetwork)}
 }
 
@@ -166,22 +174,26 @@ func (p *Public) Intake(c Client, project string, now time.Time) (time.Duration,
 
 // Found spends one request through a valid tracking link, after the
 // lookup proved it: from the link's own reads or writes, and from the
-// client's pace on that link or, beyond it, the address's budget. link is
-// the link's id, never its secret. A guesser's misses spend none of
-// these, and a neighbour who spends the address's budget reading their
-// own links fast does not refuse a reporter reading theirs at a person's
-// pace.
+// address's budget. link is the link's id, never its secret. A guesser's
+// misses spend none of these. When the address's budget is spent (a
+// neighbour reading their own links fast), a reader at a person's pace on
+// their own link still gets through on the address's reserve: to refuse
+// them too, the neighbour would need dozens of links (a report filed for
+// each) read without pause.
 func (p *Public) Found(c Client, link string, write bool, now time.Time) (time.Duration, Scope) {
 	per := p.readLink
 	if write {
 		per = p.writeLink
 	}
 	own := take{per, link, ScopeLink}
-	pace := take{p.pace, c.Addr + " " + link, ScopeAddress}
-	if wait, scope := p.all(now, own, pace); wait == 0 || scope == ScopeLink {
+	wait, scope := p.all(now, own, take{p.linkAddr, c.Addr, ScopeAddress})
+	if wait == 0 || scope == ScopeLink {
 		return wait, scope
 	}
-	return p.all(now, own, take{p.linkAddr, c.Addr, ScopeAddress})
+	if w, _ := p.all(now, own, take{p.pace, c.Addr + " " + link, ScopeAddress}, take{p.reserve, c.Addr, ScopeAddress}); w == 0 {
+		return 0, ""
+	}
+	return wait, scope
 }
 
 // Looked settles the budgets of one tracking-link lookup from c: found

@@ -42,7 +42,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&intakePerMinute, "intake-per-minute", 10, "public reports accepted per client address a minute (bursts of half as many, at least 5)")
 	fs.IntVar(&intakeProjectPerSecond, "intake-project-per-second", 10, "public reports accepted per project a second (bursts of ten times as many)")
 	fs.IntVar(&intakeTotalPerSecond, "intake-total-per-second", 50, "public reports accepted for all projects together a second, the server's ceiling (bursts of ten times as many; at least the per-project limit)")
-	fs.IntVar(&trackPerMinute, "track-per-minute", 18000, "requests through valid tracking links (reads, answers, decisions) per client address a minute (bursts of a sixth as many)")
+	fs.IntVar(&trackPerMinute, "track-per-minute", 18000, "requests through valid tracking links (reads, answers, decisions) per client address a minute (bursts of a sixth as many; a tenth more is kept for readers at a person's pace on their own link)")
 	fs.IntVar(&trackLinkPerMinute, "track-link-per-minute", 3600, "reads of one tracking link a minute, from anywhere (bursts of a sixth as many)")
 	fs.IntVar(&trackMissesPerMinute, "track-misses-per-minute", 10, "lookups of tracking links that do not exist per client address a minute (bursts as many); past it they are answered 429")
 	fs.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated addresses and CIDR prefixes of the proxies in front of this server: only from them is X-Forwarded-For believed when the rate limits look for the client's address (default: none; the connection's peer is the client)")
