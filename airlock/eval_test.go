@@ -15,7 +15,8 @@ import (
 	"github.com/signoff-dev/signoff/airlock"
 )
 
-// evalCase is one labelled text of testdata/eval/corpus.jsonl.
+// evalCase is one labelled text of a corpus in testdata/eval
+// (corpus.jsonl, coverage.jsonl).
 type evalCase struct {
 	ID   string `json:"id"`
 	Lang string `json:"lang"`
@@ -34,9 +35,16 @@ type evalCase struct {
 	Tags []string `json:"tags"`
 }
 
+// loadCorpus reads testdata/eval/corpus.jsonl.
 func loadCorpus(t *testing.T) []evalCase {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "eval", "corpus.jsonl"))
+	return loadCorpusFile(t, "corpus.jsonl")
+}
+
+// loadCorpusFile reads the JSON-lines corpus testdata/eval/<name>.
+func loadCorpusFile(t *testing.T, name string) []evalCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "eval", name))
 	if err != nil {
 		t.Fatalf("open corpus: %v", err)
 	}
@@ -50,12 +58,12 @@ func loadCorpus(t *testing.T) []evalCase {
 		}
 		var c evalCase
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("corpus line %d: %v", line, err)
+			t.Fatalf("%s line %d: %v", name, line, err)
 		}
 		cases = append(cases, c)
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatalf("read corpus: %v", err)
+		t.Fatalf("read %s: %v", name, err)
 	}
 	return cases
 }
