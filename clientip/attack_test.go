@@ -50,14 +50,14 @@ func TestAttackForwardedForTricks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req := rawRequest(t, tc.raw, "10.1.2.3:4000")
-			if got := r.KeyOf(req); got != real {
+			if got := keyOf(r, req); got != real {
 				t.Fatalf("key %q, want %q", got, real)
 			}
 		})
 	}
 	// Without a trusted peer, nothing in any header moves the key.
 	req := rawRequest(t, "GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 1.1.1.1\r\nx-forwarded-for: 2.2.2.2\r\n\r\n", "203.0.113.5:1")
-	if got := r.KeyOf(req); got != "203.0.113.5" {
+	if got := keyOf(r, req); got != "203.0.113.5" {
 		t.Fatalf("untrusted peer keyed %q", got)
 	}
 }
@@ -73,18 +73,18 @@ func TestAttackVeryLongForwardedFor(t *testing.T) {
 	req, _ := http.NewRequest("GET", "/", nil)
 	req.RemoteAddr = "10.1.2.3:1"
 	req.Header.Set("X-Forwarded-For", forged+"198.51.100.9")
-	if got := r.KeyOf(req); got != "198.51.100.9" {
+	if got := keyOf(r, req); got != "198.51.100.9" {
 		t.Fatalf("long header keyed %q", got)
 	}
 	// 40 trusted hops after a forged entry: the walk stops after 32 and
 	// settles on a trusted address, never on the forged one.
 	req.Header.Set("X-Forwarded-For", "1.1.1.1,"+strings.Repeat("10.0.0.9,", 40)+"10.0.0.8")
-	if got := r.KeyOf(req); got == "1.1.1.1" {
+	if got := keyOf(r, req); got == "1.1.1.1" {
 		t.Fatal("forged entry reached past 40 trusted hops")
 	}
 	// Only commas.
 	req.Header.Set("X-Forwarded-For", strings.Repeat(",", 60000))
-	if got := r.KeyOf(req); got != "10.1.2.3" {
+	if got := keyOf(r, req); got != "10.1.2.3" {
 		t.Fatalf("commas keyed %q", got)
 	}
 }
@@ -97,7 +97,7 @@ func TestAttackIPv6Keys(t *testing.T) {
 	key := func(remote string) string {
 		req, _ := http.NewRequest("GET", "/", nil)
 		req.RemoteAddr = remote
-		return r.KeyOf(req)
+		return keyOf(r, req)
 	}
 	same := [][2]string{
 		{"[2001:db8:1:2::1]:1", "[2001:db8:1:2:ffff:ffff:ffff:ffff]:2"},
@@ -155,7 +155,7 @@ func TestAttackMappedPrefixTrustsEveryIPv4(t *testing.T) {
 	req, _ := http.NewRequest("GET", "/", nil)
 	req.RemoteAddr = "203.0.113.5:1" // an ordinary client, not a proxy
 	req.Header.Set("X-Forwarded-For", "1.2.3.4")
-	if got := r.KeyOf(req); got != "203.0.113.5" {
+	if got := keyOf(r, req); got != "203.0.113.5" {
 		t.Fatalf(`--trusted-proxies "::ffff:10.0.0.0/8" became %v: the client 203.0.113.5 chose its key %q`, r.Proxies(), got)
 	}
 }
@@ -175,7 +175,7 @@ func TestAttackLongForwardedForAmplifies(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	const n = 5
 	for range n {
-		if got := r.KeyOf(req); got != "198.51.100.9" {
+		if got := keyOf(r, req); got != "198.51.100.9" {
 			t.Fatalf("keyed %q", got)
 		}
 	}

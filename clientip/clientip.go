@@ -231,18 +231,9 @@ func Network(a netip.Addr) string {
 	return p.String()
 }
 
-// KeyOf is Key of req's client address; a peer that is not an IP address
-// is keyed on its RemoteAddr as given.
-func (r Resolver) KeyOf(req *http.Request) string {
-	a, ok := r.Addr(req)
-	if !ok {
-		return req.RemoteAddr
-	}
-	return Key(a)
-}
-
 // ClientOf names req's client for the public budgets: its address key
-// and network.
+// and network. A peer that is not an IP address is keyed on its
+// RemoteAddr as given.
 func (r Resolver) ClientOf(req *http.Request) ratelimit.Client {
 	a, ok := r.Addr(req)
 	if !ok {

@@ -43,18 +43,7 @@ func (c *countingStore) Answer(ctx context.Context, secret, text string) (signof
 // fileCase files a report and returns its case id and tracking token.
 func fileCase(t *testing.T, srv func(request) response, project string, header map[string]string) (string, string) {
 	t.Helper()
-	got := srv(request{method: "POST", path: "/api/v1/projects/" + project + "/reports", body: `{"text":"checkout button does nothing"}`, header: header})
-	if got.status != http.StatusCreated {
-		t.Fatalf("file: %d %s", got.status, got.body)
-	}
-	var c struct {
-		CaseID   string `json:"case_id"`
-		Tracking struct{ Token string }
-	}
-	if err := json.Unmarshal(got.body, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c.CaseID, c.Tracking.Token
+	return fileReportCase(t, srv, project, "checkout button does nothing", header)
 }
 
 // TestAttack2RefusedReadsStillDoFullLookup: the read route looks the

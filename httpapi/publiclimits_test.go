@@ -19,17 +19,26 @@ import (
 // fileReport files one public report and returns its tracking token.
 func fileReport(t *testing.T, do func(request) response, project, text string, header map[string]string) string {
 	t.Helper()
+	_, token := fileReportCase(t, do, project, text, header)
+	return token
+}
+
+// fileReportCase files one public report and returns its case id and
+// tracking token.
+func fileReportCase(t *testing.T, do func(request) response, project, text string, header map[string]string) (string, string) {
+	t.Helper()
 	got := do(request{method: "POST", path: "/api/v1/projects/" + project + "/reports", body: fmt.Sprintf(`{"text":%q}`, text), header: header})
 	if got.status != http.StatusCreated {
 		t.Fatalf("file %q: %d %s", text, got.status, got.body)
 	}
 	var c struct {
+		CaseID   string                 `json:"case_id"`
 		Tracking struct{ Token string } `json:"tracking"`
 	}
-	if err := json.Unmarshal(got.body, &c); err != nil || c.Tracking.Token == "" {
-		t.Fatalf("no tracking token: %s", got.body)
+	if err := json.Unmarshal(got.body, &c); err != nil || c.Tracking.Token == "" || c.CaseID == "" {
+		t.Fatalf("no case or tracking token: %s", got.body)
 	}
-	return c.Tracking.Token
+	return c.CaseID, c.Tracking.Token
 }
 
 // TestTrackingUnderSharedAddress runs on the default budgets: every client

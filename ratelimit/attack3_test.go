@@ -30,7 +30,7 @@ func TestAttack3PaceMultipliesAddressBudget(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := NewPublic(Budgets{})
-	b := p.Budgets()
+	b := DefaultBudgets()
 	c := Client{Addr: "198.51.100.1"}
 	const links = 200
 	granted := 0

@@ -111,7 +111,6 @@ const (
 // door of a process (the API and the web pages), so a client cannot double
 // its budget by switching between them.
 type Public struct {
-	b Budgets
 	// mu makes each request's buckets one decision: a refused request
 	// takes nothing from the buckets that would have let it through.
 	mu                                                              sync.Mutex
@@ -122,16 +121,13 @@ type Public struct {
 // NewPublic returns the public routes' buckets under b.
 func NewPublic(b Budgets) *Public {
 	b = b.withDefaults()
-	return &Public{b: b,
+	return &Public{
 		intakeAddr: New(b.IntakePerAddress), intakeNet: New(b.IntakePerNetwork),
 		intakeProject: New(b.IntakePerProject), intakeTotal: New(b.IntakeTotal),
 		linkAddr: New(b.LinkPerAddress), reserve: New(b.PaceReserve), pace: New(b.PacePerLink),
 		readLink: New(b.ReadPerLink), writeLink: New(b.WritePerLink),
 		missAddr: New(b.MissPerAddress), missNet: New(b.MissPerNetwork)}
 }
-
-// Budgets returns the budgets p applies.
-func (p *Public) Budgets() Budgets { return p.b }
 
 // take is one bucket a request spends from.
 type take struct {

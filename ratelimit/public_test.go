@@ -9,8 +9,8 @@ func TestPublicBudgets(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := NewPublic(Budgets{})
-	if p.Budgets() != DefaultBudgets() {
-		t.Fatalf("zero budgets: %+v", p.Budgets())
+	if b := (Budgets{}).withDefaults(); b != DefaultBudgets() {
+		t.Fatalf("zero budgets: %+v", b)
 	}
 	alice := Client{Addr: "198.51.100.7"}
 	// A person refreshing one link 200 times in a minute, from an address
