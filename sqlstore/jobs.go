@@ -195,7 +195,11 @@ func (s *DB) StartJobsWith(ctx context.Context, workers *river.Workers, cfg Jobs
 	var wake func(queue string)
 	switch {
 	case pilot != nil:
-		wake = func(queue string) { pilot.wake([]string{queue}) }
+		wake = func(queue string) {
+			if s.wake.has(pilot) { // the client may have stopped since
+				pilot.wake([]string{queue})
+			}
+		}
 	case s.wake.remote != nil:
 		wake = func(queue string) { s.wake.remote.request([]string{queue}) }
 	default:

@@ -159,6 +159,14 @@ func (w *wakers) add(p *wakePilot) (remove func()) {
 	}
 }
 
+// has reports whether p is still a client: timers set for jobs due later
+// (whenDue, afterWork) may fire after its job client stopped.
+func (w *wakers) has(p *wakePilot) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Contains(w.clients, p)
+}
+
 // wanted reports whether a commit's jobs need a wake at all: a local
 // poll-only client, or other processes to notify.
 func (w *wakers) wanted() bool {
@@ -210,7 +218,11 @@ func (w *wakers) settled(tx *sql.Tx, committed bool) {
 		}
 		q := []string{j.queue}
 		for _, c := range clients {
-			whenDue(j.at, func() { c.wake(q) })
+			whenDue(j.at, func() {
+				if w.has(c) {
+					c.wake(q)
+				}
+			})
 		}
 		if remote != nil {
 			whenDue(j.at, func() { remote.request(q) })
@@ -271,6 +283,11 @@ func startRemoteNotifier(drv riverdriver.Driver[*sql.Tx]) *remoteNotifier {
 }
 
 func (n *remoteNotifier) request(queues []string) {
+	select {
+	case <-n.stop: // closed: a timer set for a job due later fired
+		return
+	default:
+	}
 	n.mu.Lock()
 	for _, q := range queues {
 		if !slices.Contains(n.queues, q) {

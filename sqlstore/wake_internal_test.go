@@ -74,8 +74,10 @@ func TestWakersSettle(t *testing.T) {
 // once.
 func TestRiverOnlyThroughWake(t *testing.T) {
 	t.Parallel()
-	inPackage := regexp.MustCompile(`\.river\.(Insert\w*|Job\w*)\(`)
-	viaAccessor := regexp.MustCompile(`\.River\(\)\.(Insert\w*|Job(Retry|Cancel|Delete|Update)\w*)\(`)
+	// Any call of a method that inserts or retries a job, whatever it is
+	// called on: River's client held in a variable is still River's client.
+	// Nothing else in the module has methods of these names.
+	inserts := regexp.MustCompile(`\.(Insert\w*|JobRetry\w*)\(`)
 	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -94,11 +96,8 @@ func TestRiverOnlyThroughWake(t *testing.T) {
 			return err
 		}
 		for i, line := range strings.Split(string(b), "\n") {
-			if m := viaAccessor.FindString(line); m != "" {
-				t.Errorf("%s:%d: %s: enqueue through the store (Enqueue, EnqueueTx)", path, i+1, m)
-			}
-			if m := inPackage.FindString(line); m != "" && path != filepath.Join("..", "sqlstore", "jobs.go") {
-				t.Errorf("%s:%d: %s outside sqlstore/jobs.go: go through insertTx, insertManyTx or retryTx", path, i+1, m)
+			if m := inserts.FindString(line); m != "" && path != filepath.Join("..", "sqlstore", "jobs.go") {
+				t.Errorf("%s:%d: %s outside sqlstore/jobs.go: enqueue through the store (Enqueue, EnqueueTx; in sqlstore insertTx, insertManyTx or retryTx)", path, i+1, m)
 			}
 		}
 		return nil

@@ -214,7 +214,7 @@ func testTransactionalEnqueue(t *testing.T, b Backend) {
 	}
 	boom := errors.New("boom")
 	err := tb.store.InTx(tb.ctx, func(tx *sql.Tx) error {
-		if _, err := rc.InsertTx(tb.ctx, tx, probeArgs{CaseID: "rolled-back"}, nil); err != nil {
+		if err := tb.store.EnqueueTx(tb.ctx, tx, probeArgs{CaseID: "rolled-back"}); err != nil {
 			return err
 		}
 		return boom
@@ -223,8 +223,7 @@ func testTransactionalEnqueue(t *testing.T, b Backend) {
 		t.Fatalf("InTx = %v", err)
 	}
 	err = tb.store.InTx(tb.ctx, func(tx *sql.Tx) error {
-		_, err := rc.InsertTx(tb.ctx, tx, probeArgs{CaseID: "committed"}, nil)
-		return err
+		return tb.store.EnqueueTx(tb.ctx, tx, probeArgs{CaseID: "committed"})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -824,8 +824,12 @@ func openDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger, a
 // finishShop compiles ShopLite's production server, then adds its project
 // (flag, flag key, triage data, repository settings, deployer) and starts
 // the server: the project appears only once its server is built, so the
-// desk never offers a ShopLite that cannot run yet. start, when set,
-// hears the steps.
+// desk never offers a ShopLite that cannot build. Its settings follow in
+// separate writes (the server needs the flag key made under the project)
+// and the server starts a moment later; until the desk's notice clears,
+// the project may lack them, and if a step fails the project stays half
+// set up, with the failure on the desk and the demo exiting non-zero.
+// start, when set, hears the steps.
 func (d *demo) finishShop(ctx context.Context, start *demoStart) error {
 	start.begin(stepCompile)
 	if h := d.hooks.beforeCompile; h != nil {
