@@ -570,7 +570,7 @@ func TestNormalizeShortcut(t *testing.T) {
 
 // refRedact is Redact running every stage in every round.
 func refRedact(text string) (string, []Redaction) {
-	var r redactor
+	r := redactor{counts: make([]int, len(kindNames))}
 	var spans []redSpan
 	for round := 0; round < maxRedactRounds; round++ {
 		found := false

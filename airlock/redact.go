@@ -9,47 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// secretKind indexes the Kind* constants in their declared order, which is
-// also the order Redact reports counts in.
-type secretKind uint8
-
-const (
-	kEmail secretKind = iota
-	kPhone
-	kCard
-	kIBAN
-	kAWSKey
-	kGitHubToken
-	kSlackToken
-	kJWT
-	kPrivateKey
-	kURLCredentials
-	kAPIKey
-	kPassword
-	numKinds
-)
-
-var kindNames = [numKinds]string{
-	KindEmail, KindPhone, KindCard, KindIBAN, KindAWSKey, KindGitHubToken,
-	KindSlackToken, KindJWT, KindPrivateKey, KindURLCredentials, KindAPIKey, KindPassword,
-}
-
-var placeholders = func() (p [numKinds]string) {
-	for k, name := range kindNames {
-		p[k] = "[" + name + "]"
-	}
-	return p
-}()
-
-// maxPlaceholder is the length of the longest placeholder.
-var maxPlaceholder = func() int {
-	n := 0
-	for _, p := range placeholders {
-		n = max(n, len(p))
-	}
-	return n
-}()
-
 // redSpan is a half-open byte range of the text being redacted.
 type redSpan struct {
 	start, end int
@@ -103,18 +62,20 @@ type foundValue struct {
 // redactor carries the state of one Redact call. Redact takes one from
 // redactorPool, so that its buffers serve call after call.
 type redactor struct {
-	counts [numKinds]int
+	counts []int // per kind, len(kindNames)
 	found  []foundValue
 	seen   map[string]struct{}
 	spans  []redSpan
 }
 
-var redactorPool = sync.Pool{New: func() any { return &redactor{spans: make([]redSpan, 0, 16)} }}
+var redactorPool = sync.Pool{New: func() any {
+	return &redactor{counts: make([]int, len(kindNames)), spans: make([]redSpan, 0, 16)}
+}}
 
 // release returns r to the pool without the values it found, which must
 // not outlive the call.
 func (r *redactor) release() {
-	r.counts = [numKinds]int{}
+	clear(r.counts)
 	clear(r.found)
 	r.found, r.seen = r.found[:0], nil
 	redactorPool.Put(r)
@@ -346,12 +307,14 @@ func placeholderLen(s string) int {
 	if len(s) < 3 || s[0] != '[' {
 		return 0
 	}
-	for _, p := range placeholders {
-		if strings.HasPrefix(s, p) {
-			return len(p)
-		}
+	e := strings.IndexByte(s[1:min(len(s), maxPlaceholder)], ']')
+	if e < 1 {
+		return 0
 	}
-	return 0
+	if _, ok := kindIndex[s[1:e+1]]; !ok {
+		return 0
+	}
+	return e + 2
 }
 
 // isPlaceholder reports whether s is exactly one placeholder, which a
