@@ -35,6 +35,7 @@ var redactStages = []redactStage{
 	findAPIKeys,
 	findBearerTokens,
 	findKeyValues,
+	findProsePasswords,
 	findEmails,
 	findIBANs,
 	findCards,
@@ -792,7 +793,7 @@ var secretKeywords = func() []secretKeyword {
 		"senha", "wachtwoord", "parola", "hasło", "haslo", "heslo", "jelszó", "jelszo", "lozinka",
 		"geslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "şifre", "sifre",
 		"пароль", "парола", "κωδικός", "סיסמה", "كلمة المرور", "كلمة السر", "رمز عبور",
-		"密码", "密碼", "口令", "パスワード", "비밀번호", "mật khẩu", "kata sandi", "รหัสผ่าน")
+		"密码", "密碼", "口令", "パスワード", "पासवर्ड", "비밀번호", "mật khẩu", "kata sandi", "รหัสผ่าน")
 	add(kPassword, rulePath, 1, "pwd")
 	add(kPassword, ruleSecret, 1, "pass")
 	ks[len(ks)-1].equals = true

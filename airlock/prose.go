@@ -1,0 +1,674 @@
+package airlock
+
+import (
+	"math/bits"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Passwords stated in prose: "my password is hunter2", "mi contraseña es
+// gatito99", "Mein Passwort lautet Sommer2024!", "我的密码是abc12345",
+// "मेरा पासवर्ड hunter2 है", "I set the password to ...", "logged in with
+// the password 'letmein'". findKeyValues has the "password: x" and
+// "password=x" forms; findProsePasswords has the sentences.
+//
+// A password keyword of the eight languages the connectors below know
+// (English, Spanish, German, French, Portuguese, Italian, Chinese, Hindi)
+// is followed, on the same line, by one of:
+//
+//   - the value itself ("the password hunter2", "mera password X hai",
+//     "comme mot de passe X"): apposition;
+//   - a chain of connector words, the last able to introduce a value
+//     ("is", "was set to", "ist jetzt", "lautet", "c'est", "é", "è",
+//     "है", "是", "改成"), then the value;
+//   - a short relative or prepositional phrase and then such a chain ("the
+//     password for the admin account is X", "la contraseña que puse fue
+//     X").
+//
+// The value is judged, because prose about passwords is far more common
+// than passwords in prose ("my password is wrong / too short / abgelaufen
+// / refusé / सही है"), and a found value is replaced everywhere. It
+// counts when it is:
+//
+//   - quoted, not a stop word, and without spaces unless it also has a
+//     digit or a symbol ("'letmein'", but not 'is "expired"');
+//   - or it has a digit or a symbol other than a hyphen, apostrophe or dot
+//     between letters ("Marigold#442", "ravenclaw1987", "Galet-Bleu-62");
+//   - or, after a connector, it mixes case inside a word of six letters or
+//     more that is not a product name ("fjordTulip", not "JavaScript");
+//   - or it is a Latin word of five letters or more, not a stop word,
+//     stated in Chinese or Hindi text, where an English adjective is
+//     unlikely and a Latin word is the value ("密码是 sunshine").
+//
+// A plain word in Latin-script prose never counts unquoted: "my password
+// is sunshine" stays, because no stop list of adjectives and participles
+// in six languages is complete, and "my password is visible / stored /
+// Pflicht" must stay. Nor do values of fewer than four characters,
+// numbers with a unit ("8 characters", "100%"), hash and product names
+// ("SHA256", "1Password"), templates ("<password>", "$PASSWORD") or, in
+// apposition, versions and dates ("password 2.4.1").
+
+// proseKeywordWords are the password keywords of secretKeywords that
+// findProsePasswords looks for: the ones of the languages its connectors
+// know. "parola" (Italian for "word") and "pass" are too common as words.
+var proseKeywordWords = [...]string{
+	"password", "passwd", "passphrase", "passcode", "passwort", "kennwort",
+	"contraseña", "contrasena", "contrasenya", "mot de passe", "mdp", "senha",
+	"密码", "密碼", "口令", "पासवर्ड",
+}
+
+// proseKeyword is a keyword with where findProsePasswords finds it from.
+type proseKeyword struct {
+	kw     *secretKeyword
+	anchor int // offset of its anchor pair (ASCII words), or -1 (searched with strings.Index)
+}
+
+// proseAnchors are the lower-case byte pairs the scan looks for: every
+// ASCII keyword contains one. "as" is in password, passwd, passphrase,
+// passcode, passwort, contraseña and mot de passe.
+var proseAnchors = [...]string{"as", "nw", "nh", "md"}
+
+var proseByAnchor, proseSearched = func() (byAnchor [len(proseAnchors)][]proseKeyword, searched []proseKeyword) {
+	for _, w := range proseKeywordWords {
+		var kw *secretKeyword
+		for i := range secretKeywords {
+			if secretKeywords[i].word == w && secretKeywords[i].kind == kPassword {
+				kw = &secretKeywords[i]
+			}
+		}
+		if kw == nil {
+			panic("airlock: prose keyword not among secretKeywords: " + w)
+		}
+		pk := proseKeyword{kw: kw, anchor: -1}
+		for a, pair := range proseAnchors {
+			if i := strings.Index(w, pair); i >= 0 && pk.anchor < 0 {
+				pk.anchor = i
+				byAnchor[a] = append(byAnchor[a], pk)
+			}
+		}
+		if pk.anchor < 0 {
+			if w[0] < utf8.RuneSelf {
+				panic("airlock: ASCII prose keyword without an anchor: " + w)
+			}
+			searched = append(searched, pk)
+		}
+	}
+	// Longest first, so that "mot de passe" wins over a shorter word.
+	for _, ks := range byAnchor {
+		for i := 1; i < len(ks); i++ {
+			for j := i; j > 0 && len(ks[j].kw.word) > len(ks[j-1].kw.word); j-- {
+				ks[j], ks[j-1] = ks[j-1], ks[j]
+			}
+		}
+	}
+	return byAnchor, searched
+}()
+
+// findProsePasswords finds passwords stated in sentences (see above).
+func findProsePasswords(text string, spans []redSpan) []redSpan {
+	// One pass, eight bytes a step, flags the anchor pairs in any case;
+	// it also notes whether the text has any non-ASCII byte, without which
+	// the Chinese and Hindi keywords need no search.
+	const fold = 0x2020202020202020
+	var pairs [len(proseAnchors)][2]uint64
+	for a, p := range proseAnchors {
+		pairs[a] = [2]uint64{uint64(p[0]) * swarOnes, uint64(p[1]) * swarOnes}
+	}
+	var high uint64
+	next := 0 // end of the last match: nothing before it is read again
+	i := 0
+	for ; i+9 <= len(text); i += 8 {
+		x, y := load64(text, i), load64(text, i+1)
+		high |= x
+		xl, yl := x|fold, y|fold
+		var m uint64
+		for a := range pairs {
+			m |= swarZero((xl ^ pairs[a][0]) | (yl ^ pairs[a][1]))
+		}
+		for m != 0 {
+			b := i + bits.TrailingZeros64(m)/8
+			m &= m - 1
+			if b >= next {
+				spans, next = proseAt(text, b, spans, next)
+			}
+		}
+	}
+	for ; i+1 < len(text); i++ {
+		high |= uint64(text[i])
+		if i >= next {
+			spans, next = proseAt(text, i, spans, next)
+		}
+	}
+	if high&swarHighs == 0 && (len(text) == 0 || text[len(text)-1] < utf8.RuneSelf) {
+		return spans
+	}
+	for k := range proseSearched {
+		pk := &proseSearched[k]
+		for off := 0; ; {
+			j := strings.Index(text[off:], pk.kw.word)
+			if j < 0 {
+				break
+			}
+			start := off + j
+			off = start + len(pk.kw.word)
+			if s, ok := proseValueAfter(text, start, start+len(pk.kw.word), pk.kw); ok {
+				spans = appendSorted(spans, s)
+				off = s.end
+			}
+		}
+	}
+	return spans
+}
+
+// swarZero sets the high bit of each zero byte of t.
+func swarZero(t uint64) uint64 {
+	return ^((t&swarLow7 + swarLow7) | t) & swarHighs
+}
+
+// proseAt tries the keywords anchored at the pair at b.
+func proseAt(text string, b int, spans []redSpan, next int) ([]redSpan, int) {
+	c0, c1 := text[b]|0x20, text[b+1]|0x20
+	for a, p := range proseAnchors {
+		if c0 != p[0] || c1 != p[1] {
+			continue
+		}
+		for _, pk := range proseByAnchor[a] {
+			w := pk.kw.word
+			start := b - pk.anchor
+			end := start + len(w)
+			if start < next || end > len(text) || text[start]|0x20 != w[0] || !strings.EqualFold(text[start:end], w) {
+				continue
+			}
+			if s, ok := proseValueAfter(text, start, end, pk.kw); ok {
+				return append(spans, s), s.end
+			}
+			return spans, next
+		}
+	}
+	return spans, next
+}
+
+// proseValueAfter reads what follows the keyword text[start:end].
+func proseValueAfter(text string, start, end int, kw *secretKeyword) (redSpan, bool) {
+	if !keyStart(text, start, kw) || insidePlaceholder(text, start) {
+		return redSpan{}, false
+	}
+	cjkText := kw.cjk || isDevanagariKeyword(kw.word)
+	if end < len(text) {
+		r, _ := utf8.DecodeRuneInString(text[end:])
+		if isCJKRune(r) {
+			// "我的密码是abc12345", "我的password是abc12345".
+			return cjkValueAfter(text, end)
+		}
+		if !kw.cjk && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || r == '_') {
+			return redSpan{}, false // "passwords", "passwort123"
+		}
+	}
+	if kw.cjk {
+		return cjkValueAfter(text, end)
+	}
+	return wordsValueAfter(text, end, cjkText)
+}
+
+func isDevanagariKeyword(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.Is(unicode.Devanagari, r)
+}
+
+// Connector classes of the words between a keyword and its value.
+const (
+	cnFinal   = 1 << iota // may introduce the value: "is", "lautet", "to"
+	cnFiller              // may stand in a chain: "now", "set", "been"
+	cnGap                 // starts a phrase that may precede a chain: "for", "que"
+	cnPostAdj             // an adjective after the keyword: "nueva", "actuel"
+)
+
+var proseConnectors = func() map[string]uint8 {
+	m := map[string]uint8{}
+	add := func(class uint8, words string) {
+		for _, w := range strings.Fields(words) {
+			m[w] |= class
+		}
+	}
+	add(cnFinal, // copulas and verbs that state the value
+		"is was are were be reads remains became becomes "+ // en
+			"es era fue sea será sería siendo queda quedó "+ // es
+			"ist war lautet lautete heißt hieß wäre bleibt "+ // de
+			"est était c'est c’est sera serait reste devient "+ // fr
+			"é era foi será seria continua virou fica ficou "+ // pt
+			"è era fu sarà sarebbe rimane resta diventa "+ // it
+			"है था थी hai tha thi") // hi
+	add(cnFinal|cnGap, // prepositions that introduce the new value, or a phrase
+		"to as a en à para pra auf zu pour per")
+	add(cnFiller,
+		"now still currently always just actually literally simply exactly set changed "+
+			"updated reset been has had got "+
+			"ahora todavía aún sigue siempre ya actualmente cambiada cambiado "+
+			"jetzt noch immer nun aktuell gerade momentan "+
+			"maintenant toujours encore actuellement changé "+
+			"agora ainda sempre atualmente já "+
+			"ora ancora sempre adesso attualmente già "+
+			"ab abhi ab bhi अब भी अभी")
+	add(cnGap, // relative pronouns, subjects and prepositions
+		"that which i we you he she they for on of from at in with "+
+			"que del de con en "+
+			"die das den dass für von bei mit im "+
+			"qui du pour sur avec "+
+			"do da dos das com no na "+
+			"che di della del su con per "+
+			"का की के")
+	add(cnPostAdj,
+		"new old current temporary initial default "+
+			"nueva nuevo actual antigua vieja temporal inicial "+
+			"neues neue alte aktuelle "+
+			"nouveau actuel ancien temporaire provisoire initial "+
+			"nova atual antiga velha temporária provisória padrão "+
+			"nuova attuale vecchia provvisoria temporanea iniziale "+
+			"naya purana")
+	return m
+}()
+
+// zhConnectors introduce the value after a Chinese keyword, longest first
+// where one is the start of another.
+var zhConnectors = [...]string{
+	"设置成了", "设置为", "設置為", "设置成", "一直是", "应该是", "應該是", "仍然是", "依然是", "现在是", "現在是",
+	"用的是", "写的是", "改成了", "改为了", "改成", "改为", "改為", "设为", "設為", "设成", "換成", "换成",
+	"变成", "變成", "还是", "還是", "就是", "也是", "都是", "是", "为", "為",
+}
+
+const maxProseWords = 10
+
+// wordsValueAfter reads the words after a keyword in a language that
+// spaces its words, up to the end of the line.
+func wordsValueAfter(text string, p int, cjkText bool) (redSpan, bool) {
+	armed, inGap, gapLen := false, false, 0
+	for n := 0; n < maxProseWords; n++ {
+		q := spanWhile(text, p, isHSpace)
+		if q == p || q >= len(text) {
+			return redSpan{}, false
+		}
+		if n == 0 || armed {
+			if s, ok := proseValue(text, q, n == 0 && !armed, cjkText); ok {
+				return s, true
+			}
+		}
+		e := q
+		for e < len(text) && !isProseSpace(text[e]) {
+			e++
+		}
+		w := strings.ToLower(text[q:e])
+		clause := false
+		if t := strings.TrimRight(w, ".,;!?)"); t != w {
+			w, clause = t, true
+		}
+		w = strings.TrimSuffix(w, ":")
+		c := proseConnectors[w]
+		switch {
+		case c&cnFinal != 0:
+			armed = true
+			if c&cnGap != 0 && !inGap {
+				inGap, gapLen = true, 0
+			}
+		case c&cnFiller != 0:
+		case c&cnGap != 0 || inGap:
+			if inGap = true; gapLen >= 4 {
+				return redSpan{}, false
+			}
+			gapLen++
+			armed = false
+		case n == 0 && c&cnPostAdj != 0:
+		default:
+			return redSpan{}, false
+		}
+		if clause {
+			return redSpan{}, false
+		}
+		p = e
+	}
+	return redSpan{}, false
+}
+
+func isProseSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\v', '\f':
+		return true
+	}
+	return false
+}
+
+// cjkValueAfter reads the value after a keyword followed by Chinese text:
+// a connector ("是", "改成") or none, then the value.
+func cjkValueAfter(text string, p int) (redSpan, bool) {
+	p = spanWhile(text, p, isHSpace)
+	apposition := true
+	for _, c := range zhConnectors {
+		if strings.HasPrefix(text[p:], c) {
+			p, apposition = p+len(c), false
+			break
+		}
+	}
+	p = spanWhile(text, p, isHSpace)
+	if !apposition && p < len(text) && text[p] == ':' {
+		p = spanWhile(text, p+1, isHSpace)
+	}
+	if p >= len(text) {
+		return redSpan{}, false
+	}
+	if r, _ := utf8.DecodeRuneInString(text[p:]); r >= utf8.RuneSelf && openingQuote(r) == 0 {
+		return redSpan{}, false // "密码错误", "密码为空"
+	}
+	return proseValue(text, p, apposition, true)
+}
+
+// openingQuote returns the closing quote of an opening quote r, or 0.
+func openingQuote(r rune) rune {
+	switch r {
+	case '"', '\'', '`':
+		return r
+	case '“', '„':
+		return '”'
+	case '‘', '‚':
+		return '’'
+	case '«':
+		return '»'
+	case '‹':
+		return '›'
+	case '「':
+		return '」'
+	case '『':
+		return '』'
+	case '”':
+		return '”'
+	}
+	return 0
+}
+
+// isCJKRune reports whether r is a Chinese, Japanese or Korean character
+// or punctuation mark, which ends an unquoted value.
+func isCJKRune(r rune) bool {
+	return r >= 0x2E80 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF))
+}
+
+// proseValueStop reports whether r ends an unquoted value.
+func proseValueStop(r rune) bool {
+	switch r {
+	case '"', '\'', '`', '<', '“', '”', '‘', '’', '«', '»', '„', '‹', '›':
+		return true
+	}
+	return unicode.IsSpace(r) || isCJKRune(r) || unicode.Is(unicode.Devanagari, r) || r == utf8.RuneError
+}
+
+// proseValue reads and judges the value at q.
+func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
+	r, size := utf8.DecodeRuneInString(text[q:])
+	if closer := openingQuote(r); closer != 0 {
+		lim := min(len(text), q+size+maxQuoted)
+		if e := strings.IndexRune(text[q+size:lim], closer); e > 0 {
+			vs, ve := q+size, q+size+e
+			if strings.IndexByte(text[vs:ve], '\n') < 0 {
+				return proseJudge(text, vs, ve, true, apposition, cjkText)
+			}
+		}
+		q += size // unclosed: read on as unquoted
+	}
+	ve := q
+	for ve < len(text) {
+		r, size := utf8.DecodeRuneInString(text[ve:])
+		if proseValueStop(r) {
+			break
+		}
+		ve += size
+	}
+	// Sentence punctuation after the value is not part of it; a bracket
+	// closes only what the value opened.
+	for ve > q {
+		c := text[ve-1]
+		if strings.IndexByte(".,;:!?…", c) >= 0 || (c == ')' && strings.IndexByte(text[q:ve], '(') < 0) ||
+			(c == ']' && strings.IndexByte(text[q:ve], '[') < 0) || (c == '}' && strings.IndexByte(text[q:ve], '{') < 0) {
+			ve--
+			continue
+		}
+		if strings.HasSuffix(text[q:ve], "…") {
+			ve -= len("…")
+			continue
+		}
+		break
+	}
+	return proseJudge(text, q, ve, false, apposition, cjkText)
+}
+
+// proseJudge decides whether text[vs:ve] is a password (see the rule at
+// the top of this file).
+func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redSpan, bool) {
+	v := text[vs:ve]
+	no := redSpan{}
+	if utf8.RuneCountInString(v) < 4 || len(v) > 128 || !utf8.ValidString(v) {
+		return no, false
+	}
+	if notASecret(v) || strings.Trim(v, "*•xX.") == "" || strings.Contains(v, "://") {
+		return no, false
+	}
+	switch v[0] {
+	case '[', '(', '{', '<', '%', '#':
+		return no, false // a placeholder, an aside, a template, a tag
+	case '$':
+		if len(v) > 1 && (v[1] == '{' || v[1] == '_' || isUpperOrDigit(v[1])) {
+			return no, false // "$PASSWORD", "${DB_PASS}"
+		}
+	}
+	if i := strings.IndexByte(v, '['); i >= 0 && placeholderLen(v[i:]) > 0 {
+		return no, false
+	}
+	var digits, letters, upperAfterLower, spaces int
+	symbol, lowerSeen, hyphen := false, false, false
+	prev := rune(0)
+	for i, r := range v {
+		switch {
+		case unicode.IsDigit(r):
+			digits++
+		case unicode.IsLetter(r) || unicode.IsMark(r):
+			letters++
+			if unicode.IsUpper(r) && lowerSeen && i > 0 && unicode.IsLetter(prev) {
+				upperAfterLower++
+			}
+			if unicode.IsLower(r) {
+				lowerSeen = true
+			}
+		case unicode.IsSpace(r):
+			spaces++
+		case r == '-' || r == '\'' || r == '’' || r == '.':
+			// Between letters these join words ("case-sensitive",
+			// "e.g."); next to a digit the digit decides.
+			if r == '-' {
+				hyphen = true
+			}
+		default:
+			symbol = true
+		}
+		prev = r
+	}
+	if digits+letters == 0 {
+		return no, false
+	}
+	lower := strings.ToLower(v)
+	if proseStop[lower] {
+		return no, false
+	}
+	if digits > 0 || symbol {
+		if proseStop[strings.Trim(lower, "-_.")] || proseTechPrefix(lower) || numberWithUnit(v) || followedByUnit(text, ve, quoted) {
+			return no, false
+		}
+		if apposition && !quoted && (versionOrDate(v) || (letters == 0 && !symbol && digits < 6 && !cjkText)) {
+			return no, false // "password 2.4.1", "password 2024 policy"
+		}
+		if spaces > 0 && !quoted {
+			return no, false
+		}
+		return redSpan{vs, ve, kPassword}, true
+	}
+	// Letters only, perhaps joined by hyphens or dots.
+	switch {
+	case spaces > 0:
+		return no, false // a quoted phrase: an error message, not a password
+	case hyphen && participle(lower):
+		return no, false // "bcrypt-hashed", "auto-generated"
+	case quoted:
+		return redSpan{vs, ve, kPassword}, true
+	case cjkText && letters >= 5 && isASCIIWord(v):
+		return redSpan{vs, ve, kPassword}, true
+	case !apposition && !hyphen && upperAfterLower > 0 && letters >= 6 && !proseProducts[lower]:
+		return redSpan{vs, ve, kPassword}, true
+	}
+	return no, false
+}
+
+func isASCIIWord(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if !isASCIILetter(v[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// participle reports whether the last part of a hyphenated word is an
+// English participle: "bcrypt-hashed", "auto-generated", "SHA-encrypting".
+func participle(lower string) bool {
+	last := lower[strings.LastIndexByte(lower, '-')+1:]
+	return len(last) >= 4 && (strings.HasSuffix(last, "ed") || strings.HasSuffix(last, "ing"))
+}
+
+// proseTechPrefix reports whether a value names a hash, cipher or
+// protocol, alone or with a suffix: "sha256", "SHA-256-hashed", "argon2id".
+func proseTechPrefix(lower string) bool {
+	for _, p := range [...]string{"sha", "md5", "bcrypt", "scrypt", "argon2", "pbkdf2", "aes", "utf", "base64", "wpa", "hmac", "rsa", "ecdsa", "ed25519", "x509", "pkcs", "tls", "ssl", "2fa", "mfa", "totp", "oauth", "ipv4", "ipv6"} {
+		if strings.HasPrefix(lower, p) {
+			rest := lower[len(p):]
+			if rest == "" || rest[0] == '-' || rest[0] == '_' || isASCIIDigit(rest[0]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// numberWithUnit reports whether v is a number with a unit or percent
+// sign: "100%", "20px", "8chars", "16+".
+func numberWithUnit(v string) bool {
+	d := spanWhile(v, 0, isASCIIDigit)
+	if d == 0 {
+		return false
+	}
+	switch strings.ToLower(v[d:]) {
+	case "%", "+", "x", "px", "ms", "s", "kb", "mb", "gb", "chars", "char", "characters", "digits", "letters", "bit", "bits", "bytes", "min", "h", "d", "k", "mins", "days":
+		return true
+	}
+	return false
+}
+
+// followedByUnit reports whether the word after an unquoted value is a
+// unit the value counts: "the password is 1234 characters long".
+func followedByUnit(text string, ve int, quoted bool) bool {
+	if quoted {
+		return false
+	}
+	p := spanWhile(text, ve, isHSpace)
+	e := p
+	for e < len(text) && !isProseSpace(text[e]) && text[e] != '.' && text[e] != ',' {
+		e++
+	}
+	if e == p {
+		return false
+	}
+	return proseUnits[strings.ToLower(text[p:e])]
+}
+
+// versionOrDate reports whether v is digits joined by dots, dashes,
+// slashes or colons, with an optional leading 'v': a version, date or time.
+func versionOrDate(v string) bool {
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "v"), "V")
+	seps := 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isASCIIDigit(c):
+		case c == '.' || c == '-' || c == '/' || c == ':':
+			seps++
+		default:
+			return false
+		}
+	}
+	return seps > 0
+}
+
+func wordSet(lists ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, l := range lists {
+		for _, w := range strings.Fields(l) {
+			m[w] = true
+		}
+	}
+	return m
+}
+
+var proseUnits = wordSet(
+	"characters chars character letters digits symbols numbers times attempts days months years hours minutes seconds bits bytes " +
+		"caracteres caracter dígitos digitos letras veces días " +
+		"zeichen stellen ziffern buchstaben mal tage " +
+		"caractères chiffres lettres fois jours " +
+		"caracteres dígitos letras vezes dias " +
+		"caratteri cifre lettere volte giorni " +
+		"अक्षर अंक")
+
+// proseStop are words that say something about a password rather than
+// being one, in the eight languages: they are never a value, quoted or
+// not ('the app says password "expired"', "密码是 wrong").
+var proseStop = wordSet(
+	// en
+	"wrong incorrect correct right invalid valid expired expire expiring rejected refused denied declined "+
+		"accepted required optional needed missing empty blank short long weak strong too very not never "+
+		"none still same different new old reset changed updated saved stored hashed encrypted masked hidden "+
+		"visible shown ignored lost forgotten forgot locked blocked disabled enabled okay fine good bad fake "+
+		"unknown random default temporary mandatory case sensitive working broken being the this that what "+
+		"whatever something anything nothing secret secure insecure unset identical known simple complex "+
+		"longer shorter sent emailed generated autofilled prefilled filled typed entered pasted copied "+
+		"change changing update verify verified login logout manager policy strength length field button "+
+		"screen option setting settings error failed failure problem issue recovery server account keyboard "+
+		"autofill browser chrome safari firefox android iphone windows password passwords mine yours their "+
+		"there here also only just actually really definitely probably exactly",
+	// es
+	"incorrecta incorrecto correcta correcto inválida invalida válida valida caducada caducado expirada "+
+		"vencida rechazada bloqueada errónea erronea equivocada mala buena nueva vieja antigua larga corta "+
+		"débil debil segura obligatoria requerida igual misma distinta diferente nunca ninguna una muy "+
+		"demasiado siempre todavía cambiada restablecida olvidada guardada vacía vacia secreta contraseña",
+	// de
+	"falsch richtig korrekt ungültig ungueltig gültig gueltig abgelaufen gesperrt abgelehnt vergessen "+
+		"geändert geaendert zurückgesetzt kurz lang schwach stark sicher unsicher leer erforderlich "+
+		"nicht kein keine immer noch der die das ein eine mein dasselbe gleich anders geheim gespeichert "+
+		"verschlüsselt zwingend pflicht passwort kennwort",
+	// fr
+	"incorrect incorrecte correct correcte invalide valide expiré expirée refusé refusée rejeté rejetée "+
+		"bloqué bloquée faux fausse bon bonne mauvais mauvaise nouveau ancien trop très court courte long "+
+		"longue faible fort vide obligatoire requis pas jamais une mon toujours même différent changé "+
+		"réinitialisé oublié enregistré sécurisé",
+	// pt
+	"incorreta incorreto correta correto inválida válida expirada vencida recusada rejeitada bloqueada "+
+		"errada errado certa certo nova antiga velha curta longa fraca forte segura vazia obrigatória "+
+		"obrigatoria não nao nunca uma minha muito sempre mesma diferente alterada trocada redefinida "+
+		"esquecida salva secreta senha",
+	// it
+	"sbagliata sbagliato errata corretta giusta valida invalida non scaduta rifiutata bloccata nuova "+
+		"vecchia corta lunga debole forte sicura vuota obbligatoria richiesta mai una mia troppo molto "+
+		"sempre stessa diversa cambiata reimpostata dimenticata salvata segreta",
+	// hi, written in Latin letters
+	"galat sahi theek thik nahi nahin kaam badal badla badli bhool bhul purana naya yaad expire expired "+
+		"update",
+)
+
+// proseProducts are product names in mixed case that follow "password is"
+// in reports ("the password is JavaScript-validated", "is iCloud's").
+var proseProducts = wordSet("javascript typescript github gitlab bitbucket paypal wordpress youtube linkedin " +
+	"postgresql mysql mongodb openssl openssh keepass keepassxc lastpass onepassword bitwarden dashlane " +
+	"nordpass icloud iphone ipad ipados macos watchos tvos webauthn devops graphql jquery powershell " +
+	"phpmyadmin sqlite mariadb openldap openvpn wireguard firebase cloudflare netlify vercel")
