@@ -51,23 +51,25 @@ import (
 
 // proseKeywordWords are the password keywords of secretKeywords that
 // findProsePasswords looks for: the ones of the languages its connectors
-// know. "parola" (Italian for "word") and "pass" are too common as words.
+// know. "parola" (Italian for "word") and "pass" are too common as words;
+// "mdp" (French shorthand) would cost the scan a fourth pair.
 var proseKeywordWords = [...]string{
 	"password", "passwd", "passphrase", "passcode", "passwort", "kennwort",
-	"contraseña", "contrasena", "contrasenya", "mot de passe", "mdp", "senha",
+	"contraseña", "contrasena", "contrasenya", "mot de passe", "senha",
 	"密码", "密碼", "口令", "पासवर्ड",
 }
 
 // proseKeyword is a keyword with where findProsePasswords finds it from.
 type proseKeyword struct {
 	kw     *secretKeyword
-	anchor int // offset of its anchor pair (ASCII words), or -1 (searched with strings.Index)
+	anchor int // offset of its anchor pair (ASCII words) or byte (others)
 }
 
-// proseAnchors are the lower-case byte pairs the scan looks for: every
-// ASCII keyword contains one. "as" is in password, passwd, passphrase,
-// passcode, passwort, contraseña and mot de passe.
-var proseAnchors = [...]string{"as", "nw", "nh", "md"}
+// proseAnchors are the lower-case byte pairs proseNextAnchor looks for:
+// every ASCII keyword contains one. "as" is in password, passwd,
+// passphrase, passcode, passwort, contraseña and mot de passe; "nw" in
+// kennwort; "nh" in senha.
+var proseAnchors = [...]string{"as", "nw", "nh"}
 
 var proseByAnchor, proseSearched = func() (byAnchor [len(proseAnchors)][]proseKeyword, searched []proseKeyword) {
 	for _, w := range proseKeywordWords {
@@ -91,6 +93,16 @@ var proseByAnchor, proseSearched = func() (byAnchor [len(proseAnchors)][]proseKe
 			if w[0] < utf8.RuneSelf {
 				panic("airlock: ASCII prose keyword without an anchor: " + w)
 			}
+			// A byte rare in Chinese, Japanese and Hindi text: not the
+			// middle byte of a kana (0x80-0x83) or of a Devanagari letter
+			// (0xA4, 0xA5), which such text is full of.
+			common := func(c byte) bool { return c <= 0x83 || c == 0xA4 || c == 0xA5 }
+			for pk.anchor = 1; common(w[pk.anchor]); {
+				if pk.anchor == 1 {
+					pk.anchor = len(w)
+				}
+				pk.anchor--
+			}
 			searched = append(searched, pk)
 		}
 	}
@@ -107,63 +119,106 @@ var proseByAnchor, proseSearched = func() (byAnchor [len(proseAnchors)][]proseKe
 
 // findProsePasswords finds passwords stated in sentences (see above).
 func findProsePasswords(text string, spans []redSpan) []redSpan {
-	// One pass, eight bytes a step, flags the anchor pairs in any case;
-	// it also notes whether the text has any non-ASCII byte, without which
-	// the Chinese and Hindi keywords need no search.
-	const fold = 0x2020202020202020
-	var pairs [len(proseAnchors)][2]uint64
-	for a, p := range proseAnchors {
-		pairs[a] = [2]uint64{uint64(p[0]) * swarOnes, uint64(p[1]) * swarOnes}
-	}
 	var high uint64
 	next := 0 // end of the last match: nothing before it is read again
-	i := 0
-	for ; i+9 <= len(text); i += 8 {
-		x, y := load64(text, i), load64(text, i+1)
-		high |= x
-		xl, yl := x|fold, y|fold
-		var m uint64
-		for a := range pairs {
-			m |= swarZero((xl ^ pairs[a][0]) | (yl ^ pairs[a][1]))
-		}
-		for m != 0 {
-			b := i + bits.TrailingZeros64(m)/8
-			m &= m - 1
-			if b >= next {
-				spans, next = proseAt(text, b, spans, next)
-			}
-		}
-	}
-	for ; i+1 < len(text); i++ {
-		high |= uint64(text[i])
-		if i >= next {
+	for i := 0; i < len(text); i++ {
+		var h uint64
+		i, h = proseNextAnchor(text, i)
+		high |= h
+		if i >= next && i+1 < len(text) {
 			spans, next = proseAt(text, i, spans, next)
 		}
 	}
-	if high&swarHighs == 0 && (len(text) == 0 || text[len(text)-1] < utf8.RuneSelf) {
+	if high&swarHighs == 0 {
 		return spans
 	}
-	for k := range proseSearched {
-		pk := &proseSearched[k]
-		for off := 0; ; {
-			j := strings.Index(text[off:], pk.kw.word)
+	// The Chinese and Hindi keywords are found from a byte of theirs that
+	// is rare in such text, when the text has their first byte at all.
+	var lead [256]int8 // 1: in the text, -1: not
+	for _, pk := range proseSearched {
+		w := pk.kw.word
+		if lead[w[0]] == 0 {
+			lead[w[0]] = -1
+			if strings.IndexByte(text, w[0]) >= 0 {
+				lead[w[0]] = 1
+			}
+		}
+		if lead[w[0]] < 0 {
+			continue
+		}
+		for off := pk.anchor; off < len(text); {
+			j := strings.IndexByte(text[off:], w[pk.anchor])
 			if j < 0 {
 				break
 			}
-			start := off + j
-			off = start + len(pk.kw.word)
-			if s, ok := proseValueAfter(text, start, start+len(pk.kw.word), pk.kw); ok {
+			start := off + j - pk.anchor
+			off += j + 1
+			if !strings.HasPrefix(text[start:], w) {
+				continue
+			}
+			if s, ok := proseValueAfter(text, start, start+len(w), pk.kw); ok {
 				spans = appendSorted(spans, s)
-				off = s.end
+				off = max(off, s.end+pk.anchor)
 			}
 		}
 	}
 	return spans
 }
 
-// swarZero sets the high bit of each zero byte of t.
-func swarZero(t uint64) uint64 {
-	return ^((t&swarLow7 + swarLow7) | t) & swarHighs
+// proseNextAnchor returns the position of the first anchor pair at or
+// after i, in any case, or len(text), and the bytes it read ORed together
+// (their high bit says whether the text has a non-ASCII byte). It reads
+// eight bytes a step with a few operations per pair: the pairs are rare,
+// and this scan is most of the cost of findProsePasswords, hence only
+// three pairs, the "n" of two of them tested once, and a loop the
+// compiler needs no bounds checks in.
+func proseNextAnchor(text string, i int) (int, uint64) {
+	const fold = 0x2020202020202020 // A-Z to a-z; no other byte becomes a lower-case letter
+	const (
+		a0, s1 = 'a' * swarOnes, 's' * swarOnes
+		n0     = 'n' * swarOnes
+		w1, h1 = 'w' * swarOnes, 'h' * swarOnes
+	)
+	var high uint64
+	s := text[i:]
+	for len(s) >= 9 {
+		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		y := x>>8 | uint64(s[8])<<56 // the byte after each
+		high |= x
+		x, y = x|fold, y|fold
+		ta := (x ^ a0) | (y ^ s1)
+		tn := x ^ n0
+		tw := tn | (y ^ w1)
+		th := tn | (y ^ h1)
+		// The high bit of each zero byte of ta, tw or th, and perhaps of
+		// a byte above one: proseAt checks every position it is given.
+		m := ((ta - swarOnes) &^ ta) | ((tw - swarOnes) &^ tw) | ((th - swarOnes) &^ th)
+		if m &= swarHighs; m != 0 {
+			return len(text) - len(s) + bits.TrailingZeros64(m)/8, high
+		}
+		s = s[8:]
+	}
+	for k := 0; k+1 < len(s); k++ {
+		high |= uint64(s[k])
+		if isProseAnchor(s[k], s[k+1]) {
+			return len(text) - len(s) + k, high | uint64(s[k+1])
+		}
+	}
+	for k := 0; k < len(s); k++ {
+		high |= uint64(s[k])
+	}
+	return len(text), high
+}
+
+func isProseAnchor(c0, c1 byte) bool {
+	c0, c1 = c0|0x20, c1|0x20
+	for _, p := range proseAnchors {
+		if c0 == p[0] && c1 == p[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // proseAt tries the keywords anchored at the pair at b.
@@ -177,7 +232,8 @@ func proseAt(text string, b int, spans []redSpan, next int) ([]redSpan, int) {
 			w := pk.kw.word
 			start := b - pk.anchor
 			end := start + len(w)
-			if start < next || end > len(text) || text[start]|0x20 != w[0] || !strings.EqualFold(text[start:end], w) {
+			if start < next || end > len(text) || text[start]|0x20 != w[0] || text[end-1]|0x20 != w[len(w)-1] ||
+				!strings.EqualFold(text[start:end], w) {
 				continue
 			}
 			if s, ok := proseValueAfter(text, start, end, pk.kw); ok {
@@ -297,13 +353,10 @@ func wordsValueAfter(text string, p int, cjkText bool) (redSpan, bool) {
 		for e < len(text) && !isProseSpace(text[e]) {
 			e++
 		}
-		w := strings.ToLower(text[q:e])
-		clause := false
-		if t := strings.TrimRight(w, ".,;!?)"); t != w {
-			w, clause = t, true
-		}
-		w = strings.TrimSuffix(w, ":")
-		c := proseConnectors[w]
+		w := text[q:e]
+		t := strings.TrimRight(w, ".,;!?)")
+		clause := len(t) < len(w)
+		c := connectorClass(strings.TrimSuffix(t, ":"))
 		switch {
 		case c&cnFinal != 0:
 			armed = true
@@ -327,6 +380,25 @@ func wordsValueAfter(text string, p int, cjkText bool) (redSpan, bool) {
 		p = e
 	}
 	return redSpan{}, false
+}
+
+// connectorClass returns the connector classes of word, in any case.
+func connectorClass(word string) uint8 {
+	var buf [16]byte
+	if len(word) > len(buf) {
+		return 0 // longer than any connector
+	}
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if c >= utf8.RuneSelf {
+			return proseConnectors[strings.ToLower(word)]
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return proseConnectors[string(buf[:len(word)])]
 }
 
 func isProseSpace(c byte) bool {
@@ -415,6 +487,13 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 	}
 	ve := q
 	for ve < len(text) {
+		if c := text[ve]; c < utf8.RuneSelf {
+			if isProseSpace(c) || isQuoteByte(c) || c == '<' {
+				break
+			}
+			ve++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(text[ve:])
 		if proseValueStop(r) {
 			break
@@ -444,7 +523,39 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redSpan, bool) {
 	v := text[vs:ve]
 	no := redSpan{}
-	if utf8.RuneCountInString(v) < 4 || len(v) > 128 || !utf8.ValidString(v) {
+	if len(v) < 4 || len(v) > 128 {
+		return no, false
+	}
+	var digits, letters, upperAfterLower, spaces int
+	symbol, lowerSeen, hyphen, prevLetter := false, false, false, false
+	for _, r := range v {
+		letter := false
+		switch {
+		case r < utf8.RuneSelf && byteClass[r]&cDigit != 0, r >= utf8.RuneSelf && unicode.IsDigit(r):
+			digits++
+		case r < utf8.RuneSelf && byteClass[r]&(cUpper|cLower) != 0, r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsMark(r)):
+			letters++
+			letter = true
+			upper := r < utf8.RuneSelf && byteClass[r]&cUpper != 0 || r >= utf8.RuneSelf && unicode.IsUpper(r)
+			if upper && lowerSeen && prevLetter {
+				upperAfterLower++
+			}
+			lowerSeen = lowerSeen || !upper
+		case unicode.IsSpace(r):
+			spaces++
+		case r == '-' || r == '\'' || r == '’' || r == '.':
+			// Between letters these join words ("case-sensitive",
+			// "e.g."); next to a digit the digit decides.
+			hyphen = hyphen || r == '-'
+		default:
+			symbol = true
+		}
+		prevLetter = letter
+	}
+	if digits == 0 && !symbol && !quoted && !cjkText && (apposition || upperAfterLower == 0) {
+		return no, false // a plain word in Latin prose: the common case
+	}
+	if utf8.RuneCountInString(v) < 4 || !utf8.ValidString(v) {
 		return no, false
 	}
 	if notASecret(v) || strings.Trim(v, "*•xX.") == "" || strings.Contains(v, "://") {
@@ -460,34 +571,6 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 	}
 	if i := strings.IndexByte(v, '['); i >= 0 && placeholderLen(v[i:]) > 0 {
 		return no, false
-	}
-	var digits, letters, upperAfterLower, spaces int
-	symbol, lowerSeen, hyphen := false, false, false
-	prev := rune(0)
-	for i, r := range v {
-		switch {
-		case unicode.IsDigit(r):
-			digits++
-		case unicode.IsLetter(r) || unicode.IsMark(r):
-			letters++
-			if unicode.IsUpper(r) && lowerSeen && i > 0 && unicode.IsLetter(prev) {
-				upperAfterLower++
-			}
-			if unicode.IsLower(r) {
-				lowerSeen = true
-			}
-		case unicode.IsSpace(r):
-			spaces++
-		case r == '-' || r == '\'' || r == '’' || r == '.':
-			// Between letters these join words ("case-sensitive",
-			// "e.g."); next to a digit the digit decides.
-			if r == '-' {
-				hyphen = true
-			}
-		default:
-			symbol = true
-		}
-		prev = r
 	}
 	if digits+letters == 0 {
 		return no, false
