@@ -421,8 +421,12 @@ func cjkValueAfter(text string, p int) (redSpan, bool) {
 		}
 	}
 	p = spanWhile(text, p, isHSpace)
-	if !apposition && p < len(text) && text[p] == ':' {
-		p = spanWhile(text, p+1, isHSpace)
+	if !apposition {
+		if strings.HasPrefix(text[p:], ":") {
+			p = spanWhile(text, p+1, isHSpace)
+		} else if strings.HasPrefix(text[p:], "：") {
+			p = spanWhile(text, p+len("："), isHSpace)
+		}
 	}
 	if p >= len(text) {
 		return redSpan{}, false
@@ -583,8 +587,11 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 		if proseStop[strings.Trim(lower, "-_.")] || proseTechPrefix(lower) || numberWithUnit(v) || followedByUnit(text, ve, quoted) {
 			return no, false
 		}
-		if apposition && !quoted && (versionOrDate(v) || (letters == 0 && !symbol && digits < 6 && !cjkText)) {
-			return no, false // "password 2.4.1", "password 2024 policy"
+		if !quoted && versionOrDate(v) && (apposition || v[0] == 'v' || v[0] == 'V') {
+			return no, false // "password 2.4.1", "the password is v2.3.1"
+		}
+		if apposition && !quoted && letters == 0 && !symbol && digits < 6 && !cjkText {
+			return no, false // "password 2024 policy"
 		}
 		if spaces > 0 && !quoted {
 			return no, false
