@@ -298,7 +298,7 @@ var proseConnectors = func() map[string]uint8 {
 	add(cnFinal|cnGap, // prepositions that introduce the new value, or a phrase
 		"to as a en à para pra auf zu pour per")
 	add(cnFiller,
-		"now still currently always just actually literally simply exactly set changed "+
+		"now still currently always just actually literally simply exactly also again probably set changed "+
 			"updated reset been has had got "+
 			"ahora todavía aún sigue siempre ya actualmente cambiada cambiado "+
 			"jetzt noch immer nun aktuell gerade momentan "+
@@ -593,6 +593,9 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 		if apposition && !quoted && letters == 0 && !symbol && digits < 6 && !cjkText {
 			return no, false // "password 2024 policy"
 		}
+		if apposition && !quoted && sqlType(v) {
+			return no, false // a schema: "password VARCHAR(255) NOT NULL"
+		}
 		if spaces > 0 && !quoted {
 			return no, false
 		}
@@ -642,6 +645,13 @@ func proseTechPrefix(lower string) bool {
 		}
 	}
 	return false
+}
+
+// sqlType reports whether v is a column type with a size: "VARCHAR(255)".
+func sqlType(v string) bool {
+	l := spanWhile(v, 0, isASCIILetter)
+	d := spanWhile(v, l+1, isASCIIDigit)
+	return l > 0 && l+1 < len(v) && v[l] == '(' && d > l+1 && d+1 == len(v) && v[d] == ')'
 }
 
 // numberWithUnit reports whether v is a number with a unit or percent

@@ -3,6 +3,7 @@ package airlock_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff/airlock"
 )
@@ -34,6 +35,8 @@ var prosePasswordCases = []redactCase{
 	{"en all caps", "MY PASSWORD IS HUNTER22", "MY PASSWORD IS [password]"},
 	{"en sentence end", "My password is ravenclaw1987.", "My password is [password]."},
 	{"en in brackets", "(my password is abc12345)", "(my password is [password])"},
+	{"en also", "the password is also Kiwi#77", "the password is also [password]"},
+	{"en cli flag", "ran it with --password Tr0ub4dor&3 and", "ran it with --password [password] and"},
 	{"en value repeated", "my password is Kiwi2024 and Kiwi2024 also", "my password is [password] and [password] also"},
 	// es
 	{"es es", "mi contraseña es gatito99 y no entra", "mi contraseña es [password] y no entra"},
@@ -94,7 +97,8 @@ var prosePasswordNegatives = []string{
 	"the password is [password]", "password: [password]", "passwords are 8 chars", "password123 is bad",
 	"upgrade the password hashing in 2.4.1", "password 2024 policy update", "the password is v2.3.1",
 	`the error says "password incorrect"`, `clicked "Forgot password" then "Reset"`, "my password is ... hidden",
-	"my password is ********", "the password is <your password>", "the password is $DB_PASSWORD",
+	"my password is ********", "password VARCHAR(255) NOT NULL", "if password is None:",
+	"the password is also used for the VPN", "the password is <your password>", "the password is $DB_PASSWORD",
 	"the password is (see the attachment)", "password is N/A", "the password 'expired' message shows",
 	`my password is "too weak" according to the app`, "My password is the one from the email",
 	// es
@@ -162,4 +166,62 @@ func TestSanitizeProsePasswordInContext(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSanitizeProse puts a sentence stating a password on its own line
+// between arbitrary text: the password must not reach the dossier unless
+// the surrounding text spells it too, and the dossier is a fixed point of
+// Redact.
+func FuzzSanitizeProse(f *testing.F) {
+	type stated struct{ text, secret string }
+	var cases []stated
+	for _, c := range prosePasswordCases {
+		k := strings.Index(c.want, "[password]")
+		if strings.Count(c.want, "[password]") != 1 || k < 0 {
+			continue
+		}
+		n := len(c.in) - len(c.want) + len("[password]")
+		cases = append(cases, stated{c.in, c.in[k : k+n]})
+	}
+	for i, c := range prosePasswordCases {
+		f.Add("", uint8(i), c.in)
+	}
+	for i, in := range prosePasswordNegatives {
+		f.Add(in, uint8(i), "")
+	}
+	f.Fuzz(func(t *testing.T, prefix string, which uint8, suffix string) {
+		c := cases[int(which)%len(cases)]
+		d := airlock.Sanitize(prefix + "\n" + c.text + "\n" + suffix)
+		if again, more := airlock.Redact(d.Text); again != d.Text || more != nil {
+			t.Fatalf("Redact of %q found more: %q %v", d.Text, again, more)
+		}
+		np, _ := airlock.Normalize(prefix)
+		ns, _ := airlock.Normalize(suffix)
+		if strings.Contains(np, c.secret) || strings.Contains(ns, c.secret) {
+			return
+		}
+		if strings.Contains(d.Text, c.secret) {
+			t.Fatalf("%q: dossier %q still contains %q", c.text, d.Text, c.secret)
+		}
+	})
+}
+
+// FuzzRedactProse checks Redact on raw text near prose passwords: a fixed
+// point, valid UTF-8 in, valid UTF-8 out.
+func FuzzRedactProse(f *testing.F) {
+	for _, c := range prosePasswordCases {
+		f.Add(c.in)
+	}
+	for _, in := range prosePasswordNegatives {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, _ := airlock.Redact(in)
+		if utf8.ValidString(in) && !utf8.ValidString(out) {
+			t.Fatalf("Redact(%q) = %q: invalid UTF-8", in, out)
+		}
+		if again, more := airlock.Redact(out); again != out || more != nil {
+			t.Fatalf("Redact is not idempotent on %q: %q -> %q %v", in, out, again, more)
+		}
+	})
 }
