@@ -55,7 +55,7 @@ import (
 // "mdp" (French shorthand) would cost the scan a fourth pair.
 var proseKeywordWords = [...]string{
 	"password", "passwd", "passphrase", "passcode", "passwort", "kennwort",
-	"contraseña", "contrasena", "contrasenya", "mot de passe", "senha",
+	"contraseña", "contrasena", "contrasenya", "mot de passe", "senha", "palavra-passe",
 	"密码", "密碼", "口令", "पासवर्ड",
 }
 
@@ -296,9 +296,9 @@ var proseConnectors = func() map[string]uint8 {
 			"è era fu sarà sarebbe rimane resta diventa "+ // it
 			"है था थी hai tha thi") // hi
 	add(cnFinal|cnGap, // prepositions that introduce the new value, or a phrase
-		"to as a en à para pra auf zu pour per")
+		"to as a en à para pra auf zu pour per को")
 	add(cnFiller,
-		"now still currently always just actually literally simply exactly also again probably set changed "+
+		"now still currently always just actually literally simply exactly also again probably either set changed "+
 			"updated reset been has had got "+
 			"ahora todavía aún sigue siempre ya actualmente cambiada cambiado "+
 			"jetzt noch immer nun aktuell gerade momentan "+
@@ -329,7 +329,7 @@ var proseConnectors = func() map[string]uint8 {
 // where one is the start of another.
 var zhConnectors = [...]string{
 	"设置成了", "设置为", "設置為", "设置成", "一直是", "应该是", "應該是", "仍然是", "依然是", "现在是", "現在是",
-	"用的是", "写的是", "改成了", "改为了", "改成", "改为", "改為", "设为", "設為", "设成", "換成", "换成",
+	"用的是", "写的是", "输入的是", "填的是", "设的是", "改成了", "改为了", "改成", "改为", "改為", "设为", "設為", "设成", "換成", "换成",
 	"变成", "變成", "还是", "還是", "就是", "也是", "都是", "是", "为", "為",
 }
 
@@ -339,6 +339,11 @@ const maxProseWords = 10
 // spaces its words, up to the end of the line.
 func wordsValueAfter(text string, p int, cjkText bool) (redSpan, bool) {
 	armed, inGap, gapLen := false, false, 0
+	for _, s := range [...]string{"'s ", "’s "} {
+		if strings.HasPrefix(text[p:], s) {
+			p, armed = p+len(s)-1, true // "my password's hunter2"
+		}
+	}
 	for n := 0; n < maxProseWords; n++ {
 		q := spanWhile(text, p, isHSpace)
 		if q == p || q >= len(text) {
@@ -481,10 +486,18 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 	r, size := utf8.DecodeRuneInString(text[q:])
 	if closer := openingQuote(r); closer != 0 {
 		lim := min(len(text), q+size+maxQuoted)
-		if e := strings.IndexRune(text[q+size:lim], closer); e > 0 {
+		e := strings.IndexRune(text[q+size:lim], closer)
+		if r == '„' && e < 0 {
+			e = strings.IndexRune(text[q+size:lim], '“') // German quotes
+		}
+		if e > 0 {
 			vs, ve := q+size, q+size+e
 			if strings.IndexByte(text[vs:ve], '\n') < 0 {
-				return proseJudge(text, vs, ve, true, apposition, cjkText)
+				// French spaces inside its guillemets: « Soleil42 ».
+				vs, ve = spanWhile(text, vs, isHSpace), ve-len(text[vs:ve])+len(strings.TrimRight(text[vs:ve], " \t"))
+				if vs < ve {
+					return proseJudge(text, vs, ve, true, apposition, cjkText)
+				}
 			}
 		}
 		q += size // unclosed: read on as unquoted
@@ -566,8 +579,8 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 		return no, false
 	}
 	switch v[0] {
-	case '[', '(', '{', '<', '%', '#':
-		return no, false // a placeholder, an aside, a template, a tag
+	case '[', '(', '{', '<', '%':
+		return no, false // a placeholder, an aside, a template
 	case '$':
 		if len(v) > 1 && (v[1] == '{' || v[1] == '_' || isUpperOrDigit(v[1])) {
 			return no, false // "$PASSWORD", "${DB_PASS}"

@@ -37,8 +37,12 @@ var prosePasswordCases = []redactCase{
 	{"en in brackets", "(my password is abc12345)", "(my password is [password])"},
 	{"en also", "the password is also Kiwi#77", "the password is also [password]"},
 	{"en cli flag", "ran it with --password Tr0ub4dor&3 and", "ran it with --password [password] and"},
+	{"en contraction", "my password's Hunter22 by the way", "my password's [password] by the way"},
+	{"en either", "the password is either Kiwi#77 or", "the password is either [password] or"},
+	{"en leading hash", "my password is #Hunter22", "my password is [password]"},
 	{"en value repeated", "my password is Kiwi2024 and Kiwi2024 also", "my password is [password] and [password] also"},
 	// es
+	{"es de Gmail", "mi contraseña de Gmail es Perro_2020", "mi contraseña de Gmail es [password]"},
 	{"es es", "mi contraseña es gatito99 y no entra", "mi contraseña es [password] y no entra"},
 	{"es without tilde", "mi contrasena es Lucero_2291, la acabo de cambiar", "mi contrasena es [password], la acabo de cambiar"},
 	{"es que puse fue", "La contraseña que puse fue NubeRoja44 y falla", "La contraseña que puse fue [password] y falla"},
@@ -50,8 +54,10 @@ var prosePasswordCases = []redactCase{
 	{"de ist", "mein Passwort ist Kranich!58, trotzdem", "mein Passwort ist [password], trotzdem"},
 	{"de auf geändert", "Ich habe mein Passwort auf Fichte2207 geändert", "Ich habe mein Passwort auf [password] geändert"},
 	{"de Kennwort", "Das Kennwort ist jetzt Geheim123.", "Das Kennwort ist jetzt [password]."},
+	{"de German quotes", "das Passwort lautet „Blume!7“ seit", "das Passwort lautet „[password]“ seit"},
 	{"de mit dem Passwort", "mit dem Passwort Tanne#9 geht es nicht", "mit dem Passwort [password] geht es nicht"},
 	// fr
+	{"fr guillemets", "mon mot de passe est « Soleil42 » depuis", "mon mot de passe est « [password] » depuis"},
 	{"fr est", "mon mot de passe est soleil123 et", "mon mot de passe est [password] et"},
 	{"fr c'est", "Mot de passe c'est Rossignol#19", "Mot de passe c'est [password]"},
 	{"fr comme mot de passe", "J'ai choisi comme mot de passe Galet-Bleu-62 mais", "J'ai choisi comme mot de passe [password] mais"},
@@ -59,6 +65,7 @@ var prosePasswordCases = []redactCase{
 	// pt
 	{"pt é", "minha senha é gatinho12 e não entra", "minha senha é [password] e não entra"},
 	{"pt para", "Troquei a senha para cajueiro2024 ontem", "Troquei a senha para [password] ontem"},
+	{"pt palavra-passe", "a minha palavra-passe é Lisboa#21", "a minha palavra-passe é [password]"},
 	{"pt foi", "a senha foi Jabuti@4471, tentei de novo", "a senha foi [password], tentei de novo"},
 	// it
 	{"it è", "la mia password è Gabbiano!73 ma", "la mia password è [password] ma"},
@@ -70,12 +77,14 @@ var prosePasswordCases = []redactCase{
 	{"zh 为 spaced", "密码为 Lanmao_520 一直没有变过", "密码为 [password] 一直没有变过"},
 	{"zh 改成", "我把密码改成了Xiaomao99", "我把密码改成了[password]"},
 	{"zh traditional", "我的密碼是 tw2024pass", "我的密碼是 [password]"},
+	{"zh 输入的是", "密码输入的是 hello2024 还是不行", "密码输入的是 [password] 还是不行"},
 	{"zh latin word", "密码是 sunshine", "密码是 [password]"},
 	{"zh colon after copula", "密码是：qwerty123", "密码是：[password]"},
 	// hi
 	{"hi value then hai", "मेरा पासवर्ड Aam@Ras2291 है लेकिन", "मेरा पासवर्ड [password] है लेकिन"},
 	{"hi hai then value", "पासवर्ड है neelkamal77 और", "पासवर्ड है [password] और"},
 	{"hi latin word", "मेरा पासवर्ड sunflower है", "मेरा पासवर्ड [password] है"},
+	{"hi ko", "मैंने पासवर्ड को Mango#45 कर दिया", "मैंने पासवर्ड को [password] कर दिया"},
 	{"hinglish", "mera password Tota#8812 hai, phir bhi", "mera password [password] hai, phir bhi"},
 	{"hinglish hai first", "mera password hai chiku2020", "mera password hai [password]"},
 }

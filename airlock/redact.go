@@ -790,7 +790,7 @@ var secretKeywords = func() []secretKeyword {
 	add(kPassword, ruleSecret, 1,
 		"password", "passwd", "passphrase", "passcode", "passwort", "kennwort",
 		"contraseña", "contrasena", "contrasenya", "mot de passe", "mot_de_passe", "motdepasse", "mdp",
-		"senha", "wachtwoord", "parola", "hasło", "haslo", "heslo", "jelszó", "jelszo", "lozinka",
+		"senha", "palavra-passe", "wachtwoord", "parola", "hasło", "haslo", "heslo", "jelszó", "jelszo", "lozinka",
 		"geslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "şifre", "sifre",
 		"пароль", "парола", "κωδικός", "סיסמה", "كلمة المرور", "كلمة السر", "رمز عبور",
 		"密码", "密碼", "口令", "パスワード", "पासवर्ड", "비밀번호", "mật khẩu", "kata sandi", "รหัสผ่าน")
