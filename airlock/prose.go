@@ -674,8 +674,13 @@ func numberWithUnit(v string) bool {
 	if d == 0 {
 		return false
 	}
-	switch strings.ToLower(v[d:]) {
+	rest := strings.ToLower(v[d:])
+	switch rest {
 	case "%", "+", "x", "px", "ms", "s", "kb", "mb", "gb", "chars", "char", "characters", "digits", "letters", "bit", "bits", "bytes", "min", "h", "d", "k", "mins", "days":
+		return true
+	}
+	// "8-stellig", "12-character", "16-digit"; and short ranges, "8-16".
+	if len(rest) > 1 && rest[0] == '-' && (isASCIIWord(rest[1:]) && strings.ToLower(rest[1:]) == rest[1:] || len(v) <= 5 && spanWhile(rest, 1, isASCIIDigit) == len(rest)) {
 		return true
 	}
 	return false
@@ -688,6 +693,9 @@ func followedByUnit(text string, ve int, quoted bool) bool {
 		return false
 	}
 	p := spanWhile(text, ve, isHSpace)
+	if r, _ := utf8.DecodeRuneInString(text[p:]); r == '位' || r == '个' || r == '個' || r == '字' {
+		return true // "密码是 8-16 位", "6个字符"
+	}
 	e := p
 	for e < len(text) && !isProseSpace(text[e]) && text[e] != '.' && text[e] != ',' {
 		e++

@@ -99,7 +99,8 @@ var prosePasswordNegatives = []string{
 	"The password field is empty after autofill on Safari 17, so login fails every time.",
 	"Reset password email never arrives, I checked the spam folder too.",
 	"I forgot my password and the reset link in the email has already expired.",
-	"the password is 12 characters long", "the password must be 8-16 characters", "the password is 100% correct",
+	"the password is 12 characters long", "the password is at least 12 characters", "the password is 1234 characters",
+	"the password was changed on 2024-03-01", "the password is 2FA-protected", "my password is 12-character", "the password must be 8-16 characters", "the password is 100% correct",
 	"my password is visible in the logs", "the password is stored in plaintext", "password is case-sensitive",
 	"the password is bcrypt-hashed", "our password policy is NIST-aligned", "the password is SHA256 hashed",
 	"the password manager is 1Password", "the password is JavaScript-validated", "my password is in the vault",
@@ -115,6 +116,7 @@ var prosePasswordNegatives = []string{
 	"la contraseña es demasiado corta", "la contraseña no es válida", "la contraseña está caducada",
 	// de
 	"Mein Passwort ist abgelaufen und der Link führt zu einer 404-Seite.", "mein Passwort ist falsch",
+	"das Passwort ist 8-stellig", "das Passwort muss 8 Zeichen haben",
 	"das Passwort ist zu kurz", "das Kennwort ist nicht mehr gültig", "Das Passwort ist Pflicht",
 	// fr
 	"Mon mot de passe est refusé depuis la mise à jour, alors qu'il n'a pas changé.", "mon mot de passe est incorrect",
@@ -127,7 +129,7 @@ var prosePasswordNegatives = []string{
 	"la password è troppo corta", "la password non è valida",
 	// zh
 	"忘记密码页面打不开，点了以后一直转圈。", "密码错误", "我的密码是错的", "密码为空", "密码是 wrong", "密码改成了新的",
-	"密码是 reset 之后的", "密码长度是 8 位",
+	"密码是 reset 之后的", "密码长度是 8 位", "密码是 8-16 位", "密码是6个字符", "密码是6位数字",
 	// hi
 	"मेरा पासवर्ड सही है लेकिन ऐप बार-बार गलत बताता है।", "पासवर्ड गलत है", "mera password galat hai",
 	"पासवर्ड reset नहीं हो रहा", "मेरा पासवर्ड expired है", "password change karna hai",
