@@ -45,9 +45,14 @@ import (
 // is sunshine" stays, because no stop list of adjectives and participles
 // in six languages is complete, and "my password is visible / stored /
 // Pflicht" must stay. Nor do values of fewer than four characters,
-// numbers with a unit ("8 characters", "100%"), hash and product names
-// ("SHA256", "1Password"), templates ("<password>", "$PASSWORD") or, in
-// apposition, versions and dates ("password 2.4.1").
+// numbers with a unit ("8 characters", "100%", "8-stellig", "8 位"), hash
+// names ("SHA256", "bcrypt-hashed"), templates ("<password>",
+// "$PASSWORD"), column types ("password VARCHAR(255)") or, in apposition,
+// versions and dates ("password 2.4.1").
+//
+// An unquoted value runs to a space, a quote, or Chinese or Devanagari
+// text; sentence punctuation after it stays ("is Sommer2024!" keeps its
+// "!" in the text), inside quotes it goes with the value.
 
 // proseKeywordWords are the password keywords of secretKeywords that
 // findProsePasswords looks for: the ones of the languages its connectors
@@ -115,6 +120,22 @@ var proseByAnchor, proseSearched = func() (byAnchor [len(proseAnchors)][]proseKe
 		}
 	}
 	return byAnchor, searched
+}()
+
+// proseByAnchorPrev indexes proseByAnchor by the lower-cased byte before
+// the anchor as well ('p' in "password", 'r' in "contraseña"), so that the
+// anchors of common words ("was", "class") are dismissed at once.
+var proseByAnchorPrev = func() (t [len(proseAnchors)][256][]proseKeyword) {
+	for a, ks := range proseByAnchor {
+		for _, pk := range ks {
+			if pk.anchor < 1 {
+				panic("airlock: prose keyword starts with its anchor: " + pk.kw.word)
+			}
+			prev := pk.kw.word[pk.anchor-1]
+			t[a][prev] = append(t[a][prev], pk)
+		}
+	}
+	return t
 }()
 
 // findProsePasswords finds passwords stated in sentences (see above).
@@ -223,12 +244,15 @@ func isProseAnchor(c0, c1 byte) bool {
 
 // proseAt tries the keywords anchored at the pair at b.
 func proseAt(text string, b int, spans []redSpan, next int) ([]redSpan, int) {
-	c0, c1 := text[b]|0x20, text[b+1]|0x20
+	if b == 0 {
+		return spans, next
+	}
+	c0, c1, prev := text[b]|0x20, text[b+1]|0x20, text[b-1]|0x20
 	for a, p := range proseAnchors {
 		if c0 != p[0] || c1 != p[1] {
 			continue
 		}
-		for _, pk := range proseByAnchor[a] {
+		for _, pk := range proseByAnchorPrev[a][prev] {
 			w := pk.kw.word
 			start := b - pk.anchor
 			end := start + len(w)
