@@ -188,7 +188,8 @@ func findProsePasswords(text string, spans []redSpan) []redSpan {
 
 // proseNextAnchor returns the position of the first anchor pair at or
 // after i, in any case, or len(text), and the bytes it read ORed together
-// (their high bit says whether the text has a non-ASCII byte). It reads
+// (their high bit says whether the text has a non-ASCII byte; the last
+// window may reread a few bytes before i, which does not matter). It reads
 // eight bytes a step with a few operations per pair: the pairs are rare,
 // and this scan is most of the cost of findProsePasswords, hence only
 // three pairs, the "n" of two of them tested once, and a loop the
@@ -203,22 +204,39 @@ func proseNextAnchor(text string, i int) (int, uint64) {
 	var high uint64
 	s := text[i:]
 	for len(s) >= 9 {
+		// As proseAnchorMask, which the compiler does not inline.
 		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		y := x>>8 | uint64(s[8])<<56 // the byte after each
+		y := x>>8 | uint64(s[8])<<56
 		high |= x
 		x, y = x|fold, y|fold
 		ta := (x ^ a0) | (y ^ s1)
 		tn := x ^ n0
 		tw := tn | (y ^ w1)
 		th := tn | (y ^ h1)
-		// The high bit of each zero byte of ta, tw or th, and perhaps of
-		// a byte above one: proseAt checks every position it is given.
 		m := ((ta - swarOnes) &^ ta) | ((tw - swarOnes) &^ tw) | ((th - swarOnes) &^ th)
 		if m &= swarHighs; m != 0 {
 			return len(text) - len(s) + bits.TrailingZeros64(m)/8, high
 		}
 		s = s[8:]
+	}
+	if len(s) < 2 {
+		if len(s) == 1 {
+			high |= uint64(s[0])
+		}
+		return len(text), high
+	}
+	if len(text) >= 9 {
+		// The last nine bytes, less those already read.
+		w := text[len(text)-9:]
+		m, x := proseAnchorMask(w)
+		done := 9 - len(s)
+		m &^= 1<<(8*done) - 1
+		high |= x | uint64(w[8])
+		if m != 0 {
+			return len(text) - 9 + bits.TrailingZeros64(m)/8, high
+		}
+		return len(text), high
 	}
 	for k := 0; k+1 < len(s); k++ {
 		high |= uint64(s[k])
@@ -226,10 +244,31 @@ func proseNextAnchor(text string, i int) (int, uint64) {
 			return len(text) - len(s) + k, high | uint64(s[k+1])
 		}
 	}
-	for k := 0; k < len(s); k++ {
-		high |= uint64(s[k])
-	}
-	return len(text), high
+	return len(text), high | uint64(s[len(s)-1])
+}
+
+// proseAnchorMask returns the high bit of each of the first eight bytes of
+// s (len(s) >= 9) that may start an anchor pair, and those bytes.
+func proseAnchorMask(s string) (m, x uint64) {
+	const fold = 0x2020202020202020 // A-Z to a-z; no other byte becomes a lower-case letter
+	const (
+		a0, s1 = 'a' * swarOnes, 's' * swarOnes
+		n0     = 'n' * swarOnes
+		w1, h1 = 'w' * swarOnes, 'h' * swarOnes
+	)
+	_ = s[8]
+	x = uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	y := x>>8 | uint64(s[8])<<56 // the byte after each
+	xf, yf := x|fold, y|fold
+	ta := (xf ^ a0) | (yf ^ s1)
+	tn := xf ^ n0
+	tw := tn | (yf ^ w1)
+	th := tn | (yf ^ h1)
+	// The high bit of each zero byte of ta, tw or th, and perhaps of a
+	// byte above one: proseAt checks every position it is given.
+	m = ((ta - swarOnes) &^ ta) | ((tw - swarOnes) &^ tw) | ((th - swarOnes) &^ th)
+	return m & swarHighs, x
 }
 
 func isProseAnchor(c0, c1 byte) bool {
