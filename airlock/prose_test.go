@@ -236,3 +236,25 @@ func FuzzRedactProse(f *testing.F) {
 		}
 	})
 }
+
+// The scan reads eight bytes a step and the end of a text as one word:
+// a keyword is found at every alignment, up to the last byte.
+func TestRedactProsePasswordAtAnyOffset(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ sentence, value string }{
+		{"PASSWORD IS Kiwi#2024", "Kiwi#2024"},
+		{"Kennwort ist Tanne#99", "Tanne#99"},
+		{"senha é Caju2024", "Caju2024"},
+		{"contraseña es Luna_77", "Luna_77"},
+		{"密码是abc12345", "abc12345"},
+		{"पासवर्ड है neel77x", "neel77x"},
+	} {
+		for n := range 20 {
+			in := strings.Repeat("x", n) + " " + c.sentence
+			got, _ := airlock.Redact(in)
+			if strings.Contains(got, c.value) || !strings.Contains(got, "[password]") {
+				t.Errorf("Redact(%q) = %q", in, got)
+			}
+		}
+	}
+}
