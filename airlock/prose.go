@@ -327,8 +327,86 @@ func proseValueAfter(text string, start, end int, kw *secretKeyword) (redSpan, b
 	if kw.cjk {
 		return cjkValueAfter(text, end)
 	}
-	return wordsValueAfter(text, end, cjkText)
+	if s, ok := wordsValueAfter(text, end, cjkText); ok {
+		return s, true
+	}
+	return wordsValueBefore(text, start, end)
 }
+
+// wordsValueBefore reads a value stated before the keyword: "Tr0ub4dor&3
+// is my password.", "I used 'letmein' as the password and ...". The
+// keyword must end its clause, so that "1Password as my password
+// manager" stays; the value is judged as strictly as in apposition.
+func wordsValueBefore(text string, start, end int) (redSpan, bool) {
+	q := spanWhile(text, end, isHSpace)
+	if q < len(text) && strings.IndexByte(".,;:!?()\n\r", text[q]) < 0 {
+		e := q
+		for e < len(text) && !isProseSpace(text[e]) && strings.IndexByte(".,;:!?)", text[e]) < 0 {
+			e++
+		}
+		if !proseClauseEnd[strings.ToLower(text[q:e])] {
+			return redSpan{}, false
+		}
+	}
+	// Back over up to two determiners, then the connector.
+	p := start
+	for n := 0; ; n++ {
+		ws, we := prevWord(text, p)
+		if ws < 0 {
+			return redSpan{}, false
+		}
+		w := strings.ToLower(text[ws:we])
+		if n < 2 && proseDeterminers[w] {
+			p = ws
+			continue
+		}
+		if !proseBeforeConnectors[w] {
+			return redSpan{}, false
+		}
+		p = ws
+		break
+	}
+	vs, ve := prevWord(text, p)
+	if vs < 0 {
+		return redSpan{}, false
+	}
+	quoted := false
+	if r, size := utf8.DecodeRuneInString(text[vs:]); openingQuote(r) != 0 {
+		if c, csize := utf8.DecodeLastRuneInString(text[vs:ve]); ve-vs > size+csize && (c == openingQuote(r) || r == '„' && c == '“') {
+			vs, ve, quoted = vs+size, ve-csize, true
+		}
+	}
+	return proseJudge(text, vs, ve, quoted, true, false)
+}
+
+// prevWord returns the word that ends, before spaces, at p on the same
+// line, or -1.
+func prevWord(text string, p int) (int, int) {
+	we := p
+	for we > 0 && isHSpace(text[we-1]) {
+		we--
+	}
+	if we == p || we == 0 {
+		return -1, -1
+	}
+	ws := we
+	for ws > 0 && !isProseSpace(text[ws-1]) {
+		ws--
+	}
+	return ws, we
+}
+
+var (
+	// proseClauseEnd may follow a keyword that ends its clause.
+	proseClauseEnd = wordSet("and but or too also now anymore again then so y pero o también ahora und aber oder auch jetzt " +
+		"et mais ou aussi maintenant e mas ou também agora ma però o anche ora aur lekin par bhi और लेकिन पर भी")
+	// proseDeterminers may stand between the connector and the keyword.
+	proseDeterminers = wordSet("my the our your his her their a new old current actual " +
+		"mi la el su tu nueva nuevo mein meine das ein neues mon ma le son nouveau " +
+		"minha meu a o sua nova mia il mio nuova mera meri")
+	// proseBeforeConnectors join a value to the keyword after it.
+	proseBeforeConnectors = wordSet("is was as ist war als es era fue como est était comme é foi è come hai tha")
+)
 
 func isDevanagariKeyword(w string) bool {
 	r, _ := utf8.DecodeRuneInString(w)

@@ -40,6 +40,10 @@ var prosePasswordCases = []redactCase{
 	{"en contraction", "my password's Hunter22 by the way", "my password's [password] by the way"},
 	{"en either", "the password is either Kiwi#77 or", "the password is either [password] or"},
 	{"en leading hash", "my password is #Hunter22", "my password is [password]"},
+	{"en value before", "Tr0ub4dor&3 is my password.", "[password] is my password."},
+	{"en value before as", "I used 'letmein' as the password and it failed", "I used '[password]' as the password and it failed"},
+	{"de value before", "Sommer2024! ist mein Passwort, aber", "[password] ist mein Passwort, aber"},
+	{"es value before", "uso Gatito_99 como contraseña", "uso [password] como contraseña"},
 	{"en value repeated", "my password is Kiwi2024 and Kiwi2024 also", "my password is [password] and [password] also"},
 	// es
 	{"es de Gmail", "mi contraseña de Gmail es Perro_2020", "mi contraseña de Gmail es [password]"},
@@ -108,7 +112,8 @@ var prosePasswordNegatives = []string{
 	"upgrade the password hashing in 2.4.1", "password 2024 policy update", "the password is v2.3.1",
 	`the error says "password incorrect"`, `clicked "Forgot password" then "Reset"`, "my password is ... hidden",
 	"my password is ********", "password VARCHAR(255) NOT NULL", "if password is None:",
-	"the password is also used for the VPN", "the password is <your password>", "the password is $DB_PASSWORD",
+	"the password is also used for the VPN", "I use 1Password as my password manager",
+	"version 2.4.1 is the password release", "SHA256 as the password hash", "Step 3 is the password.", "the password is <your password>", "the password is $DB_PASSWORD",
 	"the password is (see the attachment)", "password is N/A", "the password 'expired' message shows",
 	`my password is "too weak" according to the app`, "My password is the one from the email",
 	// es
