@@ -741,8 +741,8 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 		if proseStop[strings.Trim(lower, "-_.")] || proseTechPrefix(lower) || numberWithUnit(v) || followedByUnit(text, ve, quoted) {
 			return no, false
 		}
-		if !quoted && versionOrDate(v) && (apposition || v[0] == 'v' || v[0] == 'V') {
-			return no, false // "password 2.4.1", "the password is v2.3.1"
+		if !quoted && versionOrDate(v) && (apposition || v[0] == 'v' || v[0] == 'V' || len(v) <= 5) {
+			return no, false // "password 2.4.1", "the password is v2.3.1", "is 50/50", "was 12:30"
 		}
 		if apposition && !quoted && letters == 0 && !symbol && digits < 6 && !cjkText {
 			return no, false // "password 2024 policy"

@@ -104,7 +104,7 @@ var prosePasswordNegatives = []string{
 	"Reset password email never arrives, I checked the spam folder too.",
 	"I forgot my password and the reset link in the email has already expired.",
 	"the password is 12 characters long", "the password is at least 12 characters", "the password is 1234 characters",
-	"the password was changed on 2024-03-01", "the password is 2FA-protected", "my password is 12-character", "the password must be 8-16 characters", "the password is 100% correct",
+	"the password was changed on 2024-03-01", "the password is 50/50 accepted", "the password was 12:30", "the password is 2FA-protected", "my password is 12-character", "the password must be 8-16 characters", "the password is 100% correct",
 	"my password is visible in the logs", "the password is stored in plaintext", "password is case-sensitive",
 	"the password is bcrypt-hashed", "our password policy is NIST-aligned", "the password is SHA256 hashed",
 	"the password manager is 1Password", "the password is JavaScript-validated", "my password is in the vault",
