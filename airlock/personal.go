@@ -1,4 +1,1323 @@
 package airlock
 
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
 // personalKindNames names the kinds of national identifiers and addresses.
-var personalKindNames []string
+var personalKindNames = []string{
+	"us-ssn", "uk-nino", "fr-insee", "de-taxid", "in-aadhaar", "br-cpf", "postal-address",
+}
+
+var (
+	kSSN     = kindNamed("us-ssn")
+	kNINO    = kindNamed("uk-nino")
+	kINSEE   = kindNamed("fr-insee")
+	kTaxID   = kindNamed("de-taxid")
+	kAadhaar = kindNamed("in-aadhaar")
+	kCPF     = kindNamed("br-cpf")
+	kAddress = kindNamed("postal-address")
+)
+
+// National identifiers are numbers, and so are builds, orders, invoices
+// and timestamps. Each scheme is matched by its checksum or structure, and
+// a number that could be many things needs, besides, either the shape the
+// scheme is printed in or a word naming the scheme shortly before it:
+//
+//   - US SSN: ddd-dd-dddd is the shape SSNs are written in and little else
+//     is; spaced or bare nine digits need a context word (nine digits are
+//     a zip+4, a routing number, an id).
+//   - UK NINO: two letters, six digits and a suffix letter is distinctive
+//     enough in upper case; without the suffix, or in lower case, it needs
+//     a context word (ticket and part numbers look like "AB123456").
+//   - French NIR: the key is mod 97, so a random number passes one time in
+//     a hundred; the printed grouping "1 84 12 76 451 089 46" (or the key
+//     apart) stands alone, fifteen bare digits (an IMEI, an order id) need
+//     a context word.
+//   - German Steuer-IdNr: eleven digits with a mod-11,10 check and the
+//     repetition rule still leaves one number in 250, and "12 345 678 901"
+//     is also a large amount with spaces between thousands: always a
+//     context word.
+//   - Aadhaar: printed as "1234 5678 9012", which with the Verhoeff check
+//     stands alone; twelve bare digits need a context word.
+//   - CPF: "ddd.ddd.ddd-dd" with two check digits stands alone; eleven bare
+//     digits (a phone number, an invoice) need a context word.
+
+// idContext lists, per kind, the words that name the scheme, in lower case.
+// A word matches at a word start; words ending in a letter must also end
+// at a word end, so that "nir" is not found in "nirvana".
+var idContext = map[secretKind][]string{
+	kSSN: {"ssn", "social security", "social-security", "soc sec", "soc. sec", "ss#", "ss no", "ss number"},
+	kNINO: {"nino", "national insurance", "ni number", "ni no", "ni#", "ni:", "ni field",
+		"hmrc", "insurance number"},
+	kINSEE: {"nir", "insee", "sécurité sociale", "securite sociale", "sécu", "secu", "carte vitale",
+		"numéro ss", "numero ss", "n° ss", "social security"},
+	kTaxID: {"steuer-id", "steuerid", "steuer id", "steuer-idnr", "steueridnr", "idnr", "id-nr",
+		"identifikationsnummer", "steueridentifikationsnummer", "steuer-identifikationsnummer",
+		"steuernummer", "tax id", "tax-id", "taxid", "tin", "tax identification"},
+	kAadhaar: {"aadhaar", "aadhar", "adhaar", "adhar", "आधार", "uidai"},
+	kCPF:     {"cpf"},
+}
+
+// idContextWindow is how far before a number its context word may start.
+const idContextWindow = 80
+
+// hasIDContext reports whether a word naming kind k ends shortly before
+// start, outside any placeholder (the placeholder "[us-ssn]" names the
+// scheme, but is no reporter's word).
+func hasIDContext(text string, start int, k secretKind) bool {
+	from := max(0, start-idContextWindow)
+	for from > 0 && !utf8.RuneStart(text[from]) {
+		from++
+	}
+	win := strings.ToLower(text[from:start])
+	for _, w := range idContext[k] {
+		for off := 0; ; {
+			j := strings.Index(win[off:], w)
+			if j < 0 {
+				break
+			}
+			p := off + j
+			off = p + 1
+			if p > 0 && isASCIIAlnum(win[p-1]) {
+				continue
+			}
+			e := p + len(w)
+			if last := w[len(w)-1]; isASCIILetter(last) && e < len(win) && isASCIILetter(win[e]) && !(win[e] == 's' && (e+1 == len(win) || !isASCIILetter(win[e+1]))) {
+				continue
+			}
+			if insidePlaceholder(text, from+p) {
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// namedJustBefore reports whether a word naming kind k stands right before
+// start, with at most a few words and no sentence end between ("Aadhaar
+// 5795 ...", "आधार संख्या 8568 ..."). A number the reporter names so is
+// theirs even when its check digit is wrong: a mistyped Aadhaar number
+// still gives away eleven digits of the real one.
+func namedJustBefore(text string, start int, k secretKind) bool {
+	from := max(0, start-idNamedWindow)
+	for from > 0 && !utf8.RuneStart(text[from]) {
+		from++
+	}
+	// Only the words after the last sentence end count.
+	if j := strings.LastIndexAny(text[from:start], ".;!?\n"); j >= 0 {
+		from += j + 1
+	}
+	return hasIDContext(text[from:start], start-from, k)
+}
+
+// idNamedWindow is how far before a number namedJustBefore looks.
+const idNamedWindow = 32
+
+// idGroups is a candidate number: its digits (and the letters of a
+// Corsican department, "2A"), the length of each group and the separator
+// between groups.
+type idGroups struct {
+	d    [16]byte
+	n    int
+	lens [8]int
+	ng   int
+	sep  byte // ' ', or '-' for groups joined by '-' and '.'
+	seps [9]byte
+}
+
+// shape reports whether the groups have exactly the lengths given.
+func (g *idGroups) shape(lens ...int) bool { return equalInts(g.lens[:g.ng], lens...) }
+
+// findNationalIDs finds the national identifiers of the schemes above. It
+// reads each run of digits that starts a number, with the groups that
+// follow it, and judges the whole number: a number inside a longer one is
+// not an identifier.
+func findNationalIDs(text string, spans []redSpan) []redSpan {
+	floor := 0
+	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
+		run := spanWhile(text, i, isASCIIDigit)
+		if s, ok := matchNINO(text, i, run, floor); ok {
+			spans = append(spans, s)
+			floor, i = s.end, s.end
+			continue
+		}
+		if idStart(text, i, floor) {
+			if s, ok := matchNumberID(text, i, floor); ok {
+				spans = append(spans, s)
+				floor, i = s.end, s.end
+				continue
+			}
+		}
+		i = run
+	}
+	return spans
+}
+
+// idStart reports whether an identifier may start at i: not inside a word,
+// a decimal, a path or an id with a prefix ("ORD-2024-...").
+func idStart(text string, i, floor int) bool {
+	if i == 0 || i-1 < floor {
+		return true
+	}
+	c := text[i-1]
+	if c >= utf8.RuneSelf {
+		r, _ := utf8.DecodeLastRuneInString(text[:i])
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+	}
+	if isIdentByte(c) {
+		return false
+	}
+	switch c {
+	case '.', ',', '/', '#', '$', '%', '&', '=', '@', '-', '+', '\\', '^', '~', ':':
+		return c == ':' && i-2 >= 0 && !isASCIIDigit(text[i-2]) // "SSN:622820050", not "12:30"
+	}
+	return true
+}
+
+// matchNumberID reads the groups starting at i and judges them.
+func matchNumberID(text string, i, floor int) (redSpan, bool) {
+	var g idGroups
+	p := i
+	end := i
+	for g.ng < len(g.lens) {
+		q := p
+		for q < len(text) && g.n < len(g.d) {
+			c := text[q]
+			// A Corsican department: "2A" or "2B" after the first digits.
+			if !isASCIIDigit(c) && !((c == 'A' || c == 'B') && q > p && text[q-1] == '2' && g.n >= 5 && g.n <= 6) {
+				break
+			}
+			g.d[g.n] = c
+			g.n++
+			q++
+		}
+		if q == p || (q < len(text) && isASCIIDigit(text[q])) {
+			return redSpan{}, false // too long for any scheme
+		}
+		g.lens[g.ng] = q - p
+		g.ng++
+		end = q
+		if q+1 >= len(text) || !isASCIIDigit(text[q+1]) {
+			break
+		}
+		c := text[q]
+		switch {
+		case c == ' ' && (g.ng == 1 || g.sep == ' '):
+			// A spaced number does not start in the middle of another.
+			if g.ng == 1 && i-2 >= floor && i >= 2 && text[i-1] == ' ' && isASCIIDigit(text[i-2]) {
+				return redSpan{}, false
+			}
+			g.sep = ' '
+		case (c == '-' || c == '.') && g.sep != ' ':
+			g.sep = '-'
+		default:
+			c = 0
+		}
+		if c == 0 {
+			break
+		}
+		g.seps[g.ng] = c
+		p = q + 1
+	}
+	// What follows must not continue the number or a word.
+	if end < len(text) {
+		c := text[end]
+		if isIdentByte(c) || c == '%' {
+			return redSpan{}, false
+		}
+		if end+1 < len(text) && isASCIIDigit(text[end+1]) && (c == '.' || c == ',' || c == '/' || c == ':' || (c == '-' && g.sep == ' ')) {
+			return redSpan{}, false
+		}
+	}
+	d := string(g.d[:g.n])
+	ctx := func(k secretKind) bool { return hasIDContext(text, i, k) }
+	var k secretKind
+	ok := false
+	switch g.n {
+	case 9:
+		k = kSSN
+		ok = validSSN(d) && ((g.sep == '-' && g.shape(3, 2, 4) && g.seps[1] == '-' && g.seps[2] == '-') ||
+			((g.ng == 1 || g.shape(3, 2, 4)) && ctx(kSSN)))
+	case 11:
+		switch {
+		case validCPF(d) && (g.shape(3, 3, 3, 2) && g.seps[1] == '.' && g.seps[2] == '.' && g.seps[3] == '-' ||
+			(g.ng == 1 || g.shape(3, 3, 3, 2) || g.shape(9, 2)) && ctx(kCPF)):
+			k, ok = kCPF, true
+		case validTaxID(d) && (g.ng == 1 || g.shape(2, 3, 3, 3) || g.shape(3, 4, 4) || g.shape(3, 3, 3, 2)) && ctx(kTaxID):
+			k, ok = kTaxID, true
+		}
+	case 12:
+		k = kAadhaar
+		ok = allDigits(d) && d[0] >= '2' && (g.ng == 1 || g.shape(4, 4, 4)) &&
+			(validAadhaar(d) && (g.ng == 3 || ctx(kAadhaar)) || namedJustBefore(text, i, kAadhaar))
+	case 15:
+		k = kINSEE
+		ok = validINSEE(d) && (g.sep == ' ' && (g.shape(1, 2, 2, 2, 3, 3, 2) || g.shape(13, 2)) ||
+			ctx(kINSEE))
+	}
+	if !ok {
+		return redSpan{}, false
+	}
+	return redSpan{i, end, k}, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isASCIIDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// validSSN applies the rules of issued SSNs: no area 000, 666 or 900-999,
+// no group 00, no serial 0000.
+func validSSN(d string) bool {
+	return allDigits(d) && d[:3] != "000" && d[:3] != "666" && d[0] != '9' && d[3:5] != "00" && d[5:] != "0000"
+}
+
+// validCPF checks both mod-11 check digits; a number of one repeated digit
+// passes them but is not issued.
+func validCPF(d string) bool {
+	if !allDigits(d) || strings.Count(d, d[:1]) == len(d) {
+		return false
+	}
+	for n := 9; n <= 10; n++ {
+		sum := 0
+		for k := range n {
+			sum += int(d[k]-'0') * (n + 1 - k)
+		}
+		if r := sum * 10 % 11 % 10; r != int(d[n]-'0') {
+			return false
+		}
+	}
+	return true
+}
+
+// validTaxID checks the German Steuer-IdNr: no leading zero, in the first
+// ten digits exactly one digit repeated (twice, or three times but not all
+// three in a row) and the ISO 7064 MOD 11,10 check digit.
+func validTaxID(d string) bool {
+	if !allDigits(d) || d[0] == '0' {
+		return false
+	}
+	var count [10]int
+	for k := range 10 {
+		count[d[k]-'0']++
+	}
+	repeated := -1
+	for v, c := range count {
+		switch {
+		case c == 2 || c == 3:
+			if repeated >= 0 {
+				return false
+			}
+			repeated = v
+		case c > 3:
+			return false
+		}
+	}
+	if repeated < 0 {
+		return false
+	}
+	if count[repeated] == 3 && strings.Contains(d[:10], strings.Repeat(string(rune('0'+repeated)), 3)) {
+		return false
+	}
+	product := 10
+	for k := range 10 {
+		sum := (int(d[k]-'0') + product) % 10
+		if sum == 0 {
+			sum = 10
+		}
+		product = sum * 2 % 11
+	}
+	check := 11 - product
+	if check == 10 {
+		check = 0
+	}
+	return check == int(d[10]-'0')
+}
+
+var verhoeffD = [10][10]uint8{
+	{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 3, 4, 0, 6, 7, 8, 9, 5},
+	{2, 3, 4, 0, 1, 7, 8, 9, 5, 6}, {3, 4, 0, 1, 2, 8, 9, 5, 6, 7},
+	{4, 0, 1, 2, 3, 9, 5, 6, 7, 8}, {5, 9, 8, 7, 6, 0, 4, 3, 2, 1},
+	{6, 5, 9, 8, 7, 1, 0, 4, 3, 2}, {7, 6, 5, 9, 8, 2, 1, 0, 4, 3},
+	{8, 7, 6, 5, 9, 3, 2, 1, 0, 4}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0},
+}
+
+var verhoeffP = [8][10]uint8{
+	{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 5, 7, 6, 2, 8, 3, 0, 9, 4},
+	{5, 8, 0, 3, 7, 9, 6, 1, 4, 2}, {8, 9, 1, 6, 0, 4, 3, 5, 2, 7},
+	{9, 4, 5, 8, 1, 7, 3, 6, 2, 0}, {4, 2, 8, 6, 5, 7, 3, 9, 0, 1},
+	{2, 7, 9, 3, 8, 0, 6, 4, 1, 5}, {7, 0, 4, 6, 9, 1, 3, 2, 5, 8},
+}
+
+// validAadhaar checks an Aadhaar number: twelve digits, the first 2 to 9,
+// the last a Verhoeff check digit.
+func validAadhaar(d string) bool {
+	if !allDigits(d) || d[0] < '2' {
+		return false
+	}
+	c := uint8(0)
+	for k := range len(d) {
+		c = verhoeffD[c][verhoeffP[k%8][d[len(d)-1-k]-'0']]
+	}
+	return c == 0
+}
+
+// validINSEE checks a French NIR: sex 1 or 2 (3, 4, 7, 8 for the
+// provisional numbers), a month, and the key 97 - (number mod 97), with
+// the Corsican departments 2A and 2B counted as 19 and 18.
+func validINSEE(d string) bool {
+	switch d[0] {
+	case '1', '2', '3', '4', '7', '8':
+	default:
+		return false
+	}
+	if !allDigits(d[1:5]) || !allDigits(d[7:]) {
+		return false
+	}
+	if m := int(d[3]-'0')*10 + int(d[4]-'0'); m == 0 || (m > 12 && m < 20) || (m > 42 && m < 50) {
+		return false
+	}
+	n := int64(0)
+	for k := range 13 {
+		c := d[k]
+		switch {
+		case k == 6 && (c == 'A' || c == 'B'):
+			if d[5] != '2' {
+				return false
+			}
+			// 2A is 19 and 2B is 18: the '2' already read becomes a '1'.
+			n -= 1
+			c = '9' - (c - 'A')
+		case !isASCIIDigit(c):
+			return false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	key := int(d[13]-'0')*10 + int(d[14]-'0')
+	return key == 97-int(n%97)
+}
+
+// ninoPrefixInvalid holds the prefixes never issued.
+var ninoPrefixInvalid = [...]string{"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}
+
+func validNINOPrefix(a, b byte) bool {
+	a, b = a&^0x20, b&^0x20
+	if strings.IndexByte("DFIQUV", a) >= 0 || strings.IndexByte("DFIOQUV", b) >= 0 {
+		return false
+	}
+	for _, p := range ninoPrefixInvalid {
+		if p[0] == a && p[1] == b {
+			return false
+		}
+	}
+	return true
+}
+
+// matchNINO judges a UK National Insurance number whose digits start at i
+// (their first run ends at run): "AB123456C", "AB 12 34 56 C".
+func matchNINO(text string, i, run, floor int) (redSpan, bool) {
+	// The two letters, glued or one space before.
+	l := i - 2
+	if l >= 1 && text[i-1] == ' ' {
+		l = i - 3
+	}
+	if l < floor || l < 0 || !isASCIILetter(text[l]) || !isASCIILetter(text[l+1]) || (l > 0 && isWordBefore(text, l)) {
+		return redSpan{}, false
+	}
+	if !validNINOPrefix(text[l], text[l+1]) {
+		return redSpan{}, false
+	}
+	upper := isUpperOrDigit(text[l]) && isUpperOrDigit(text[l+1])
+	// Six digits, together or in pairs.
+	p := run
+	switch {
+	case run-i == 6:
+	case run-i == 2:
+		for k := 0; k < 2; k++ {
+			if p+3 > len(text) || text[p] != ' ' || !isASCIIDigit(text[p+1]) || !isASCIIDigit(text[p+2]) {
+				return redSpan{}, false
+			}
+			p += 3
+		}
+		if p < len(text) && isASCIIDigit(text[p]) {
+			return redSpan{}, false
+		}
+	default:
+		return redSpan{}, false
+	}
+	// The suffix letter, glued or after a space.
+	end, suffix := p, false
+	if p < len(text) {
+		q := p
+		if text[q] == ' ' && q+1 < len(text) {
+			q++
+		}
+		// After a space only a capital: "... 56 a new form" is prose.
+		if c := text[q] &^ 0x20; c >= 'A' && c <= 'D' && !isWordAt(text, q+1) && (q == p || text[q] < 'a') {
+			end, suffix = q+1, true
+			upper = upper && text[q] < 'a'
+		}
+	}
+	if !suffix && isWordAt(text, p) {
+		return redSpan{}, false
+	}
+	if !(suffix && upper) && !hasIDContext(text, l, kNINO) {
+		return redSpan{}, false
+	}
+	return redSpan{l, end, kNINO}, true
+}
+
+// Postal addresses. A house number is a run of digits, so the detector
+// reads each one that could be a house number and looks at its
+// neighbours for a street: "<number> <Name> <Type>" in English ("221B
+// Baker St"), "<number> <type> <name>" in French ("12 rue de la Paix"),
+// "<Type> <name> <number>" in most of Europe and Latin America ("Calle
+// Mayor 10", "Via Roma 1", "Rua Augusta 100") and "<Name><type> <number>"
+// in German and Dutch ("Hauptstraße 5", "Keizersgracht 123"). It then
+// extends the match over the unit, city, state and postcode that follow
+// ("Apt 4B", "10115 Berlin", "CA 94043", "SW1A 2AA"). A street word with no
+// number, a number that is a version, a time or a price, and a name in
+// lower case are not addresses.
+
+// Where a street type stands relative to the name and the number.
+const (
+	stAfterName  = 1 << iota // number, name, type: "221B Baker Street"
+	stBeforeName             // number, type, name: "12 rue de la Paix"
+	stFirst                  // type, name, number: "Via Roma 1"
+	stAmbiguous              // also an English word: type-first needs more evidence
+)
+
+var streetTypes = func() map[string]uint8 {
+	m := map[string]uint8{}
+	add := func(flag uint8, words string) {
+		for _, w := range strings.Fields(words) {
+			m[w] |= flag
+		}
+	}
+	add(stAfterName, "street st st. avenue ave ave. av. road rd rd. boulevard blvd blvd. lane ln ln. drive dr dr. "+
+		"court ct ct. way place pl pl. terrace ter terr parkway pkwy highway hwy circle cir square sq close "+
+		"crescent cres grove gardens mews row walk hill trail trl alley plaza loop crossing pike expressway "+
+		"freeway rise vale parade esplanade")
+	add(stBeforeName, "rue avenue av av. bd bd. boulevard bld chemin ch. place allée allee impasse imp. quai route "+
+		"cours square passage voie sentier faubourg fg promenade esplanade cité cite villa hameau montée parvis "+
+		"rond-point")
+	add(stFirst, "calle c/ avenida av av. avda avda. paseo plaza carrera camino ronda travesía travesia glorieta "+
+		"via viale piazza piazzale corso largo vicolo strada contrada rua travessa praça praca alameda estrada "+
+		"rodovia ul. ulica aleja al. plac osiedle straße strasse str. allee gasse platz weg damm ring ufer "+
+		"chaussee straat laan gracht plein kade singel dijk")
+	add(stAmbiguous, "via plaza ring weg")
+	return m
+}()
+
+// streetSuffixes end German, Austrian, Swiss and Dutch street names
+// written as one word ("Lindenstraße"); ring is also English ("String").
+var streetSuffixes = [...]struct {
+	s         string
+	ambiguous bool
+}{
+	{"straße", false}, {"strasse", false}, {"str.", false}, {"weg", false}, {"platz", false},
+	{"allee", false}, {"gasse", false}, {"damm", false}, {"ufer", false}, {"chaussee", false},
+	{"steig", false}, {"pfad", false}, {"ring", true}, {"straat", false}, {"laan", false},
+	{"gracht", false}, {"plein", false}, {"kade", false}, {"singel", false}, {"dijk", false},
+	{"dreef", false},
+}
+
+// nameParticles may stand between the words of a street or city name.
+var nameParticles = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("de del della delle dei degli di da das do dos du des la le les l' d' " +
+		"van der den ten ter am an im auf zum zur y e of the upon sur sous en lès les-") {
+		m[w] = true
+	}
+	return m
+}()
+
+// streetAdjectives may open a street name before the street word: "Lange
+// Nieuwstraat", "Alte Gasse".
+var streetAdjectives = map[string]bool{
+	"lange": true, "große": true, "grosse": true, "kleine": true, "alte": true, "neue": true, "hohe": true,
+	"obere": true, "untere": true, "oude": true, "nieuwe": true, "korte": true, "hoge": true,
+}
+
+// streetPrepositions open German street names that have no street word
+// ("Am Mühlbach 7a"); such a name counts only with a postcode after it.
+var streetPrepositions = map[string]bool{
+	"am": true, "an": true, "im": true, "in": true, "auf": true, "zum": true, "zur": true, "unter": true,
+	"hinter": true, "vor": true, "beim": true, "bei": true, "alt": true,
+}
+
+// notHouseNumber are words after which a number is something else: a line,
+// a version, a level.
+var notHouseNumber = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("line lines ln l version ver v build page p port step steps level chapter " +
+		"section sec item items issue ticket order row column col test case figure fig table slide screen " +
+		"episode season part phase sprint release rev revision patch error code status tab option pr commit " +
+		"bug run job node room floor building suite gate track lap round map zone region sector world stage " +
+		"act scene mission checkpoint route exit platform at of by every top bottom number no id " +
+		"zeile seite stufe ligne étape niveau línea página nivel riga pagina livello linha página regel") {
+		m[w] = true
+	}
+	return m
+}()
+
+// unitWords introduce an apartment, suite or floor.
+var unitWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("apt apt. apartment suite ste ste. unit flat fl fl. floor # ap ap. apto apto. " +
+		"dpto dpto. depto depto. piso planta puerta esc esc. escalera whg whg. wohnung top stiege stock bte " +
+		"boîte étage etage bât bât. bâtiment bat bat. app app. appt appt. int int. interno scala sala casa " +
+		"lote bloco bl bl. room rm rm.") {
+		m[w] = true
+	}
+	return m
+}()
+
+// floorWords follow a floor number: "2o izquierda", "3e étage".
+var floorWords = map[string]bool{
+	"izquierda": true, "izq": true, "izq.": true, "izda": true, "izda.": true, "derecha": true, "dcha": true,
+	"dcha.": true, "dra": true, "dra.": true, "centro": true, "piso": true, "planta": true, "puerta": true,
+	"étage": true, "etage": true, "floor": true, "fl": true, "andar": true, "stock": true, "og": true,
+	"esq": true, "esq.": true, "dto": true, "dto.": true,
+}
+
+// regionCodes are the US states, Canadian provinces and Brazilian states,
+// which follow the city: "Columbus, OH 43215", "São Paulo - SP".
+var regionCodes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO " +
+		"MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR " +
+		"AB BC MB NB NL NS NT NU ON PE QC SK YT " +
+		"AC AP AM BA CE ES GO MA MG MS MT PA PB PE PI PR RJ RN RS RO RR SC SP SE TO DF " +
+		"NSW VIC QLD TAS ACT") {
+		m[w] = true
+	}
+	return m
+}()
+
+// addrWord is a word of text[start:end]; lower is its ASCII-lowered form
+// (bounded), dot whether a '.' or '/' ended it and was included.
+type addrWord struct {
+	start, end int
+	capital    bool
+}
+
+// maxAddrWord bounds a word the detector looks up; longer ones are names.
+const maxAddrWord = 40
+
+// lowerWord returns text[s:e] with ASCII letters lowered, in buf.
+func lowerWord(buf *[maxAddrWord]byte, text string, s, e int) string {
+	n := min(e-s, maxAddrWord)
+	for k := range n {
+		c := text[s+k]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[k] = c
+	}
+	return string(buf[:n])
+}
+
+// addrWordAfter reads the word that starts at p: letters (any script) and
+// marks, with inner apostrophes and hyphens and an abbreviating '.' or a
+// "c/" slash at its end.
+func addrWordAfter(text string, p int) (addrWord, bool) {
+	w := addrWord{start: p}
+	q := p
+	for q < len(text) {
+		r, size := utf8.DecodeRuneInString(text[q:])
+		if r < utf8.RuneSelf {
+			c := byte(r)
+			if isASCIILetter(c) {
+				q++
+				continue
+			}
+			if (c == '\'' || c == '-') && q > p && q+1 < len(text) && isWordAt(text, q+1) && !isASCIIDigit(text[q+1]) {
+				q++
+				continue
+			}
+			break
+		}
+		if !unicode.IsLetter(r) && !unicode.IsMark(r) {
+			break
+		}
+		q += size
+	}
+	if q == p || q-p > 3*maxAddrWord {
+		return w, false
+	}
+	if q < len(text) && (text[q] == '.' || (text[q] == '/' && q-p == 1)) {
+		q++
+	}
+	// "l'Église": the capital after the elision counts.
+	first, _ := utf8.DecodeRuneInString(text[p:])
+	w.capital = unicode.IsUpper(first)
+	if !w.capital && q-p > 2 && text[p+1] == '\'' {
+		r, _ := utf8.DecodeRuneInString(text[p+2:])
+		w.capital = unicode.IsUpper(r)
+	}
+	w.end = q
+	return w, true
+}
+
+// addrWordBefore reads the word that ends at e (as addrWordAfter would read it).
+func addrWordBefore(text string, e int) (addrWord, bool) {
+	s := e
+	if s > 0 && (text[s-1] == '.' || text[s-1] == '/') {
+		s--
+	}
+	for s > 0 {
+		r, size := utf8.DecodeLastRuneInString(text[:s])
+		if r < utf8.RuneSelf {
+			c := byte(r)
+			if isASCIILetter(c) || ((c == '\'' || c == '-') && s-1 > 0 && s < e && isWordBefore(text, s-1)) {
+				s--
+				if e-s > 3*maxAddrWord {
+					return addrWord{}, false
+				}
+				continue
+			}
+			break
+		}
+		if !unicode.IsLetter(r) && !unicode.IsMark(r) {
+			break
+		}
+		s -= size
+		if e-s > 3*maxAddrWord {
+			return addrWord{}, false
+		}
+	}
+	if s == e || (s > 0 && isWordBefore(text, s)) {
+		return addrWord{}, false
+	}
+	w, ok := addrWordAfter(text, s)
+	if !ok || w.end != e {
+		return addrWord{}, false
+	}
+	return w, true
+}
+
+// houseNumber reads a house number at i: one to five digits not starting
+// with 0, then a letter ("221B", "7a") or a range ("12-14"). It returns
+// its end, or -1.
+func houseNumber(text string, i int) int {
+	e := spanWhile(text, i, isASCIIDigit)
+	if e-i > 5 || text[i] == '0' {
+		return -1
+	}
+	if e < len(text) {
+		c := text[e]
+		switch {
+		case isASCIILetter(c):
+			if isWordAt(text, e+1) {
+				return -1 // "12px", "3rd", "5GB"
+			}
+			e++
+		case c == '-' && e+1 < len(text) && isASCIIDigit(text[e+1]):
+			f := spanWhile(text, e+1, isASCIIDigit)
+			if f-e-1 > 5 || (f < len(text) && (isWordAt(text, f) || text[f] == '-')) {
+				return -1 // a date or an id
+			}
+			e = f
+		case c == '.' || c == ',' || c == ':' || c == '/':
+			if e+1 < len(text) && isASCIIDigit(text[e+1]) {
+				return -1 // a decimal, a version, a time, a fraction
+			}
+		case c == '%' || c == '_' || c == '$':
+			return -1
+		}
+	}
+	if e < len(text) && isWordAt(text, e) {
+		return -1
+	}
+	return e
+}
+
+// findAddresses finds postal addresses around the numbers of text.
+func findAddresses(text string, spans []redSpan) []redSpan {
+	floor := 0
+	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
+		run := spanWhile(text, i, isASCIIDigit)
+		if run-i <= 5 && (i == floor || !isWordBefore(text, i)) {
+			if s, ok := matchAddress(text, i, floor); ok {
+				spans = append(spans, s)
+				floor, i = s.end, s.end
+				continue
+			}
+		}
+		i = run
+	}
+	return spans
+}
+
+// matchAddress judges the number at i as a house number.
+func matchAddress(text string, i, floor int) (redSpan, bool) {
+	if i > floor {
+		switch text[i-1] {
+		case '.', '/', '#', '$', '-', '+', '\\', '@', '=', ':', '[', '(', '_', '~', '^', '&', '*':
+			return redSpan{}, false
+		}
+	}
+	h := houseNumber(text, i)
+	if h < 0 {
+		return redSpan{}, false
+	}
+	var buf [maxAddrWord]byte
+	// Number first: a space (or ", ") and a letter follow.
+	if h+1 < len(text) && (text[h] == ' ' || (text[h] == ',' && h+2 < len(text) && text[h+1] == ' ')) {
+		if start, end, weak, ok := numberFirstStreet(text, i, h, floor, &buf); ok {
+			e, _ := addressTail(text, end, &buf)
+			if weak && e == end && !endsSentence(text, end) || quotedWhole(text, start, e) {
+				return redSpan{}, false
+			}
+			return redSpan{start, e, kAddress}, true
+		}
+	}
+	// Type first: a name ends just before, after a space or ", ".
+	if i-2 >= floor && (text[i-1] == ' ' || text[i-1] == '\t') {
+		p := i - 1
+		if text[p-1] == ',' {
+			p--
+		}
+		if start, need, ok := typeFirstStreet(text, p, floor, &buf); ok {
+			end, post := addressTail(text, h, &buf)
+			if need == needPostcode && !post || need == needEnd && !post && end == h && !endsClause(text, h) {
+				return redSpan{}, false
+			}
+			if quotedWhole(text, start, end) {
+				return redSpan{}, false
+			}
+			return redSpan{start, end, kAddress}, true
+		}
+	}
+	return redSpan{}, false
+}
+
+// endsClause reports whether the number ending at e ends a clause: an
+// address cited in passing ("via Slack 3 times") goes on with prose.
+func endsClause(text string, e int) bool {
+	if e >= len(text) {
+		return true
+	}
+	switch text[e] {
+	case ',', ';', ')', '\n', '\r', '!', '?':
+		return true
+	case '.':
+		return e+1 >= len(text) || !isWordAt(text, e+1)
+	}
+	return false
+}
+
+// endsSentence reports whether the street ending at e ends a sentence or
+// the text: "5 Google Drive files" is about files.
+func endsSentence(text string, e int) bool {
+	return e >= len(text) || text[e] == '\n' || text[e] == '\r' || (endsClause(text, e) && text[e] != ',' && text[e] != ')')
+}
+
+// quotedWhole reports whether text[s:e] is quoted whole: the name of a
+// level, a test or a street in a game, not someone's address.
+func quotedWhole(text string, s, e int) bool {
+	if s == 0 || e >= len(text) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(text[:s])
+	if before == ' ' && s > 1 {
+		before, _ = utf8.DecodeLastRuneInString(text[:s-1])
+	}
+	after, _ := utf8.DecodeRuneInString(text[e:])
+	if after == ' ' && e+1 < len(text) {
+		after, _ = utf8.DecodeRuneInString(text[e+1:])
+	}
+	return strings.ContainsRune("'\"`«‹„‚“‘", before) && strings.ContainsRune("'\"`»›“”‘’", after)
+}
+
+// numberFirstStreet reads "<number> <Name...> <Type>" and "<number> <type>
+// <name...>" from the number text[i:h]. It returns where the address
+// starts (a unit before the number, "Flat 3, ", included) and ends, and
+// whether the street word is also a common English noun ("Drive", "Way",
+// "Place"), which then needs more of an address after it.
+func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (start, end int, weak, ok bool) {
+	// The word before the number must not make it a line, a version, ...
+	if w, ok := addrWordBefore(text, spanBackHSpace(text, i)); ok && w.start >= floor && notHouseNumber[strings.TrimSuffix(lowerWord(buf, text, w.start, w.end), ".")] {
+		return 0, 0, false, false
+	}
+	p := h + 1
+	if text[h] == ',' {
+		p++
+	}
+	// French "12 bis rue ...".
+	if w, ok := addrWordAfter(text, p); ok {
+		if lw := lowerWord(buf, text, w.start, w.end); lw == "bis" || lw == "ter" {
+			p = w.end + 1
+		}
+	}
+	end = -1
+	names := 0
+	for n := 0; n < 6 && p < len(text); n++ {
+		w, ok := addrWordAfter(text, p)
+		ordinal := false
+		if !ok {
+			// An ordinal street name: "350 5th Ave".
+			e := spanWhile(text, p, isASCIIDigit)
+			if e == p || e-p > 3 || e+2 > len(text) {
+				break
+			}
+			suf := lowerWord(buf, text, e, min(e+2, len(text)))
+			if suf != "st" && suf != "nd" && suf != "rd" && suf != "th" || isWordAt(text, e+2) {
+				break
+			}
+			w, ordinal = addrWord{start: p, end: e + 2, capital: true}, true
+		}
+		lw := lowerWord(buf, text, w.start, w.end)
+		if !ordinal {
+			if f := streetTypes[lw]; f&stBeforeName != 0 && n == 0 {
+				// French: the name follows the type.
+				if e := nameAfter(text, w.end, buf); e > 0 {
+					end, weak = e, w.capital && weakStreetTypes[lw]
+				}
+				break
+			} else if f&stAfterName != 0 && w.capital && names > 0 {
+				end, weak = w.end, weakStreetTypes[lw]
+				break
+			}
+		}
+		if !w.capital && !isDirection(text[w.start:w.end]) {
+			break
+		}
+		names++
+		if w.end >= len(text) || text[w.end] != ' ' {
+			break
+		}
+		p = w.end + 1
+	}
+	if end < 0 {
+		return 0, 0, false, false
+	}
+	return unitBefore(text, i, floor, buf), end, weak, true
+}
+
+// weakStreetTypes are street words that are also common English nouns or
+// name parts of products and games ("Google Drive", "Animal Crossing").
+var weakStreetTypes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("drive way walk row loop hill trail crossing close place square circle plaza " +
+		"court lane terrace gardens grove rise vale parade esplanade mews alley pike freeway expressway highway " +
+		"route passage villa promenade cours voie") {
+		m[w] = true
+	}
+	return m
+}()
+
+func spanBackHSpace(text string, i int) int {
+	for i > 0 && isHSpace(text[i-1]) {
+		i--
+	}
+	return i
+}
+
+// isDirection reports whether w is a compass direction, which may stand
+// before a street name: "455 W Harmon Rd".
+func isDirection(w string) bool {
+	switch strings.TrimSuffix(w, ".") {
+	case "N", "S", "E", "W", "NE", "NW", "SE", "SW":
+		return true
+	}
+	return false
+}
+
+// nameAfter reads a street name after a French street type: particles and
+// at least one capitalized word, up to five words. It returns its end, or
+// -1.
+func nameAfter(text string, p int, buf *[maxAddrWord]byte) int {
+	end := -1
+	for n := 0; n < 6 && p < len(text) && text[p] == ' '; n++ {
+		w, ok := addrWordAfter(text, p+1)
+		if !ok {
+			break
+		}
+		lw := lowerWord(buf, text, w.start, w.end)
+		switch {
+		case w.capital:
+			end = w.end
+		case nameParticles[lw] || strings.HasPrefix(lw, "l'") || strings.HasPrefix(lw, "d'"):
+		default:
+			return end
+		}
+		p = w.end
+	}
+	return end
+}
+
+// unitBefore extends an address that starts at i back over a unit before
+// it: "Flat 3, 42 Albion Road".
+func unitBefore(text string, i, floor int, buf *[maxAddrWord]byte) int {
+	p := i
+	if p-2 < floor || text[p-1] != ' ' || text[p-2] != ',' {
+		return i
+	}
+	p -= 2
+	q := p
+	for q > floor && isASCIIAlnum(text[q-1]) && p-q < 6 {
+		q--
+	}
+	if q == p || !isASCIIDigit(text[q]) || q-1 <= floor || text[q-1] != ' ' {
+		return i
+	}
+	if w, ok := addrWordBefore(text, q-1); ok && w.start >= floor && unitWords[lowerWord(buf, text, w.start, w.end)] {
+		return w.start
+	}
+	return i
+}
+
+// What a street name read type first needs after its number to count.
+const (
+	needNothing  = iota
+	needEnd      // a unit, postcode or region after it, or the end of a clause
+	needPostcode // a postcode or region after it
+)
+
+// typeFirstStreet reads the street name that ends at e, before a house
+// number: "Calle de Goya", "Lindenstraße", "Am Mühlbach".
+func typeFirstStreet(text string, e, floor int, buf *[maxAddrWord]byte) (start, need int, ok bool) {
+	names := 0
+	for n := 0; n < 6; n++ {
+		w, ok := addrWordBefore(text, e)
+		if !ok || w.start < floor {
+			return 0, 0, false
+		}
+		lw := lowerWord(buf, text, w.start, w.end)
+		f := streetTypes[lw]
+		if f&stFirst != 0 && names > 0 {
+			// "Calle de Goya", "via Roma".
+			if f&stAmbiguous != 0 {
+				return w.start, needEnd, true
+			}
+			return w.start, needNothing, true
+		}
+		if n == 0 && w.capital {
+			if amb, ok := streetSuffix(lw); ok {
+				// "Lindenstraße"; a bare street word needs an adjective:
+				// "Lange Straße", not "Ring 3".
+				s := adjectiveBefore(text, w.start, floor, buf)
+				switch {
+				case amb:
+					return s, needPostcode, true
+				case s == w.start && f&stFirst != 0:
+					return 0, 0, false
+				}
+				return s, needNothing, true
+			}
+		}
+		switch {
+		case w.capital && streetPrepositions[lw] && names > 0:
+			return w.start, needPostcode, true // "Am Mühlbach 7a"
+		case w.capital:
+			names++
+		case nameParticles[lw] || strings.HasPrefix(lw, "l'") || strings.HasPrefix(lw, "d'"):
+		default:
+			return 0, 0, false
+		}
+		if names > 4 || w.start < 1 || text[w.start-1] != ' ' {
+			return 0, 0, false
+		}
+		e = w.start - 1
+	}
+	return 0, 0, false
+}
+
+// isCompoundType reports whether a street type word may also stand alone
+// after an adjective or as the whole name: "Lange Straße 5".
+func isCompoundType(lw string) bool {
+	_, ok := streetSuffix(lw)
+	return ok
+}
+
+// streetSuffix reports whether a word ends in a street suffix (and whether
+// that suffix is also an English word ending).
+func streetSuffix(lw string) (ambiguous, ok bool) {
+	for _, s := range streetSuffixes {
+		if strings.HasSuffix(lw, s.s) {
+			return s.ambiguous, true
+		}
+	}
+	return false, false
+}
+
+// adjectiveBefore extends a street name at s back over an adjective.
+func adjectiveBefore(text string, s, floor int, buf *[maxAddrWord]byte) int {
+	if s-1 <= floor || text[s-1] != ' ' {
+		return s
+	}
+	if w, ok := addrWordBefore(text, s-1); ok && w.start >= floor && w.capital && streetAdjectives[lowerWord(buf, text, w.start, w.end)] {
+		return w.start
+	}
+	return s
+}
+
+// addressTail extends an address that ends at e over the parts after it:
+// units, a city, a region code and a postcode, in the orders countries
+// write them. A city counts only when a postcode or region code follows
+// it (", Columbus, OH 43215"), or after a postcode ("10115 Berlin"). post
+// reports whether a postcode or region code was found.
+func addressTail(text string, e int, buf *[maxAddrWord]byte) (end int, post bool) {
+	end = e
+	p, city := e, false
+	for seg := 0; seg < 7; seg++ {
+		q, ok := tailSep(text, p)
+		if !ok {
+			break
+		}
+		if x := postcodeSegment(text, q, buf); x > 0 {
+			end, p, post, city = x, x, true, false
+			continue
+		}
+		if x := regionSegment(text, q, city); x > 0 {
+			end, p, post, city = x, x, true, false
+			continue
+		}
+		if x := ukPostcode(text, q); x > 0 {
+			end, p, post, city = x, x, true, false
+			continue
+		}
+		if !city {
+			if x := unitSegment(text, q, buf); x > 0 {
+				end, p = x, x
+				continue
+			}
+		}
+		if x := cityName(text, q, 3, buf); x > 0 {
+			p, city = x, true
+			continue
+		}
+		break
+	}
+	return end, post
+}
+
+// tailSep skips the separator between two parts of an address: ", ", ",",
+// " - ", a space or a line break. It returns where the next part starts.
+func tailSep(text string, p int) (int, bool) {
+	if p >= len(text) {
+		return p, false
+	}
+	switch text[p] {
+	case ',':
+		p++
+		if p < len(text) && (text[p] == ' ' || text[p] == '\n') {
+			p++
+		}
+	case ' ':
+		p++
+		if p+1 < len(text) && text[p] == '-' && text[p+1] == ' ' {
+			p += 2
+		}
+	case '\n':
+		p++
+	default:
+		return p, false
+	}
+	return p, p < len(text) && text[p] != ' '
+}
+
+// unitSegment reads a unit at q: "Apt 4B", "Suite 200", "#12", "ap. 92",
+// "2o izquierda" (NFKC reads "2º" so), "3e étage", "2nd floor".
+func unitSegment(text string, q int, buf *[maxAddrWord]byte) int {
+	if text[q] == '#' {
+		return unitToken(text, spanWhile(text, q+1, isHSpace))
+	}
+	if isASCIIDigit(text[q]) {
+		d := spanWhile(text, q, isASCIIDigit)
+		if d-q > 3 {
+			return -1
+		}
+		e := spanWhile(text, d, isASCIILetter)
+		if e-d > 2 || e >= len(text) || text[e] != ' ' {
+			return -1
+		}
+		if w, ok := addrWordAfter(text, e+1); ok && floorWords[lowerWord(buf, text, w.start, w.end)] {
+			return w.end
+		}
+		return -1
+	}
+	w, ok := addrWordAfter(text, q)
+	if !ok || !unitWords[lowerWord(buf, text, w.start, w.end)] {
+		return -1
+	}
+	return unitToken(text, spanWhile(text, w.end, isHSpace))
+}
+
+// unitToken reads the number of a unit: up to six letters and digits with
+// a digit, or one capital letter ("Flat A").
+func unitToken(text string, p int) int {
+	e := spanWhile(text, p, isASCIIAlnum)
+	if e == p || e-p > 6 || isWordAt(text, e) {
+		return -1
+	}
+	if !hasASCIIDigit(text[p:e]) && !(e-p == 1 && text[p] >= 'A' && text[p] <= 'Z') {
+		return -1
+	}
+	return e
+}
+
+// postcodeSegment reads a postcode and the city after it: "10115 Berlin",
+// "D-10115 Berlin", "3512 PJ Utrecht", "4000-447 Porto", "01310-200",
+// "00-950 Warszawa". Four digits alone are a year: they need the city.
+func postcodeSegment(text string, q int, buf *[maxAddrWord]byte) int {
+	p := q
+	if l := spanWhile(text, p, func(c byte) bool { return c >= 'A' && c <= 'Z' }); l-p >= 1 && l-p <= 2 && l+1 < len(text) && text[l] == '-' && isASCIIDigit(text[l+1]) {
+		p = l + 1 // a country prefix
+	}
+	d := spanWhile(text, p, isASCIIDigit)
+	n, e := d-p, d
+	needCity := false
+	switch {
+	case n == 5:
+		if e+1 < len(text) && text[e] == '-' && isASCIIDigit(text[e+1]) {
+			f := spanWhile(text, e+1, isASCIIDigit)
+			if f-e-1 != 3 && f-e-1 != 4 {
+				return -1
+			}
+			e = f
+		}
+	case n == 4:
+		switch {
+		case e+1 < len(text) && text[e] == '-' && isASCIIDigit(text[e+1]):
+			if f := spanWhile(text, e+1, isASCIIDigit); f-e-1 == 3 {
+				e = f
+			} else {
+				return -1
+			}
+		case e+3 <= len(text) && text[e] == ' ' && isUpperPair(text, e+1) && !isWordAt(text, e+3):
+			e += 3 // Dutch "3512 PJ"
+		default:
+			needCity = true
+		}
+	case n == 2 && e+4 <= len(text) && text[e] == '-' && spanWhile(text, e+1, isASCIIDigit) == e+4:
+		e += 4
+	default:
+		return -1
+	}
+	if e < len(text) && (isWordAt(text, e) || ((text[e] == '.' || text[e] == ',' || text[e] == '-' || text[e] == ':' || text[e] == '/') && e+1 < len(text) && isASCIIDigit(text[e+1]))) {
+		return -1
+	}
+	if e+1 < len(text) && text[e] == ' ' {
+		if c := cityName(text, e+1, 2, buf); c > 0 {
+			return c
+		}
+	}
+	if needCity {
+		return -1
+	}
+	return e
+}
+
+func isUpperPair(text string, p int) bool {
+	return p+2 <= len(text) && text[p] >= 'A' && text[p] <= 'Z' && text[p+1] >= 'A' && text[p+1] <= 'Z'
+}
+
+// regionSegment reads a US state, Canadian province or Brazilian state
+// code and the ZIP or postal code after it: "OH 43215", "ON K1A 0B1". A
+// code alone counts only after a city ("São Paulo - SP").
+func regionSegment(text string, q int, afterCity bool) int {
+	e := spanWhile(text, q, func(c byte) bool { return c >= 'A' && c <= 'Z' })
+	if e-q < 2 || e-q > 3 || isWordAt(text, e) || !regionCodes[text[q:e]] {
+		return -1
+	}
+	if e+1 < len(text) && text[e] == ' ' {
+		z := e + 1
+		d := spanWhile(text, z, isASCIIDigit)
+		if d-z == 5 || (d-z == 4 && e-q == 3) {
+			if d+1 < len(text) && text[d] == '-' && spanWhile(text, d+1, isASCIIDigit) == d+5 {
+				d += 5
+			}
+			if !isWordAt(text, d) {
+				return d
+			}
+		}
+		if c := canadianPostcode(text, z); c > 0 {
+			return c
+		}
+	}
+	if afterCity {
+		return e
+	}
+	return -1
+}
+
+// canadianPostcode reads "K1A 0B1" at p.
+func canadianPostcode(text string, p int) int {
+	if p+7 > len(text) || text[p+3] != ' ' {
+		return -1
+	}
+	for k, c := range []byte(text[p : p+7]) {
+		switch k {
+		case 0, 2, 5:
+			if c < 'A' || c > 'Z' {
+				return -1
+			}
+		case 1, 4, 6:
+			if !isASCIIDigit(c) {
+				return -1
+			}
+		}
+	}
+	if isWordAt(text, p+7) {
+		return -1
+	}
+	return p + 7
+}
+
+// ukPostcode reads a British postcode at p: "SW1A 2AA", "NR4 7TJ", "M1 1AE".
+func ukPostcode(text string, p int) int {
+	l := spanWhile(text, p, func(c byte) bool { return c >= 'A' && c <= 'Z' })
+	if l-p < 1 || l-p > 2 || l >= len(text) || !isASCIIDigit(text[l]) {
+		return -1
+	}
+	e := l + 1
+	if e < len(text) && isUpperOrDigit(text[e]) {
+		e++
+	}
+	if e+4 > len(text) || text[e] != ' ' || !isASCIIDigit(text[e+1]) || !isUpperPair(text, e+2) || isWordAt(text, e+4) {
+		return -1
+	}
+	return e + 4
+}
+
+// cityName reads a place name at p: up to maxCaps capitalized words, with
+// particles between them ("Frankfurt am Main", "Rio de Janeiro").
+func cityName(text string, p, maxCaps int, buf *[maxAddrWord]byte) int {
+	end, caps := -1, 0
+	for n := 0; n < 2*maxCaps && p < len(text); n++ {
+		w, ok := addrWordAfter(text, p)
+		if !ok {
+			break
+		}
+		lw := lowerWord(buf, text, w.start, w.end)
+		switch {
+		case ukPostcode(text, w.start) > 0 || regionCodes[text[w.start:w.end]]:
+			return end // "Norwich NR4 7TJ", "Columbus OH 43215"
+		case w.capital && !unitWords[lw]:
+			if caps == maxCaps {
+				return end
+			}
+			caps++
+			end = w.end
+		case nameParticles[lw] && caps > 0:
+		default:
+			return end
+		}
+		if w.end+1 >= len(text) || text[w.end] != ' ' {
+			break
+		}
+		p = w.end + 1
+	}
+	return end
+}

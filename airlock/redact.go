@@ -37,6 +37,8 @@ var redactStages = []redactStage{
 	findKeyValues,
 	findEmails,
 	findIBANs,
+	findNationalIDs, // before cards and phones: an SSN is not a phone number
+	findAddresses,   // before phones: a house number and postcode are not one
 	findCards,
 	findPhones,
 }
