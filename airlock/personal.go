@@ -132,21 +132,44 @@ type idGroups struct {
 // shape reports whether the groups have exactly the lengths given.
 func (g *idGroups) shape(lens ...int) bool { return equalInts(g.lens[:g.ng], lens...) }
 
-// findNationalIDs finds the national identifiers of the schemes above. It
-// reads each run of digits that starts a number, with the groups that
-// follow it, and judges the whole number: a number inside a longer one is
-// not an identifier.
+// findNationalIDs finds national identifiers of the schemes above. Most
+// runs of digits are times, versions and counts, and are passed over on a
+// glance at their length and the bytes after them. An identifier is judged
+// whole, with the groups that follow its first run: a number inside a
+// longer one is not an identifier.
 func findNationalIDs(text string, spans []redSpan) []redSpan {
 	floor := 0
 	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
 		run := spanWhile(text, i, isASCIIDigit)
-		if s, ok := matchNINO(text, i, run, floor); ok {
-			spans = append(spans, s)
-			floor, i = s.end, s.end
-			continue
+		if mayStartID(text, i, run) {
+			if s, ok := matchNINO(text, i, run, floor); ok {
+				spans = append(spans, s)
+				floor, i = s.end, s.end
+				continue
+			}
+			if idStart(text, i, floor) {
+				if s, ok := matchNumberID(text, i, floor); ok {
+					spans = append(spans, s)
+					floor, i = s.end, s.end
+					continue
+				}
+			}
 		}
-		if idStart(text, i, floor) {
-			if s, ok := matchNumberID(text, i, floor); ok {
+		i = run
+	}
+	return spans
+}
+
+// findAddresses finds postal addresses around the house numbers of text.
+// It runs last, after the phone numbers: a round of Redact after the first
+// reruns only the stages up to the last one that found something, and this
+// one, the costliest per number, then seldom runs twice.
+func findAddresses(text string, spans []redSpan) []redSpan {
+	floor := 0
+	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
+		run := spanWhile(text, i, isASCIIDigit)
+		if run-i <= 5 && text[i] != '0' && mayStartAddress(text, i, run, floor) {
+			if s, ok := matchAddress(text, i, floor); ok {
 				spans = append(spans, s)
 				floor, i = s.end, s.end
 				continue
@@ -155,6 +178,146 @@ func findNationalIDs(text string, spans []redSpan) []redSpan {
 		i = run
 	}
 	return spans
+}
+
+// mayStartID is a quick test of what the identifiers need of a run of
+// digits text[i:e]: the length of a whole number, or another group after
+// it, or the letters of a NINO before it.
+func mayStartID(text string, i, e int) bool {
+	n := e - i
+	if (n == 6 || n == 2) && i >= 2 && isASCIILetter(text[i-2]) {
+		// The prefix of a NINO, a word of two letters: "AB123456C",
+		// "AB 12 34 56 C".
+		if isASCIILetter(text[i-1]) && (i == 2 || !isASCIILetter(text[i-3])) ||
+			text[i-1] == ' ' && i >= 3 && isASCIILetter(text[i-3]) && (i == 3 || !isASCIILetter(text[i-4])) {
+			return true
+		}
+	}
+	switch {
+	case n == 9 || n == 11 || n == 12 || n == 15:
+		return true
+	case n > 15:
+		return false
+	case e+1 < len(text) && isASCIIDigit(text[e+1]):
+		// The first group of a formatted number: "386-02-...",
+		// "302.661...", "302661320-73", "1 84 12 ...", "18 731 ...".
+		m := spanWhile(text, e+1, isASCIIDigit) - e - 1
+		switch text[e] {
+		case ' ':
+			return m == 2 && (n == 3 || n == 1 || n == 13) || m == 3 && (n == 2 || n == 3) || m == 4 && n == 4
+		case '-':
+			return m == 2 && (n == 3 || n == 9) || m == 3 && n == 3 || m == 4 && n == 4
+		case '.':
+			return m == 3 && n == 3
+		}
+		return false
+	case e < len(text) && (text[e] == 'A' || text[e] == 'B'):
+		return text[e-1] == '2' // a Corsican NIR: "109082A..."
+	}
+	return false
+}
+
+// notBeforeHouseNumber and notAfterHouseNumber mark the bytes that make a
+// number part of a word, a version, an id, a time or a decimal.
+var notBeforeHouseNumber, notAfterHouseNumber = func() (before, after [256]bool) {
+	for c := range 256 {
+		before[c] = isIdentByte(byte(c))
+	}
+	for _, c := range []byte(".,:/-#+$@=\\[(~^&*") {
+		before[c] = true
+	}
+	for _, c := range []byte(".,:/") {
+		after[c] = true
+	}
+	return before, after
+}()
+
+// frenchTypeStart marks the first two letters of the French street words,
+// which follow the house number in lower case: "12 rue ...".
+var frenchTypeStart = func() (t [26][26]bool) {
+	for w, f := range streetTypes {
+		if f&stBeforeName != 0 && isASCIILetter(w[0]) && isASCIILetter(w[1]) {
+			t[w[0]-'a'][w[1]-'a'] = true
+		}
+	}
+	t['b'-'a']['i'-'a'], t['t'-'a']['e'-'a'] = true, true // "12 bis", "12 ter"
+	return t
+}()
+
+// mayStartAddress is a quick test of what a house number text[i:e] needs
+// around it: a capitalized word, a French street word or an ordinal after
+// it, or a capitalized word (or one with letters beyond ASCII) before it.
+func mayStartAddress(text string, i, e, floor int) bool {
+	if e+1 < len(text) && notAfterHouseNumber[text[e]] && isASCIIDigit(text[e+1]) {
+		return false // "2.4", "18:30", "4,99"
+	}
+	if i > floor && (notBeforeHouseNumber[text[i-1]] || text[i-1] >= utf8.RuneSelf && isWordBefore(text, i)) {
+		return false // "S22", "v2", "2.4.1", "#12"
+	}
+	// Number first.
+	h := e
+	if h < len(text) && isASCIILetter(text[h]) {
+		h++ // "221B"
+	}
+	if h+2 < len(text) && (text[h] == ' ' || (text[h] == ',' && text[h+1] == ' ')) {
+		p := h + 1
+		if text[h] == ',' {
+			p++
+		}
+		if p+1 < len(text) {
+			c := text[p]
+			switch {
+			case c >= 'A' && c <= 'Z':
+				// A name, not "12 GB": two capitals only as a direction.
+				d := text[p+1]
+				switch {
+				case d >= 'a' && d <= 'z' || d >= utf8.RuneSelf || d == '\'':
+					return true
+				case d >= 'A' && d <= 'Z':
+					if (c == 'N' || c == 'S') && (d == 'E' || d == 'W') {
+						return true
+					}
+				default:
+					// One letter only as a direction: "455 W Harmon".
+					if c == 'N' || c == 'S' || c == 'E' || c == 'W' {
+						return true
+					}
+				}
+			case c >= utf8.RuneSelf:
+				return true
+			case isASCIIDigit(c):
+				// "350 5th Ave".
+				if q := spanWhile(text, p, isASCIIDigit); q-p <= 3 && q < len(text) && strings.IndexByte("snrt", text[q]) >= 0 {
+					return true
+				}
+			case c >= 'a' && c <= 'z' && text[p+1] >= 'a' && text[p+1] <= 'z':
+				if frenchTypeStart[c-'a'][text[p+1]-'a'] {
+					return true
+				}
+			}
+		}
+	}
+	// Type first: the word before, after a space or ", ".
+	k := i - 1
+	if k <= floor || text[k] != ' ' {
+		return false
+	}
+	if text[k-1] == ',' {
+		k--
+	}
+	if k > floor && text[k-1] == '.' {
+		k--
+	}
+	for s := k; k > floor && s-k < maxAddrWord; k-- {
+		c := text[k-1]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		if !isASCIILetter(c) {
+			break
+		}
+	}
+	return k < i-1 && k < len(text) && text[k] >= 'A' && text[k] <= 'Z'
 }
 
 // idStart reports whether an identifier may start at i: not inside a word,
@@ -253,7 +416,7 @@ func matchNumberID(text string, i, floor int) (redSpan, bool) {
 	case 12:
 		k = kAadhaar
 		ok = allDigits(d) && d[0] >= '2' && (g.ng == 1 || g.shape(4, 4, 4)) &&
-			(validAadhaar(d) && (g.ng == 3 || ctx(kAadhaar)) || namedJustBefore(text, i, kAadhaar))
+			(validAadhaar(d) && (g.sep == ' ' || ctx(kAadhaar)) || namedJustBefore(text, i, kAadhaar))
 	case 15:
 		k = kINSEE
 		ok = validINSEE(d) && (g.sep == ' ' && (g.shape(1, 2, 2, 2, 3, 3, 2) || g.shape(13, 2)) ||
@@ -630,76 +793,80 @@ func lowerWord(buf *[maxAddrWord]byte, text string, s, e int) string {
 // marks, with inner apostrophes and hyphens and an abbreviating '.' or a
 // "c/" slash at its end.
 func addrWordAfter(text string, p int) (addrWord, bool) {
-	w := addrWord{start: p}
 	q := p
 	for q < len(text) {
-		r, size := utf8.DecodeRuneInString(text[q:])
-		if r < utf8.RuneSelf {
-			c := byte(r)
+		c := text[q]
+		if c < utf8.RuneSelf {
 			if isASCIILetter(c) {
 				q++
 				continue
 			}
-			if (c == '\'' || c == '-') && q > p && q+1 < len(text) && isWordAt(text, q+1) && !isASCIIDigit(text[q+1]) {
+			if (c == '\'' || c == '-') && q > p && q+1 < len(text) && (isASCIILetter(text[q+1]) || text[q+1] >= utf8.RuneSelf && isWordAt(text, q+1)) {
 				q++
 				continue
 			}
 			break
 		}
+		r, size := utf8.DecodeRuneInString(text[q:])
 		if !unicode.IsLetter(r) && !unicode.IsMark(r) {
 			break
 		}
 		q += size
 	}
 	if q == p || q-p > 3*maxAddrWord {
-		return w, false
+		return addrWord{}, false
 	}
+	return wordFrom(text, p, q), true
+}
+
+// wordFrom makes the word text[p:q], with a '.' or "c/" slash after it.
+func wordFrom(text string, p, q int) addrWord {
 	if q < len(text) && (text[q] == '.' || (text[q] == '/' && q-p == 1)) {
 		q++
 	}
-	// "l'Église": the capital after the elision counts.
-	first, _ := utf8.DecodeRuneInString(text[p:])
-	w.capital = unicode.IsUpper(first)
-	if !w.capital && q-p > 2 && text[p+1] == '\'' {
-		r, _ := utf8.DecodeRuneInString(text[p+2:])
+	w := addrWord{start: p, end: q}
+	if c := text[p]; c < utf8.RuneSelf {
+		w.capital = c >= 'A' && c <= 'Z'
+		// "l'Église": the capital after the elision counts.
+		if !w.capital && q-p > 2 && text[p+1] == '\'' {
+			r, _ := utf8.DecodeRuneInString(text[p+2:])
+			w.capital = unicode.IsUpper(r)
+		}
+	} else {
+		r, _ := utf8.DecodeRuneInString(text[p:])
 		w.capital = unicode.IsUpper(r)
 	}
-	w.end = q
-	return w, true
+	return w
 }
 
-// addrWordBefore reads the word that ends at e (as addrWordAfter would read it).
+// addrWordBefore reads the word that ends at e (as addrWordAfter would
+// read it).
 func addrWordBefore(text string, e int) (addrWord, bool) {
-	s := e
-	if s > 0 && (text[s-1] == '.' || text[s-1] == '/') {
-		s--
+	q := e
+	if q > 0 && (text[q-1] == '.' || text[q-1] == '/') {
+		q--
 	}
-	for s > 0 {
-		r, size := utf8.DecodeLastRuneInString(text[:s])
-		if r < utf8.RuneSelf {
-			c := byte(r)
-			if isASCIILetter(c) || ((c == '\'' || c == '-') && s-1 > 0 && s < e && isWordBefore(text, s-1)) {
+	s := q
+	for s > 0 && e-s <= 3*maxAddrWord {
+		c := text[s-1]
+		if c < utf8.RuneSelf {
+			if isASCIILetter(c) || ((c == '\'' || c == '-') && s < q && s-1 > 0 && isWordBefore(text, s-1)) {
 				s--
-				if e-s > 3*maxAddrWord {
-					return addrWord{}, false
-				}
 				continue
 			}
 			break
 		}
+		r, size := utf8.DecodeLastRuneInString(text[:s])
 		if !unicode.IsLetter(r) && !unicode.IsMark(r) {
 			break
 		}
 		s -= size
-		if e-s > 3*maxAddrWord {
-			return addrWord{}, false
-		}
 	}
-	if s == e || (s > 0 && isWordBefore(text, s)) {
+	if s == q || e-s > 3*maxAddrWord || (s > 0 && isWordBefore(text, s)) {
 		return addrWord{}, false
 	}
-	w, ok := addrWordAfter(text, s)
-	if !ok || w.end != e {
+	w := wordFrom(text, s, q)
+	if w.end != e {
 		return addrWord{}, false
 	}
 	return w, true
@@ -739,23 +906,6 @@ func houseNumber(text string, i int) int {
 		return -1
 	}
 	return e
-}
-
-// findAddresses finds postal addresses around the numbers of text.
-func findAddresses(text string, spans []redSpan) []redSpan {
-	floor := 0
-	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
-		run := spanWhile(text, i, isASCIIDigit)
-		if run-i <= 5 && (i == floor || !isWordBefore(text, i)) {
-			if s, ok := matchAddress(text, i, floor); ok {
-				spans = append(spans, s)
-				floor, i = s.end, s.end
-				continue
-			}
-		}
-		i = run
-	}
-	return spans
 }
 
 // matchAddress judges the number at i as a house number.
@@ -1040,9 +1190,20 @@ func isCompoundType(lw string) bool {
 	return ok
 }
 
+// suffixLast marks the last bytes of the streetSuffixes.
+var suffixLast = func() (t [256]bool) {
+	for _, s := range streetSuffixes {
+		t[s.s[len(s.s)-1]] = true
+	}
+	return t
+}()
+
 // streetSuffix reports whether a word ends in a street suffix (and whether
 // that suffix is also an English word ending).
 func streetSuffix(lw string) (ambiguous, ok bool) {
+	if len(lw) < 3 || !suffixLast[lw[len(lw)-1]] {
+		return false, false
+	}
 	for _, s := range streetSuffixes {
 		if strings.HasSuffix(lw, s.s) {
 			return s.ambiguous, true

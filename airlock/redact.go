@@ -37,10 +37,10 @@ var redactStages = []redactStage{
 	findKeyValues,
 	findEmails,
 	findIBANs,
-	findNationalIDs, // before cards and phones: an SSN is not a phone number
-	findAddresses,   // before phones: a house number and postcode are not one
+	findNationalIDs, // before cards and phones: an SSN is no phone number
 	findCards,
 	findPhones,
+	findAddresses,
 }
 
 // maxRedactRounds bounds the rounds of Redact; two suffice unless the text
