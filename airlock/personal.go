@@ -208,7 +208,7 @@ func mayStartID(text string, i, e int) bool {
 		case '-':
 			return m == 2 && (n == 3 || n == 9) || m == 3 && n == 3 || m == 4 && n == 4
 		case '.':
-			return m == 3 && n == 3
+			return (m == 3 || m == 2) && n == 3
 		}
 		return false
 	case e < len(text) && (text[e] == 'A' || text[e] == 'B'):
@@ -335,8 +335,10 @@ func idStart(text string, i, floor int) bool {
 		return false
 	}
 	switch c {
-	case '.', ',', '/', '#', '$', '%', '&', '=', '@', '-', '+', '\\', '^', '~', ':':
-		return c == ':' && i-2 >= 0 && !isASCIIDigit(text[i-2]) // "SSN:622820050", not "12:30"
+	case '.', ',', '/', '#', '$', '%', '&', '@', '-', '+', '\\', '^', '~':
+		return false
+	case ':', '=':
+		return i-2 < 0 || !isASCIIDigit(text[i-2]) // "SSN:622820050", "ssn=...", not "12:30"
 	}
 	return true
 }
@@ -623,8 +625,9 @@ func matchNINO(text string, i, run, floor int) (redSpan, bool) {
 		if text[q] == ' ' && q+1 < len(text) {
 			q++
 		}
-		// After a space only a capital: "... 56 a new form" is prose.
-		if c := text[q] &^ 0x20; c >= 'A' && c <= 'D' && !isWordAt(text, q+1) && (q == p || text[q] < 'a') {
+		// After a space a lower-case suffix only after a lower-case
+		// prefix: "AB 12 34 56 a new form" is prose.
+		if c := text[q] &^ 0x20; c >= 'A' && c <= 'D' && !isWordAt(text, q+1) && (q == p || text[q] < 'a' || !upper) {
 			end, suffix = q+1, true
 			upper = upper && text[q] < 'a'
 		}
@@ -675,8 +678,10 @@ var streetTypes = func() map[string]uint8 {
 	add(stFirst, "calle c/ avenida av av. avda avda. paseo plaza carrera camino ronda travesía travesia glorieta "+
 		"via viale piazza piazzale corso largo vicolo strada contrada rua travessa praça praca alameda estrada "+
 		"rodovia ul. ulica aleja al. plac osiedle straße strasse str. allee gasse platz weg damm ring ufer "+
-		"chaussee straat laan gracht plein kade singel dijk")
-	add(stAmbiguous, "via plaza ring weg")
+		"chaussee straat laan gracht plein kade singel dijk "+
+		// Belgian and Swiss French: "Rue Neuve 12", "Avenue Louise 54".
+		"rue boulevard bd chemin allée allee impasse quai avenue place route")
+	add(stAmbiguous, "via plaza ring weg avenue place route")
 	return m
 }()
 
@@ -725,7 +730,7 @@ var notHouseNumber = func() map[string]bool {
 		"section sec item items issue ticket order row column col test case figure fig table slide screen " +
 		"episode season part phase sprint release rev revision patch error code status tab option pr commit " +
 		"bug run job node room floor building suite gate track lap round map zone region sector world stage " +
-		"act scene mission checkpoint route exit platform at of by every top bottom number no id " +
+		"act scene mission checkpoint route exit platform of every top bottom number no id " +
 		"zeile seite stufe ligne étape niveau línea página nivel riga pagina livello linha página regel") {
 		m[w] = true
 	}
@@ -1096,7 +1101,7 @@ func nameAfter(text string, p int, buf *[maxAddrWord]byte) int {
 		lw := lowerWord(buf, text, w.start, w.end)
 		switch {
 		case w.capital:
-			end = w.end
+			end = nameEnd(text, w)
 		case nameParticles[lw] || strings.HasPrefix(lw, "l'") || strings.HasPrefix(lw, "d'"):
 		default:
 			return end
@@ -1104,6 +1109,15 @@ func nameAfter(text string, p int, buf *[maxAddrWord]byte) int {
 		p = w.end
 	}
 	return end
+}
+
+// nameEnd returns where the name w ends: a '.' after it ends the sentence
+// unless the name is an abbreviation ("St.").
+func nameEnd(text string, w addrWord) int {
+	if text[w.end-1] == '.' && w.end-w.start > 4 {
+		return w.end - 1
+	}
+	return w.end
 }
 
 // unitBefore extends an address that starts at i back over a unit before
@@ -1161,6 +1175,11 @@ func typeFirstStreet(text string, e, floor int, buf *[maxAddrWord]byte) (start, 
 				case amb:
 					return s, needPostcode, true
 				case s == w.start && f&stFirst != 0:
+					// "Mariahilfer Straße 1,": any name before, if
+					// the number ends a clause or a postcode follows.
+					if p, ok := addrWordBefore(text, w.start-1); ok && p.start >= floor && p.capital && text[w.start-1] == ' ' {
+						return p.start, needEnd, true
+					}
 					return 0, 0, false
 				}
 				return s, needNothing, true
@@ -1470,7 +1489,7 @@ func cityName(text string, p, maxCaps int, buf *[maxAddrWord]byte) int {
 				return end
 			}
 			caps++
-			end = w.end
+			end = nameEnd(text, w)
 		case nameParticles[lw] && caps > 0:
 		default:
 			return end
