@@ -132,15 +132,20 @@ type idGroups struct {
 // shape reports whether the groups have exactly the lengths given.
 func (g *idGroups) shape(lens ...int) bool { return equalInts(g.lens[:g.ng], lens...) }
 
-// findNationalIDs finds national identifiers of the schemes above. Most
-// runs of digits are times, versions and counts, and are passed over on a
-// glance at their length and the bytes after them. An identifier is judged
-// whole, with the groups that follow its first run: a number inside a
-// longer one is not an identifier.
-func findNationalIDs(text string, spans []redSpan) []redSpan {
+// findPersonal finds national identifiers (of the schemes above) and
+// postal addresses. Both start at a run of digits, so one pass over the
+// runs serves both, and most runs (times, versions, counts) are passed over
+// on a glance at their length and the bytes around them. An identifier is
+// judged whole, with the groups that follow its first run: a number inside
+// a longer one is not an identifier.
+func findPersonal(text string, spans []redSpan) []redSpan {
 	floor := 0
 	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
 		run := spanWhile(text, i, isASCIIDigit)
+		if run < len(text) && run+1 < len(text) && isASCIIDigit(text[run+1]) && (text[run] == ':' || text[run] == ',') {
+			i = run // a time or a decimal: "09:14", "4,99"
+			continue
+		}
 		if mayStartID(text, i, run) {
 			if s, ok := matchNINO(text, i, run, floor); ok {
 				spans = append(spans, s)
@@ -155,19 +160,6 @@ func findNationalIDs(text string, spans []redSpan) []redSpan {
 				}
 			}
 		}
-		i = run
-	}
-	return spans
-}
-
-// findAddresses finds postal addresses around the house numbers of text.
-// It runs last, after the phone numbers: a round of Redact after the first
-// reruns only the stages up to the last one that found something, and this
-// one, the costliest per number, then seldom runs twice.
-func findAddresses(text string, spans []redSpan) []redSpan {
-	floor := 0
-	for i := nextDigit(text, 0); i < len(text); i = nextDigit(text, i) {
-		run := spanWhile(text, i, isASCIIDigit)
 		if run-i <= 5 && text[i] != '0' && mayStartAddress(text, i, run, floor) {
 			if s, ok := matchAddress(text, i, floor); ok {
 				spans = append(spans, s)
@@ -193,11 +185,16 @@ func mayStartID(text string, i, e int) bool {
 			return true
 		}
 	}
+	if i >= 2 && (text[i-1] == ' ' || text[i-1] == '-' || text[i-1] == '.') && isASCIIDigit(text[i-2]) {
+		return false // a later group of a longer number
+	}
 	switch {
 	case n == 9 || n == 11 || n == 12 || n == 15:
 		return true
 	case n > 15:
 		return false
+	case e < len(text) && (text[e] == 'A' || text[e] == 'B'):
+		return text[e-1] == '2' && n >= 6 // a Corsican NIR: "109082A..."
 	case e+1 < len(text) && isASCIIDigit(text[e+1]):
 		// The first group of a formatted number: "386-02-...",
 		// "302.661...", "302661320-73", "1 84 12 ...", "18 731 ...".
@@ -211,8 +208,6 @@ func mayStartID(text string, i, e int) bool {
 			return (m == 3 || m == 2) && n == 3
 		}
 		return false
-	case e < len(text) && (text[e] == 'A' || text[e] == 'B'):
-		return text[e-1] == '2' // a Corsican NIR: "109082A..."
 	}
 	return false
 }
@@ -226,6 +221,11 @@ var notBeforeHouseNumber, notAfterHouseNumber = func() (before, after [256]bool)
 	for _, c := range []byte(".,:/-#+$@=\\[(~^&*") {
 		before[c] = true
 	}
+	// A house number follows a space or ASCII punctuation; after a letter
+	// of another script it is glued to a word.
+	for c := utf8.RuneSelf; c < 256; c++ {
+		before[c] = true
+	}
 	for _, c := range []byte(".,:/") {
 		after[c] = true
 	}
@@ -235,7 +235,7 @@ var notBeforeHouseNumber, notAfterHouseNumber = func() (before, after [256]bool)
 // frenchTypeStart marks the first two letters of the French street words,
 // which follow the house number in lower case: "12 rue ...".
 var frenchTypeStart = func() (t [26][26]bool) {
-	for w, f := range streetTypes {
+	for w, f := range addrLexicon {
 		if f&stBeforeName != 0 && isASCIILetter(w[0]) && isASCIILetter(w[1]) {
 			t[w[0]-'a'][w[1]-'a'] = true
 		}
@@ -251,8 +251,8 @@ func mayStartAddress(text string, i, e, floor int) bool {
 	if e+1 < len(text) && notAfterHouseNumber[text[e]] && isASCIIDigit(text[e+1]) {
 		return false // "2.4", "18:30", "4,99"
 	}
-	if i > floor && (notBeforeHouseNumber[text[i-1]] || text[i-1] >= utf8.RuneSelf && isWordBefore(text, i)) {
-		return false // "S22", "v2", "2.4.1", "#12"
+	if i > floor && notBeforeHouseNumber[text[i-1]] {
+		return false // "S22", "v2", "2.4.1", "#12", "版本2"
 	}
 	// Number first.
 	h := e
@@ -266,6 +266,9 @@ func mayStartAddress(text string, i, e, floor int) bool {
 		}
 		if p+1 < len(text) {
 			c := text[p]
+			if text[h] == ',' && (c < 'a' || c > 'z') {
+				c = 0 // only French puts a comma there: "12, rue ..."
+			}
 			switch {
 			case c >= 'A' && c <= 'Z':
 				// A name, not "12 GB": two capitals only as a direction.
@@ -308,16 +311,52 @@ func mayStartAddress(text string, i, e, floor int) bool {
 	if k > floor && text[k-1] == '.' {
 		k--
 	}
+	we := k
 	for s := k; k > floor && s-k < maxAddrWord; k-- {
 		c := text[k-1]
 		if c >= utf8.RuneSelf {
 			return true
 		}
-		if !isASCIILetter(c) {
+		if !isASCIILetter(c) && !((c == '-' || c == '\'') && k-1 > floor && isASCIILetter(text[k-2])) {
 			break
 		}
 	}
-	return k < i-1 && k < len(text) && text[k] >= 'A' && text[k] <= 'Z'
+	if k == we || text[k] < 'A' || text[k] > 'Z' {
+		return false
+	}
+	// A capitalized word: a street in one word ("Keizersgracht"), or the
+	// last word of a name with more words before it ("Calle de Goya"),
+	// not a product after a comma or a colon ("Device: Pixel 7").
+	if k-2 >= floor && text[k-1] == ' ' && (isASCIILetter(text[k-2]) || text[k-2] >= utf8.RuneSelf) {
+		return true
+	}
+	if k-3 >= floor && text[k-1] == ' ' && text[k-2] == '.' {
+		// After an abbreviation, "Av. Paulista", not a sentence.
+		a := k - 2
+		for a > floor && isASCIILetter(text[a-1]) && k-2-a < 5 {
+			a--
+		}
+		if a < k-2 && k-2-a <= 4 && (a == floor || !isASCIILetter(text[a-1])) {
+			return true
+		}
+	}
+	_, ok := streetSuffixFold(text[k:i-1])
+	return ok
+}
+
+// streetSuffixFold is streetSuffix of a word in any case, with trailing
+// spaces, commas or periods after it (a '.' may end a suffix: "str.").
+func streetSuffixFold(w string) (ambiguous, ok bool) {
+	w = strings.TrimRight(w, " ,")
+	if len(w) < 3 {
+		return false, false
+	}
+	for _, k := range suffixByLast[w[len(w)-1]|0x20] {
+		if s := streetSuffixes[k]; len(w) >= len(s.s) && strings.EqualFold(w[len(w)-len(s.s):], s.s) {
+			return s.ambiguous, true
+		}
+	}
+	return false, false
 }
 
 // idStart reports whether an identifier may start at i: not inside a word,
@@ -661,9 +700,23 @@ const (
 	stAmbiguous              // also an English word: type-first needs more evidence
 )
 
-var streetTypes = func() map[string]uint8 {
-	m := map[string]uint8{}
-	add := func(flag uint8, words string) {
+// Flags of the words the address detector knows, besides the street type
+// flags above.
+const (
+	wNotHouse    = 1 << (iota + 4) // a number after it is something else: "line 42"
+	wUnit                          // introduces a unit: "Apt", "Suite"
+	wParticle                      // may stand inside a name: "de", "van der"
+	wFloor                         // follows a floor number: "2o izquierda"
+	wPreposition                   // opens a German street name: "Am Mühlbach"
+	wAdjective                     // opens a street name: "Lange Straße"
+	wWeak                          // a street type that is also an English noun
+)
+
+// addrLexicon holds the words, in lower case, and their flags; a word
+// whose hash misses addrBloom is in none of them, which is most words.
+var addrLexicon, addrBloom = func() (map[string]uint16, *[128]uint64) {
+	m := map[string]uint16{}
+	add := func(flag uint16, words string) {
 		for _, w := range strings.Fields(words) {
 			m[w] |= flag
 		}
@@ -682,7 +735,33 @@ var streetTypes = func() map[string]uint8 {
 		// Belgian and Swiss French: "Rue Neuve 12", "Avenue Louise 54".
 		"rue boulevard bd chemin allée allee impasse quai avenue place route")
 	add(stAmbiguous, "via plaza ring weg avenue place route")
-	return m
+	// Also English nouns, or parts of product and game names ("Google
+	// Drive", "Animal Crossing").
+	add(wWeak, "drive way walk row loop hill trail crossing close place square circle plaza "+
+		"court lane terrace gardens grove rise vale parade esplanade mews alley pike freeway expressway highway "+
+		"route passage villa promenade cours voie")
+	add(wParticle, "de del della delle dei degli di da das do dos du des la le les l' d' "+
+		"van der den ten ter am an im auf zum zur y e of the upon sur sous en lès les-")
+	add(wAdjective, "lange große grosse kleine alte neue hohe obere untere oude nieuwe korte hoge")
+	add(wPreposition, "am an im in auf zum zur unter hinter vor beim bei alt")
+	add(wNotHouse, "line lines ln l version ver v build page p port step steps level chapter "+
+		"section sec item items issue ticket order row column col test case figure fig table slide screen "+
+		"episode season part phase sprint release rev revision patch error code status tab option pr commit "+
+		"bug run job node room floor building suite gate track lap round map zone region sector world stage "+
+		"act scene mission checkpoint route exit platform of every top bottom number no id "+
+		"zeile seite stufe ligne étape niveau línea página nivel riga pagina livello linha regel")
+	add(wUnit, "apt apt. apartment suite ste ste. unit flat fl fl. floor # ap ap. apto apto. "+
+		"dpto dpto. depto depto. piso planta puerta esc esc. escalera whg whg. wohnung top stiege stock bte "+
+		"boîte étage etage bât bât. bâtiment bat bat. app app. appt appt. int int. interno scala sala casa "+
+		"lote bloco bl bl. room rm rm.")
+	add(wFloor, "izquierda izq izq. izda izda. derecha dcha dcha. dra dra. centro piso planta puerta "+
+		"étage etage floor fl andar stock og esq esq. dto dto.")
+	bloom := new([128]uint64)
+	for w := range m {
+		h := lexHash(w, 0, len(w))
+		bloom[h>>6] |= 1 << (h & 63)
+	}
+	return m, bloom
 }()
 
 // streetSuffixes end German, Austrian, Swiss and Dutch street names
@@ -698,63 +777,28 @@ var streetSuffixes = [...]struct {
 	{"dreef", false},
 }
 
-// nameParticles may stand between the words of a street or city name.
-var nameParticles = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields("de del della delle dei degli di da das do dos du des la le les l' d' " +
-		"van der den ten ter am an im auf zum zur y e of the upon sur sous en lès les-") {
-		m[w] = true
+// lexHash hashes the length and the first and last bytes of text[s:e],
+// ASCII letters in lower case, to 13 bits.
+func lexHash(text string, s, e int) uint32 {
+	first, last := text[s], text[e-1]
+	if first >= 'A' && first <= 'Z' {
+		first += 'a' - 'A'
 	}
-	return m
-}()
-
-// streetAdjectives may open a street name before the street word: "Lange
-// Nieuwstraat", "Alte Gasse".
-var streetAdjectives = map[string]bool{
-	"lange": true, "große": true, "grosse": true, "kleine": true, "alte": true, "neue": true, "hohe": true,
-	"obere": true, "untere": true, "oude": true, "nieuwe": true, "korte": true, "hoge": true,
+	if last >= 'A' && last <= 'Z' {
+		last += 'a' - 'A'
+	}
+	return (uint32(e-s)*0x9E3779B1 ^ uint32(first)*0x85EBCA6B ^ uint32(last)*0xC2B2AE35) >> 19
 }
 
-// streetPrepositions open German street names that have no street word
-// ("Am Mühlbach 7a"); such a name counts only with a postcode after it.
-var streetPrepositions = map[string]bool{
-	"am": true, "an": true, "im": true, "in": true, "auf": true, "zum": true, "zur": true, "unter": true,
-	"hinter": true, "vor": true, "beim": true, "bei": true, "alt": true,
-}
-
-// notHouseNumber are words after which a number is something else: a line,
-// a version, a level.
-var notHouseNumber = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields("line lines ln l version ver v build page p port step steps level chapter " +
-		"section sec item items issue ticket order row column col test case figure fig table slide screen " +
-		"episode season part phase sprint release rev revision patch error code status tab option pr commit " +
-		"bug run job node room floor building suite gate track lap round map zone region sector world stage " +
-		"act scene mission checkpoint route exit platform of every top bottom number no id " +
-		"zeile seite stufe ligne étape niveau línea página nivel riga pagina livello linha página regel") {
-		m[w] = true
+// lex returns the flags of the word text[w.start:w.end].
+func lex(buf *[maxAddrWord]byte, text string, w addrWord) uint16 {
+	if w.end-w.start > maxAddrWord {
+		return 0
 	}
-	return m
-}()
-
-// unitWords introduce an apartment, suite or floor.
-var unitWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields("apt apt. apartment suite ste ste. unit flat fl fl. floor # ap ap. apto apto. " +
-		"dpto dpto. depto depto. piso planta puerta esc esc. escalera whg whg. wohnung top stiege stock bte " +
-		"boîte étage etage bât bât. bâtiment bat bat. app app. appt appt. int int. interno scala sala casa " +
-		"lote bloco bl bl. room rm rm.") {
-		m[w] = true
+	if h := lexHash(text, w.start, w.end); addrBloom[h>>6]&(1<<(h&63)) == 0 {
+		return 0
 	}
-	return m
-}()
-
-// floorWords follow a floor number: "2o izquierda", "3e étage".
-var floorWords = map[string]bool{
-	"izquierda": true, "izq": true, "izq.": true, "izda": true, "izda.": true, "derecha": true, "dcha": true,
-	"dcha.": true, "dra": true, "dra.": true, "centro": true, "piso": true, "planta": true, "puerta": true,
-	"étage": true, "etage": true, "floor": true, "fl": true, "andar": true, "stock": true, "og": true,
-	"esq": true, "esq.": true, "dto": true, "dto.": true,
+	return addrLexicon[lowerWord(buf, text, w.start, w.end)]
 }
 
 // regionCodes are the US states, Canadian provinces and Brazilian states,
@@ -1001,8 +1045,13 @@ func quotedWhole(text string, s, e int) bool {
 // "Place"), which then needs more of an address after it.
 func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (start, end int, weak, ok bool) {
 	// The word before the number must not make it a line, a version, ...
-	if w, ok := addrWordBefore(text, spanBackHSpace(text, i)); ok && w.start >= floor && notHouseNumber[strings.TrimSuffix(lowerWord(buf, text, w.start, w.end), ".")] {
-		return 0, 0, false, false
+	if w, ok := addrWordBefore(text, spanBackHSpace(text, i)); ok && w.start >= floor {
+		if text[w.end-1] == '.' && w.end-w.start > 1 {
+			w.end-- // "No. 5"
+		}
+		if lex(buf, text, w)&wNotHouse != 0 {
+			return 0, 0, false, false
+		}
 	}
 	p := h + 1
 	if text[h] == ',' {
@@ -1010,8 +1059,10 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 	}
 	// French "12 bis rue ...".
 	if w, ok := addrWordAfter(text, p); ok {
-		if lw := lowerWord(buf, text, w.start, w.end); lw == "bis" || lw == "ter" {
-			p = w.end + 1
+		if w.end-w.start == 3 && w.end < len(text) && text[w.end] == ' ' {
+			if lw := lowerWord(buf, text, w.start, w.end); lw == "bis" || lw == "ter" {
+				p = w.end + 1
+			}
 		}
 	}
 	end = -1
@@ -1031,16 +1082,15 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 			}
 			w, ordinal = addrWord{start: p, end: e + 2, capital: true}, true
 		}
-		lw := lowerWord(buf, text, w.start, w.end)
 		if !ordinal {
-			if f := streetTypes[lw]; f&stBeforeName != 0 && n == 0 {
+			if f := lex(buf, text, w); f&stBeforeName != 0 && n == 0 {
 				// French: the name follows the type.
 				if e := nameAfter(text, w.end, buf); e > 0 {
-					end, weak = e, w.capital && weakStreetTypes[lw]
+					end, weak = e, w.capital && f&wWeak != 0
 				}
 				break
 			} else if f&stAfterName != 0 && w.capital && names > 0 {
-				end, weak = w.end, weakStreetTypes[lw]
+				end, weak = w.end, f&wWeak != 0
 				break
 			}
 		}
@@ -1059,17 +1109,6 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 	return unitBefore(text, i, floor, buf), end, weak, true
 }
 
-// weakStreetTypes are street words that are also common English nouns or
-// name parts of products and games ("Google Drive", "Animal Crossing").
-var weakStreetTypes = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields("drive way walk row loop hill trail crossing close place square circle plaza " +
-		"court lane terrace gardens grove rise vale parade esplanade mews alley pike freeway expressway highway " +
-		"route passage villa promenade cours voie") {
-		m[w] = true
-	}
-	return m
-}()
 
 func spanBackHSpace(text string, i int) int {
 	for i > 0 && isHSpace(text[i-1]) {
@@ -1098,17 +1137,25 @@ func nameAfter(text string, p int, buf *[maxAddrWord]byte) int {
 		if !ok {
 			break
 		}
-		lw := lowerWord(buf, text, w.start, w.end)
 		switch {
 		case w.capital:
 			end = nameEnd(text, w)
-		case nameParticles[lw] || strings.HasPrefix(lw, "l'") || strings.HasPrefix(lw, "d'"):
+		case isParticle(buf, text, w):
 		default:
 			return end
 		}
 		p = w.end
 	}
 	return end
+}
+
+// isParticle reports whether w may stand inside a name: "de", "van",
+// "l'Église".
+func isParticle(buf *[maxAddrWord]byte, text string, w addrWord) bool {
+	if w.end-w.start > 2 && text[w.start+1] == '\'' && (text[w.start]|0x20 == 'l' || text[w.start]|0x20 == 'd') {
+		return true
+	}
+	return lex(buf, text, w)&wParticle != 0
 }
 
 // nameEnd returns where the name w ends: a '.' after it ends the sentence
@@ -1135,7 +1182,7 @@ func unitBefore(text string, i, floor int, buf *[maxAddrWord]byte) int {
 	if q == p || !isASCIIDigit(text[q]) || q-1 <= floor || text[q-1] != ' ' {
 		return i
 	}
-	if w, ok := addrWordBefore(text, q-1); ok && w.start >= floor && unitWords[lowerWord(buf, text, w.start, w.end)] {
+	if w, ok := addrWordBefore(text, q-1); ok && w.start >= floor && lex(buf, text, w)&wUnit != 0 {
 		return w.start
 	}
 	return i
@@ -1157,8 +1204,7 @@ func typeFirstStreet(text string, e, floor int, buf *[maxAddrWord]byte) (start, 
 		if !ok || w.start < floor {
 			return 0, 0, false
 		}
-		lw := lowerWord(buf, text, w.start, w.end)
-		f := streetTypes[lw]
+		f := lex(buf, text, w)
 		if f&stFirst != 0 && names > 0 {
 			// "Calle de Goya", "via Roma".
 			if f&stAmbiguous != 0 {
@@ -1166,8 +1212,8 @@ func typeFirstStreet(text string, e, floor int, buf *[maxAddrWord]byte) (start, 
 			}
 			return w.start, needNothing, true
 		}
-		if n == 0 && w.capital {
-			if amb, ok := streetSuffix(lw); ok {
+		if n == 0 && w.capital && w.end-w.start <= maxAddrWord && len(suffixByLast[text[w.end-1]|0x20]) > 0 {
+			if amb, ok := streetSuffix(lowerWord(buf, text, w.start, w.end)); ok {
 				// "Lindenstraße"; a bare street word needs an adjective:
 				// "Lange Straße", not "Ring 3".
 				s := adjectiveBefore(text, w.start, floor, buf)
@@ -1186,11 +1232,11 @@ func typeFirstStreet(text string, e, floor int, buf *[maxAddrWord]byte) (start, 
 			}
 		}
 		switch {
-		case w.capital && streetPrepositions[lw] && names > 0:
+		case w.capital && f&wPreposition != 0 && names > 0:
 			return w.start, needPostcode, true // "Am Mühlbach 7a"
 		case w.capital:
 			names++
-		case nameParticles[lw] || strings.HasPrefix(lw, "l'") || strings.HasPrefix(lw, "d'"):
+		case isParticle(buf, text, w):
 		default:
 			return 0, 0, false
 		}
@@ -1209,10 +1255,10 @@ func isCompoundType(lw string) bool {
 	return ok
 }
 
-// suffixLast marks the last bytes of the streetSuffixes.
-var suffixLast = func() (t [256]bool) {
-	for _, s := range streetSuffixes {
-		t[s.s[len(s.s)-1]] = true
+// suffixByLast lists the streetSuffixes by their last byte.
+var suffixByLast = func() (t [256][]int) {
+	for k, s := range streetSuffixes {
+		t[s.s[len(s.s)-1]] = append(t[s.s[len(s.s)-1]], k)
 	}
 	return t
 }()
@@ -1220,11 +1266,11 @@ var suffixLast = func() (t [256]bool) {
 // streetSuffix reports whether a word ends in a street suffix (and whether
 // that suffix is also an English word ending).
 func streetSuffix(lw string) (ambiguous, ok bool) {
-	if len(lw) < 3 || !suffixLast[lw[len(lw)-1]] {
+	if len(lw) < 3 {
 		return false, false
 	}
-	for _, s := range streetSuffixes {
-		if strings.HasSuffix(lw, s.s) {
+	for _, k := range suffixByLast[lw[len(lw)-1]] {
+		if s := streetSuffixes[k]; strings.HasSuffix(lw, s.s) {
 			return s.ambiguous, true
 		}
 	}
@@ -1236,7 +1282,7 @@ func adjectiveBefore(text string, s, floor int, buf *[maxAddrWord]byte) int {
 	if s-1 <= floor || text[s-1] != ' ' {
 		return s
 	}
-	if w, ok := addrWordBefore(text, s-1); ok && w.start >= floor && w.capital && streetAdjectives[lowerWord(buf, text, w.start, w.end)] {
+	if w, ok := addrWordBefore(text, s-1); ok && w.start >= floor && w.capital && lex(buf, text, w)&wAdjective != 0 {
 		return w.start
 	}
 	return s
@@ -1322,13 +1368,13 @@ func unitSegment(text string, q int, buf *[maxAddrWord]byte) int {
 		if e-d > 2 || e >= len(text) || text[e] != ' ' {
 			return -1
 		}
-		if w, ok := addrWordAfter(text, e+1); ok && floorWords[lowerWord(buf, text, w.start, w.end)] {
+		if w, ok := addrWordAfter(text, e+1); ok && lex(buf, text, w)&wFloor != 0 {
 			return w.end
 		}
 		return -1
 	}
 	w, ok := addrWordAfter(text, q)
-	if !ok || !unitWords[lowerWord(buf, text, w.start, w.end)] {
+	if !ok || lex(buf, text, w)&wUnit == 0 {
 		return -1
 	}
 	return unitToken(text, spanWhile(text, w.end, isHSpace))
@@ -1480,17 +1526,17 @@ func cityName(text string, p, maxCaps int, buf *[maxAddrWord]byte) int {
 		if !ok {
 			break
 		}
-		lw := lowerWord(buf, text, w.start, w.end)
+		f := lex(buf, text, w)
 		switch {
 		case ukPostcode(text, w.start) > 0 || regionCodes[text[w.start:w.end]]:
 			return end // "Norwich NR4 7TJ", "Columbus OH 43215"
-		case w.capital && !unitWords[lw]:
+		case w.capital && f&wUnit == 0:
 			if caps == maxCaps {
 				return end
 			}
 			caps++
 			end = nameEnd(text, w)
-		case nameParticles[lw] && caps > 0:
+		case f&wParticle != 0 && caps > 0:
 		default:
 			return end
 		}

@@ -100,6 +100,8 @@ var inseeCases = []redactCase{
 	{"nir key apart", "1841276451089 46", "[fr-insee]"},
 	{"nir bare with word", "numéro de sécurité sociale 184127645108946", "numéro de sécurité sociale [fr-insee]"},
 	{"nir corsica", "Numéro de sécu 2 55 08 2A 123 456 46 refusé", "Numéro de sécu [fr-insee] refusé"},
+	{"nir corsica bare", "NIR 255082A12345646", "NIR [fr-insee]"},
+	{"nir corsica wrong key", "NIR 255082B12345646", "NIR 255082B12345646"},
 	{"nir sex 2", "INSEE 2 79 01 57 071 778 37", "INSEE [fr-insee]"},
 	{"nir wrong key", "Le numéro de dossier 2 79 01 57 071 778 46 est refusé", "Le numéro de dossier 2 79 01 57 071 778 46 est refusé"},
 	{"nir bare without word", "commande 184127645108946", "commande 184127645108946"},
@@ -157,9 +159,7 @@ var addressCases = []redactCase{
 	{"us direction", "pin for 455 W Harmon Rd, Tucson, AZ 85705 lands", "pin for [postal-address] lands"},
 	{"us ordinal", "350 5th Ave, New York, NY 10118", "[postal-address]"},
 	{"us zip+4", "12 Harbor View Dr, Portland, OR 97201-1234.", "[postal-address]."},
-	// Addresses run after phone numbers, and "04101-1234" is also a German
-	// phone number: still redacted, but as a phone.
-	{"us zip+4 with a trunk zero", "12 Harbor View Dr, Portland, ME 04101-1234.", "[postal-address] [phone]."},
+	{"us zip+4 with a trunk zero", "12 Harbor View Dr, Portland, ME 04101-1234.", "[postal-address]."},
 	{"us two addresses", "from 90 Maple Street, Burlington, VT 05401 to 12 Harbor View Dr, Portland, ME 04101 fails",
 		"from [postal-address] to [postal-address] fails"},
 	{"uk baker street", "221B Baker St Apt 4", "[postal-address]"},

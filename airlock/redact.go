@@ -37,10 +37,9 @@ var redactStages = []redactStage{
 	findKeyValues,
 	findEmails,
 	findIBANs,
-	findNationalIDs, // before cards and phones: an SSN is no phone number
+	findPersonal, // before cards and phones: an SSN, a house number and a postcode are no phone number
 	findCards,
 	findPhones,
-	findAddresses,
 }
 
 // maxRedactRounds bounds the rounds of Redact; two suffice unless the text
