@@ -340,7 +340,7 @@ func mayStartAddress(text string, i, e, floor int) bool {
 			return true
 		}
 	}
-	_, ok := streetSuffixFold(text[k:i-1])
+	_, ok := streetSuffixFold(text[k : i-1])
 	return ok
 }
 
@@ -1108,7 +1108,6 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 	}
 	return unitBefore(text, i, floor, buf), end, weak, true
 }
-
 
 func spanBackHSpace(text string, i int) int {
 	for i > 0 && isHSpace(text[i-1]) {
