@@ -72,7 +72,16 @@ func hasIDContext(text string, start int, k secretKind) bool {
 	for from > 0 && !utf8.RuneStart(text[from]) {
 		from++
 	}
-	win := strings.ToLower(text[from:start])
+	// ASCII letters only, so that positions in win are positions in text;
+	// the non-ASCII context words are in lower case already.
+	var buf [idContextWindow]byte
+	n := copy(buf[:], text[from:start])
+	for k := range n {
+		if c := buf[k]; c >= 'A' && c <= 'Z' {
+			buf[k] = c + 'a' - 'A'
+		}
+	}
+	win := string(buf[:n])
 	for _, w := range idContext[k] {
 		for off := 0; ; {
 			j := strings.Index(win[off:], w)
@@ -815,8 +824,8 @@ var regionCodes = func() map[string]bool {
 	return m
 }()
 
-// addrWord is a word of text[start:end]; lower is its ASCII-lowered form
-// (bounded), dot whether a '.' or '/' ended it and was included.
+// addrWord is a word of text, text[start:end], with the '.' or "c/" slash
+// that ends an abbreviation; capital reports an upper-case first letter.
 type addrWord struct {
 	start, end int
 	capital    bool
@@ -1245,13 +1254,6 @@ func typeFirstStreet(text string, e, floor int, buf *[maxAddrWord]byte) (start, 
 		e = w.start - 1
 	}
 	return 0, 0, false
-}
-
-// isCompoundType reports whether a street type word may also stand alone
-// after an adjective or as the whole name: "Lange Straße 5".
-func isCompoundType(lw string) bool {
-	_, ok := streetSuffix(lw)
-	return ok
 }
 
 // suffixByLast lists the streetSuffixes by their last byte.
