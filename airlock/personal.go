@@ -349,8 +349,10 @@ func mayStartAddress(text string, i, e, floor int) bool {
 			return true
 		}
 	}
-	_, ok := streetSuffixFold(text[k : i-1])
-	return ok
+	if _, ok := streetSuffixFold(text[k : i-1]); ok {
+		return true
+	}
+	return e+2 < len(text) && text[e] == ',' && text[e+1] == ' ' && distinctivePostcode(text, e+2)
 }
 
 // streetSuffixFold is streetSuffix of a word in any case, with trailing
@@ -1005,8 +1007,38 @@ func matchAddress(text string, i, floor int) (redSpan, bool) {
 			}
 			return redSpan{start, end, kAddress}, true
 		}
+		// A street named without a street word ("Damrak 1, 1012 LG
+		// Amsterdam") counts before a postcode of a shape nothing else
+		// has.
+		if w, ok := addrWordBefore(text, p); ok && w.start >= floor && w.capital && lex(&buf, text, w)&wNotHouse == 0 &&
+			h+2 < len(text) && text[h] == ',' && text[h+1] == ' ' && distinctivePostcode(text, h+2) {
+			end, _ := addressTail(text, h, &buf)
+			if !quotedWhole(text, w.start, end) {
+				return redSpan{adjectiveBefore(text, w.start, floor, &buf), end, kAddress}, true
+			}
+		}
 	}
 	return redSpan{}, false
+}
+
+// distinctivePostcode reports whether a postcode that little else looks
+// like starts at q: Dutch "1012 LG", Portuguese and Brazilian "4000-447",
+// "01310-200", British "SW1A 2AA", or one with a country prefix, "D-10115".
+func distinctivePostcode(text string, q int) bool {
+	if ukPostcode(text, q) > 0 {
+		return true
+	}
+	d := spanWhile(text, q, isASCIIDigit)
+	switch n := d - q; {
+	case n == 4 && d+3 < len(text) && text[d] == ' ' && isUpperPair(text, d+1) && !isWordAt(text, d+3):
+		return true
+	case (n == 4 || n == 5) && d+4 <= len(text) && text[d] == '-' && spanWhile(text, d+1, isASCIIDigit) == d+4 && !isWordAt(text, d+4):
+		return true
+	case n == 0:
+		l := spanWhile(text, q, func(c byte) bool { return c >= 'A' && c <= 'Z' })
+		return l-q >= 1 && l-q <= 2 && l+5 < len(text) && text[l] == '-' && spanWhile(text, l+1, isASCIIDigit)-l-1 >= 4
+	}
+	return false
 }
 
 // endsClause reports whether the number ending at e ends a clause: an

@@ -194,6 +194,8 @@ var addressCases = []redactCase{
 	{"fr type first", "Boulevard Saint-Germain 45", "[postal-address]"},
 	{"at", "Mariahilfer Straße 1, 1060 Wien", "[postal-address]"},
 	{"de in prose", "Ich wohne in der Goethestraße 12 in München", "Ich wohne in der [postal-address] in München"},
+	{"nl without a street word", "Het adres Damrak 1, 1012 LG Amsterdam klopt niet", "Het adres [postal-address] klopt niet"},
+	{"pt without a street word", "Largo 5, 1200-195 Lisboa", "[postal-address]"},
 	{"address then phone", "10 Downing Street, London SW1A 2AA, tel 020 7946 0958", "[postal-address], tel [phone]"},
 
 	{"line and street word", "line 42, Street View component", "line 42, Street View component"},
@@ -221,6 +223,7 @@ var addressCases = []redactCase{
 	{"street word in prose", "Die Hauptstraße ist 5 km lang; Ring 0 drivers, Spring 5, String 7.", "Die Hauptstraße ist 5 km lang; Ring 0 drivers, Spring 5, String 7."},
 	{"via in prose", "uses Via 3 providers; Calle 50 is a song", "uses Via 3 providers; Calle 50 is a song"},
 	{"postcode alone", "Error 1060 Wien", "Error 1060 Wien"},
+	{"version and a number", "Android 14, 12345 Downloads; Version 3, 1012 LG Amsterdam", "Android 14, 12345 Downloads; Version 3, 1012 LG Amsterdam"},
 	{"dates", "released 12 March 2024, 3 Mai 2024", "released 12 March 2024, 3 Mai 2024"},
 }
 
