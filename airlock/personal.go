@@ -336,7 +336,7 @@ func mayStartAddress(text string, i, e, floor int) bool {
 	// A capitalized word: a street in one word ("Keizersgracht"), or the
 	// last word of a name with more words before it ("Calle de Goya"),
 	// not a product after a comma or a colon ("Device: Pixel 7").
-	if k-2 >= floor && text[k-1] == ' ' && (isASCIILetter(text[k-2]) || text[k-2] >= utf8.RuneSelf) {
+	if k-2 >= floor && text[k-1] == ' ' && (isASCIILetter(text[k-2]) || text[k-2] >= utf8.RuneSelf || text[k-2] == '/') {
 		return true
 	}
 	if k-3 >= floor && text[k-1] == ' ' && text[k-2] == '.' {

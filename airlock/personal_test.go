@@ -179,6 +179,7 @@ var addressCases = []redactCase{
 	{"fr bis", "14 bis rue des Tanneurs, 67000 Strasbourg", "[postal-address]"},
 	{"es", "Calle Mayor 10, 28013 Madrid", "[postal-address]"},
 	{"es floor", "mi dirección: Calle de Goya 61, 2o izquierda, 28001 Madrid.", "mi dirección: [postal-address]."},
+	{"es c/", "Vivo en C/ Mayor 5, 3o dcha, 28013 Madrid", "Vivo en [postal-address]"},
 	{"ar", "Vivo en Av. Corrientes 1234, CABA", "Vivo en [postal-address], CABA"},
 	{"it", "L'indirizzo Via dei Mille 22, 80121 Napoli viene salvato", "L'indirizzo [postal-address] viene salvato"},
 	{"it no postcode", "consegna in Piazza Navona 12 non trovata", "consegna in [postal-address] non trovata"},
