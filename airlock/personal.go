@@ -806,10 +806,15 @@ func lex(buf *[maxAddrWord]byte, text string, w addrWord) uint16 {
 	if w.end-w.start > maxAddrWord {
 		return 0
 	}
-	if h := lexHash(text, w.start, w.end); addrBloom[h>>6]&(1<<(h&63)) == 0 {
-		return 0
+	f := uint16(0)
+	if h := lexHash(text, w.start, w.end); addrBloom[h>>6]&(1<<(h&63)) != 0 {
+		f = addrLexicon[lowerWord(buf, text, w.start, w.end)]
 	}
-	return addrLexicon[lowerWord(buf, text, w.start, w.end)]
+	if f == 0 && w.end-w.start > 2 && text[w.end-1] == '.' {
+		// "Drive." ends a sentence.
+		return lex(buf, text, addrWord{start: w.start, end: w.end - 1, capital: w.capital})
+	}
+	return f
 }
 
 // regionCodes are the US states, Canadian provinces and Brazilian states,
@@ -1131,7 +1136,7 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 				}
 				break
 			} else if f&stAfterName != 0 && w.capital && names > 0 {
-				end, weak = w.end, f&wWeak != 0
+				end, weak = nameEnd(text, w), f&wWeak != 0
 				break
 			}
 		}
@@ -1179,7 +1184,9 @@ func nameAfter(text string, p int, buf *[maxAddrWord]byte) int {
 		}
 		switch {
 		case w.capital:
-			end = nameEnd(text, w)
+			if end = nameEnd(text, w); end < w.end {
+				return end
+			}
 		case isParticle(buf, text, w):
 		default:
 			return end
@@ -1323,16 +1330,20 @@ func adjectiveBefore(text string, s, floor int, buf *[maxAddrWord]byte) int {
 
 // addressTail extends an address that ends at e over the parts after it:
 // units, a city, a region code and a postcode, in the orders countries
-// write them. A city counts only when a postcode or region code follows
-// it (", Columbus, OH 43215"), or after a postcode ("10115 Berlin"). post
-// reports whether a postcode or region code was found.
+// write them. A city counts when a postcode or region code follows it
+// (", Columbus, OH 43215"), after a postcode ("10115 Berlin"), or when it
+// ends the clause (", Ottawa."). post reports whether a postcode or region
+// code was found.
 func addressTail(text string, e int, buf *[maxAddrWord]byte) (end int, post bool) {
 	end = e
-	p, city := e, false
+	p, city, cityFrom := e, false, -1
 	for seg := 0; seg < 7; seg++ {
 		q, ok := tailSep(text, p)
 		if !ok {
 			break
+		}
+		if !city {
+			cityFrom = p
 		}
 		if x := postcodeSegment(text, q, buf); x > 0 {
 			end, p, post, city = x, x, true, false
@@ -1357,6 +1368,11 @@ func addressTail(text string, e int, buf *[maxAddrWord]byte) (end int, post bool
 			continue
 		}
 		break
+	}
+	// A city right after the street that ends the clause is part of it:
+	// "24 Sussex Drive, Ottawa.".
+	if city && cityFrom == end && text[end] == ',' && endsClause(text, p) {
+		end = p
 	}
 	return end, post
 }
@@ -1568,7 +1584,9 @@ func cityName(text string, p, maxCaps int, buf *[maxAddrWord]byte) int {
 				return end
 			}
 			caps++
-			end = nameEnd(text, w)
+			if end = nameEnd(text, w); end < w.end {
+				return end // "Ottawa." ends the sentence
+			}
 		case f&wParticle != 0 && caps > 0:
 		default:
 			return end
