@@ -989,8 +989,8 @@ func matchAddress(text string, i, floor int) (redSpan, bool) {
 	// Number first: a space (or ", ") and a letter follow.
 	if h+1 < len(text) && (text[h] == ' ' || (text[h] == ',' && h+2 < len(text) && text[h+1] == ' ')) {
 		if start, end, weak, ok := numberFirstStreet(text, i, h, floor, &buf); ok {
-			e, _ := addressTail(text, end, &buf)
-			if weak && e == end && !endsSentence(text, end) || quotedWhole(text, start, e) {
+			e, post := addressTail(text, end, &buf)
+			if weak && e == end && !endsSentence(text, end) || !post && quotedWhole(text, start, e) {
 				return redSpan{}, false
 			}
 			return redSpan{start, e, kAddress}, true
@@ -1007,7 +1007,7 @@ func matchAddress(text string, i, floor int) (redSpan, bool) {
 			if need == needPostcode && !post || need == needEnd && !post && end == h && !endsClause(text, h) {
 				return redSpan{}, false
 			}
-			if quotedWhole(text, start, end) {
+			if !post && quotedWhole(text, start, end) {
 				return redSpan{}, false
 			}
 			return redSpan{start, end, kAddress}, true
@@ -1018,9 +1018,7 @@ func matchAddress(text string, i, floor int) (redSpan, bool) {
 		if w, ok := addrWordBefore(text, p); ok && w.start >= floor && w.capital && lex(&buf, text, w)&wNotHouse == 0 &&
 			h+2 < len(text) && text[h] == ',' && text[h+1] == ' ' && distinctivePostcode(text, h+2) {
 			end, _ := addressTail(text, h, &buf)
-			if !quotedWhole(text, w.start, end) {
-				return redSpan{adjectiveBefore(text, w.start, floor, &buf), end, kAddress}, true
-			}
+			return redSpan{adjectiveBefore(text, w.start, floor, &buf), end, kAddress}, true
 		}
 	}
 	return redSpan{}, false
@@ -1068,7 +1066,8 @@ func endsSentence(text string, e int) bool {
 }
 
 // quotedWhole reports whether text[s:e] is quoted whole: the name of a
-// level, a test or a street in a game, not someone's address.
+// level, a test or a street in a game, not someone's address (unless a
+// postcode comes with it: "I typed '12 Main St, Springfield, IL 62704'").
 func quotedWhole(text string, s, e int) bool {
 	if s == 0 || e >= len(text) {
 		return false
