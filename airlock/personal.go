@@ -186,6 +186,9 @@ func findPersonal(text string, spans []redSpan) []redSpan {
 // it, or the letters of a NINO before it.
 func mayStartID(text string, i, e int) bool {
 	n := e - i
+	if !idLength[min(n, 16)] && (e >= len(text) || !idAfter[text[e]]) {
+		return false // most runs: "12", "2024-" is let through
+	}
 	if (n == 6 || n == 2) && i >= 2 && isASCIILetter(text[i-2]) {
 		// The prefix of a NINO, a word of two letters: "AB123456C",
 		// "AB 12 34 56 C".
@@ -220,6 +223,17 @@ func mayStartID(text string, i, e int) bool {
 	}
 	return false
 }
+
+// idLength marks the lengths of a run of digits that may be a whole
+// identifier or a NINO's digits; idAfter the bytes after a run that may
+// continue one.
+var idLength = [17]bool{2: true, 6: true, 9: true, 11: true, 12: true, 15: true}
+var idAfter = func() (t [256]bool) {
+	for _, c := range []byte(" -.AB") {
+		t[c] = true
+	}
+	return t
+}()
 
 // notBeforeHouseNumber and notAfterHouseNumber mark the bytes that make a
 // number part of a word, a version, an id, a time or a decimal.
@@ -283,7 +297,7 @@ func mayStartAddress(text string, i, e, floor int) bool {
 				// A name, not "12 GB": two capitals only as a direction.
 				d := text[p+1]
 				switch {
-				case d >= 'a' && d <= 'z' || d >= utf8.RuneSelf || d == '\'':
+				case d >= 'a' && d <= 'z' || d == '\'':
 					return true
 				case d >= 'A' && d <= 'Z':
 					if (c == 'N' || c == 'S') && (d == 'E' || d == 'W') {
@@ -336,8 +350,13 @@ func mayStartAddress(text string, i, e, floor int) bool {
 	// A capitalized word: a street in one word ("Keizersgracht"), or the
 	// last word of a name with more words before it ("Calle de Goya"),
 	// not a product after a comma or a colon ("Device: Pixel 7").
-	if k-2 >= floor && text[k-1] == ' ' && (isASCIILetter(text[k-2]) || text[k-2] >= utf8.RuneSelf || text[k-2] == '/') {
+	if k-2 >= floor && text[k-1] == ' ' && (isASCIILetter(text[k-2]) || text[k-2] == '/') {
 		return true
+	}
+	if k-2 >= floor && text[k-1] == ' ' && text[k-2] >= utf8.RuneSelf {
+		if r, _ := utf8.DecodeLastRuneInString(text[:k-1]); unicode.IsLetter(r) {
+			return true // "Allée Verte 5", not "、Android 14"
+		}
 	}
 	if k-3 >= floor && text[k-1] == ' ' && text[k-2] == '.' {
 		// After an abbreviation, "Av. Paulista", not a sentence.
@@ -358,7 +377,9 @@ func mayStartAddress(text string, i, e, floor int) bool {
 // streetSuffixFold is streetSuffix of a word in any case, with trailing
 // spaces, commas or periods after it (a '.' may end a suffix: "str.").
 func streetSuffixFold(w string) (ambiguous, ok bool) {
-	w = strings.TrimRight(w, " ,")
+	for len(w) > 0 && (w[len(w)-1] == ' ' || w[len(w)-1] == ',') {
+		w = w[:len(w)-1]
+	}
 	if len(w) < 3 {
 		return false, false
 	}
