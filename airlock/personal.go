@@ -41,7 +41,9 @@ var (
 //     is also a large amount with spaces between thousands: always a
 //     context word.
 //   - Aadhaar: printed as "1234 5678 9012", which with the Verhoeff check
-//     stands alone; twelve bare digits need a context word.
+//     stands alone; twelve bare or dashed digits need a context word. A
+//     number named so right before it ("Aadhaar 5795 1965 5390") goes even
+//     with a wrong check digit: see namedJustBefore.
 //   - CPF: "ddd.ddd.ddd-dd" with two check digits stands alone; eleven bare
 //     digits (a phone number, an invoice) need a context word.
 
