@@ -315,7 +315,7 @@ func mayStartAddress(text string, i, e, floor int) bool {
 				return true
 			case isASCIIDigit(c):
 				// "350 5th Ave".
-				if q := spanWhile(text, p, isASCIIDigit); q-p <= 3 && q < len(text) && strings.IndexByte("snrt", text[q]) >= 0 {
+				if q := spanShort(text, p, isASCIIDigit); q-p <= 3 && q < len(text) && strings.IndexByte("snrt", text[q]) >= 0 {
 					return true
 				}
 			case c >= 'a' && c <= 'z' && text[p+1] >= 'a' && text[p+1] <= 'z':
@@ -882,7 +882,9 @@ func lowerWord(buf *[maxAddrWord]byte, text string, s, e int) string {
 // "c/" slash at its end.
 func addrWordAfter(text string, p int) (addrWord, bool) {
 	q := p
-	for q < len(text) {
+	// Bounded, so that a run of letters costs each number near it a
+	// constant.
+	for q < len(text) && q-p <= 3*maxAddrWord {
 		c := text[q]
 		if c < utf8.RuneSelf {
 			if isASCIILetter(c) {
@@ -964,7 +966,7 @@ func addrWordBefore(text string, e int) (addrWord, bool) {
 // with 0, then a letter ("221B", "7a") or a range ("12-14"). It returns
 // its end, or -1.
 func houseNumber(text string, i int) int {
-	e := spanWhile(text, i, isASCIIDigit)
+	e := spanShort(text, i, isASCIIDigit)
 	if e-i > 5 || text[i] == '0' {
 		return -1
 	}
@@ -977,7 +979,7 @@ func houseNumber(text string, i int) int {
 			}
 			e++
 		case c == '-' && e+1 < len(text) && isASCIIDigit(text[e+1]):
-			f := spanWhile(text, e+1, isASCIIDigit)
+			f := spanShort(text, e+1, isASCIIDigit)
 			if f-e-1 > 5 || (f < len(text) && (isWordAt(text, f) || text[f] == '-')) {
 				return -1 // a date or an id
 			}
@@ -1054,15 +1056,15 @@ func distinctivePostcode(text string, q int) bool {
 	if ukPostcode(text, q) > 0 {
 		return true
 	}
-	d := spanWhile(text, q, isASCIIDigit)
+	d := spanShort(text, q, isASCIIDigit)
 	switch n := d - q; {
 	case n == 4 && d+3 < len(text) && text[d] == ' ' && isUpperPair(text, d+1) && !isWordAt(text, d+3):
 		return true
-	case (n == 4 || n == 5) && d+4 <= len(text) && text[d] == '-' && spanWhile(text, d+1, isASCIIDigit) == d+4 && !isWordAt(text, d+4):
+	case (n == 4 || n == 5) && d+4 <= len(text) && text[d] == '-' && spanShort(text, d+1, isASCIIDigit) == d+4 && !isWordAt(text, d+4):
 		return true
 	case n == 0:
-		l := spanWhile(text, q, func(c byte) bool { return c >= 'A' && c <= 'Z' })
-		return l-q >= 1 && l-q <= 2 && l+5 < len(text) && text[l] == '-' && spanWhile(text, l+1, isASCIIDigit)-l-1 >= 4
+		l := spanShort(text, q, func(c byte) bool { return c >= 'A' && c <= 'Z' })
+		return l-q >= 1 && l-q <= 2 && l+5 < len(text) && text[l] == '-' && spanShort(text, l+1, isASCIIDigit)-l-1 >= 4
 	}
 	return false
 }
@@ -1140,7 +1142,7 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 		ordinal := false
 		if !ok {
 			// An ordinal street name: "350 5th Ave".
-			e := spanWhile(text, p, isASCIIDigit)
+			e := spanShort(text, p, isASCIIDigit)
 			if e == p || e-p > 3 || e+2 > len(text) {
 				break
 			}
@@ -1350,6 +1352,17 @@ func adjectiveBefore(text string, s, floor int, buf *[maxAddrWord]byte) int {
 	return s
 }
 
+// spanShort is spanWhile for the short parts of addresses, bounded so that
+// a long run of digits or capitals costs each number near it a constant;
+// every part it reads is shorter than the bound.
+func spanShort(text string, i int, ok func(byte) bool) int {
+	e := i
+	for e < len(text) && e-i < 16 && ok(text[e]) {
+		e++
+	}
+	return e
+}
+
 // addressTail extends an address that ends at e over the parts after it:
 // units, a city, a region code and a postcode, in the orders countries
 // write them. A city counts when a postcode or region code follows it
@@ -1428,14 +1441,14 @@ func tailSep(text string, p int) (int, bool) {
 // "2o izquierda" (NFKC reads "2º" so), "3e étage", "2nd floor".
 func unitSegment(text string, q int, buf *[maxAddrWord]byte) int {
 	if text[q] == '#' {
-		return unitToken(text, spanWhile(text, q+1, isHSpace))
+		return unitToken(text, spanShort(text, q+1, isHSpace))
 	}
 	if isASCIIDigit(text[q]) {
-		d := spanWhile(text, q, isASCIIDigit)
+		d := spanShort(text, q, isASCIIDigit)
 		if d-q > 3 {
 			return -1
 		}
-		e := spanWhile(text, d, isASCIILetter)
+		e := spanShort(text, d, isASCIILetter)
 		if e-d > 2 || e >= len(text) || text[e] != ' ' {
 			return -1
 		}
@@ -1448,13 +1461,13 @@ func unitSegment(text string, q int, buf *[maxAddrWord]byte) int {
 	if !ok || lex(buf, text, w)&wUnit == 0 {
 		return -1
 	}
-	return unitToken(text, spanWhile(text, w.end, isHSpace))
+	return unitToken(text, spanShort(text, w.end, isHSpace))
 }
 
 // unitToken reads the number of a unit: up to six letters and digits with
 // a digit, or one capital letter ("Flat A").
 func unitToken(text string, p int) int {
-	e := spanWhile(text, p, isASCIIAlnum)
+	e := spanShort(text, p, isASCIIAlnum)
 	if e == p || e-p > 6 || isWordAt(text, e) {
 		return -1
 	}
@@ -1469,16 +1482,16 @@ func unitToken(text string, p int) int {
 // "00-950 Warszawa". Four digits alone are a year: they need the city.
 func postcodeSegment(text string, q int, buf *[maxAddrWord]byte) int {
 	p := q
-	if l := spanWhile(text, p, func(c byte) bool { return c >= 'A' && c <= 'Z' }); l-p >= 1 && l-p <= 2 && l+1 < len(text) && text[l] == '-' && isASCIIDigit(text[l+1]) {
+	if l := spanShort(text, p, func(c byte) bool { return c >= 'A' && c <= 'Z' }); l-p >= 1 && l-p <= 2 && l+1 < len(text) && text[l] == '-' && isASCIIDigit(text[l+1]) {
 		p = l + 1 // a country prefix
 	}
-	d := spanWhile(text, p, isASCIIDigit)
+	d := spanShort(text, p, isASCIIDigit)
 	n, e := d-p, d
 	needCity := false
 	switch {
 	case n == 5:
 		if e+1 < len(text) && text[e] == '-' && isASCIIDigit(text[e+1]) {
-			f := spanWhile(text, e+1, isASCIIDigit)
+			f := spanShort(text, e+1, isASCIIDigit)
 			if f-e-1 != 3 && f-e-1 != 4 {
 				return -1
 			}
@@ -1487,7 +1500,7 @@ func postcodeSegment(text string, q int, buf *[maxAddrWord]byte) int {
 	case n == 4:
 		switch {
 		case e+1 < len(text) && text[e] == '-' && isASCIIDigit(text[e+1]):
-			if f := spanWhile(text, e+1, isASCIIDigit); f-e-1 == 3 {
+			if f := spanShort(text, e+1, isASCIIDigit); f-e-1 == 3 {
 				e = f
 			} else {
 				return -1
@@ -1497,7 +1510,7 @@ func postcodeSegment(text string, q int, buf *[maxAddrWord]byte) int {
 		default:
 			needCity = true
 		}
-	case n == 2 && e+4 <= len(text) && text[e] == '-' && spanWhile(text, e+1, isASCIIDigit) == e+4:
+	case n == 2 && e+4 <= len(text) && text[e] == '-' && spanShort(text, e+1, isASCIIDigit) == e+4:
 		e += 4
 	default:
 		return -1
@@ -1524,15 +1537,15 @@ func isUpperPair(text string, p int) bool {
 // code and the ZIP or postal code after it: "OH 43215", "ON K1A 0B1". A
 // code alone counts only after a city ("São Paulo - SP").
 func regionSegment(text string, q int, afterCity bool) int {
-	e := spanWhile(text, q, func(c byte) bool { return c >= 'A' && c <= 'Z' })
+	e := spanShort(text, q, func(c byte) bool { return c >= 'A' && c <= 'Z' })
 	if e-q < 2 || e-q > 3 || isWordAt(text, e) || !regionCodes[text[q:e]] {
 		return -1
 	}
 	if e+1 < len(text) && text[e] == ' ' {
 		z := e + 1
-		d := spanWhile(text, z, isASCIIDigit)
+		d := spanShort(text, z, isASCIIDigit)
 		if d-z == 5 || (d-z == 4 && e-q == 3) {
-			if d+1 < len(text) && text[d] == '-' && spanWhile(text, d+1, isASCIIDigit) == d+5 {
+			if d+1 < len(text) && text[d] == '-' && spanShort(text, d+1, isASCIIDigit) == d+5 {
 				d += 5
 			}
 			if !isWordAt(text, d) {
@@ -1574,7 +1587,7 @@ func canadianPostcode(text string, p int) int {
 
 // ukPostcode reads a British postcode at p: "SW1A 2AA", "NR4 7TJ", "M1 1AE".
 func ukPostcode(text string, p int) int {
-	l := spanWhile(text, p, func(c byte) bool { return c >= 'A' && c <= 'Z' })
+	l := spanShort(text, p, func(c byte) bool { return c >= 'A' && c <= 'Z' })
 	if l-p < 1 || l-p > 2 || l >= len(text) || !isASCIIDigit(text[l]) {
 		return -1
 	}
