@@ -157,6 +157,16 @@ func findPersonal(text string, spans []redSpan) []redSpan {
 			i = run // a time or a decimal: "09:14", "4,99"
 			continue
 		}
+		// Most runs are passed over here, without a call.
+		var after byte
+		if run < len(text) {
+			after = text[run]
+		}
+		n := run - i
+		if !idLength[min(n, 16)] && !idAfter[after] && (n > 5 || text[i] == '0' || !houseNumberAfter[after] && (i == 0 || text[i-1] != ' ')) {
+			i = run
+			continue
+		}
 		if mayStartID(text, i, run) {
 			if s, ok := matchNINO(text, i, run, floor); ok {
 				spans = append(spans, s)
@@ -233,6 +243,15 @@ var idLength = [17]bool{2: true, 6: true, 9: true, 11: true, 12: true, 15: true}
 var idAfter = func() (t [256]bool) {
 	for _, c := range []byte(" -.AB") {
 		t[c] = true
+	}
+	return t
+}()
+
+// houseNumberAfter marks the bytes that may follow a house number that
+// starts an address: a space, a comma or the letter of "221B".
+var houseNumberAfter = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == ' ' || c == ',' || isASCIILetter(byte(c))
 	}
 	return t
 }()
