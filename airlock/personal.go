@@ -1,6 +1,7 @@
 package airlock
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -83,10 +84,10 @@ func hasIDContext(text string, start int, k secretKind) bool {
 			buf[k] = c + 'a' - 'A'
 		}
 	}
-	win := string(buf[:n])
+	win := buf[:n]
 	for _, w := range idContext[k] {
 		for off := 0; ; {
-			j := strings.Index(win[off:], w)
+			j := bytes.Index(win[off:], []byte(w))
 			if j < 0 {
 				break
 			}
@@ -850,7 +851,7 @@ func lex(buf *[maxAddrWord]byte, text string, w addrWord) uint16 {
 	}
 	f := uint16(0)
 	if h := lexHash(text, w.start, w.end); addrBloom[h>>6]&(1<<(h&63)) != 0 {
-		f = addrLexicon[lowerWord(buf, text, w.start, w.end)]
+		f = addrLexicon[string(lowerBytes(buf, text, w.start, w.end))]
 	}
 	if f == 0 && w.end-w.start > 2 && text[w.end-1] == '.' {
 		// "Drive." ends a sentence.
@@ -883,8 +884,9 @@ type addrWord struct {
 // maxAddrWord bounds a word the detector looks up; longer ones are names.
 const maxAddrWord = 40
 
-// lowerWord returns text[s:e] with ASCII letters lowered, in buf.
-func lowerWord(buf *[maxAddrWord]byte, text string, s, e int) string {
+// lowerBytes returns text[s:e] with ASCII letters lowered, in buf (a map
+// lookup of string(lowerBytes(...)) allocates nothing).
+func lowerBytes(buf *[maxAddrWord]byte, text string, s, e int) []byte {
 	n := min(e-s, maxAddrWord)
 	for k := range n {
 		c := text[s+k]
@@ -893,7 +895,7 @@ func lowerWord(buf *[maxAddrWord]byte, text string, s, e int) string {
 		}
 		buf[k] = c
 	}
-	return string(buf[:n])
+	return buf[:n]
 }
 
 // addrWordAfter reads the word that starts at p: letters (any script) and
@@ -1149,7 +1151,7 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 	// French "12 bis rue ...".
 	if w, ok := addrWordAfter(text, p); ok {
 		if w.end-w.start == 3 && w.end < len(text) && text[w.end] == ' ' {
-			if lw := lowerWord(buf, text, w.start, w.end); lw == "bis" || lw == "ter" {
+			if lw := lowerBytes(buf, text, w.start, w.end); string(lw) == "bis" || string(lw) == "ter" {
 				p = w.end + 1
 			}
 		}
@@ -1165,7 +1167,7 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 			if e == p || e-p > 3 || e+2 > len(text) {
 				break
 			}
-			suf := lowerWord(buf, text, e, min(e+2, len(text)))
+			suf := string(lowerBytes(buf, text, e, min(e+2, len(text))))
 			if suf != "st" && suf != "nd" && suf != "rd" && suf != "th" || isWordAt(text, e+2) {
 				break
 			}
@@ -1303,7 +1305,7 @@ func typeFirstStreet(text string, e, floor int, buf *[maxAddrWord]byte) (start, 
 			return w.start, needNothing, true
 		}
 		if n == 0 && w.capital && w.end-w.start <= maxAddrWord && len(suffixByLast[text[w.end-1]|0x20]) > 0 {
-			if amb, ok := streetSuffix(lowerWord(buf, text, w.start, w.end)); ok {
+			if amb, ok := streetSuffixFold(text[w.start:w.end]); ok {
 				// "Lindenstraße"; a bare street word needs an adjective:
 				// "Lange Straße", not "Ring 3".
 				s := adjectiveBefore(text, w.start, floor, buf)
