@@ -164,7 +164,7 @@ func findPersonal(text string, spans []redSpan) []redSpan {
 			after = text[run]
 		}
 		n := run - i
-		if !idLength[min(n, 16)] && !idAfter[after] && (n > 5 || text[i] == '0' || !houseNumberAfter[after] && (i == 0 || text[i-1] != ' ')) {
+		if !idLength[min(n, 16)] && !idGroupBefore(n, after) && (n > 5 || text[i] == '0' || !houseNumberAfter[after] && (i == 0 || text[i-1] != ' ')) {
 			i = run
 			continue
 		}
@@ -199,8 +199,8 @@ func findPersonal(text string, spans []redSpan) []redSpan {
 // it, or the letters of a NINO before it.
 func mayStartID(text string, i, e int) bool {
 	n := e - i
-	if !idLength[min(n, 16)] && (e >= len(text) || !idAfter[text[e]]) {
-		return false // most runs: "12", "2024-" is let through
+	if !idLength[min(n, 16)] && (e >= len(text) || !idGroupBefore(n, text[e])) {
+		return false
 	}
 	if (n == 6 || n == 2) && i >= 2 && isASCIILetter(text[i-2]) {
 		// The prefix of a NINO, a word of two letters: "AB123456C",
@@ -238,15 +238,24 @@ func mayStartID(text string, i, e int) bool {
 }
 
 // idLength marks the lengths of a run of digits that may be a whole
-// identifier or a NINO's digits; idAfter the bytes after a run that may
-// continue one.
+// identifier or a NINO's digits.
 var idLength = [17]bool{2: true, 6: true, 9: true, 11: true, 12: true, 15: true}
-var idAfter = func() (t [256]bool) {
-	for _, c := range []byte(" -.AB") {
-		t[c] = true
+
+// idGroupBefore reports whether a run of n digits followed by c may be the
+// first group of a formatted identifier.
+func idGroupBefore(n int, c byte) bool {
+	switch c {
+	case ' ':
+		return n <= 4 || n == 13
+	case '-':
+		return n == 3 || n == 4 || n == 9
+	case '.':
+		return n == 3
+	case 'A', 'B':
+		return n == 6 // "109082A...", a Corsican NIR
 	}
-	return t
-}()
+	return false
+}
 
 // houseNumberAfter marks the bytes that may follow a house number that
 // starts an address: a space, a comma or the letter of "221B".
