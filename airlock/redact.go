@@ -38,6 +38,7 @@ var redactStages = []redactStage{
 	findProsePasswords,
 	findEmails,
 	findIBANs,
+	findPersonal, // before cards and phones: an SSN, a house number and a postcode are no phone number
 	findCards,
 	findPhones,
 }
