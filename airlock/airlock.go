@@ -14,15 +14,17 @@ type Redaction struct {
 	Count int    `json:"count"`
 }
 
-// Redaction kinds, used as the placeholder text "[kind]".
+// Redaction kinds, used as the placeholder text "[kind]". Besides these,
+// the vendor rule set reports each provider's tokens under the id of the
+// gitleaks rule for them ("github-pat", "aws-access-token",
+// "stripe-access-token", ...): KindAWSKey is left for AWS secret access
+// keys, named by their key, and KindAPIKey for keys no vendor is known for.
 const (
 	KindEmail          = "email"
 	KindPhone          = "phone"
 	KindCard           = "card"
 	KindIBAN           = "iban"
 	KindAWSKey         = "aws-key"
-	KindGitHubToken    = "github-token"
-	KindSlackToken     = "slack-token"
 	KindJWT            = "jwt"
 	KindPrivateKey     = "private-key"
 	KindURLCredentials = "url-credentials"

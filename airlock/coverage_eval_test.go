@@ -68,11 +68,16 @@ var coverageFamilyFloor = map[string]int{
 }
 
 // coverageFoundFloor is, per redaction kind, how many of its labelled
-// occurrences were redacted under exactly that kind. None were: the new
-// kinds did not exist, and of the 36 vendor tokens 21 were hidden under
-// api-key, github-token or slack-token and 15 not at all; one SSN went as a
-// phone number; no identifier, address or prose password was redacted.
-var coverageFoundFloor = map[string]int{}
+// occurrences were redacted under exactly that kind. At the baseline none
+// were: the new kinds did not exist, and of the 36 vendor tokens 21 were
+// hidden under api-key, github-token or slack-token and 15 not at all; one
+// SSN went as a phone number; no identifier, address or prose password was
+// redacted. The vendor rule set (vendor.go) finds all 36 vendor tokens.
+var coverageFoundFloor = map[string]int{
+	"gitlab-pat": 3, "npm-access-token": 3, "sendgrid-api-token": 3, "stripe-access-token": 4,
+	"openai-api-key": 3, "twilio-api-key": 2, "gcp-api-key": 3, "slack-webhook-url": 3,
+	"huggingface-access-token": 3, "digitalocean-pat": 3, "shopify-access-token": 3, "github-fine-grained-pat": 3,
+}
 
 // coverageFalseCeiling is, per redaction kind, how many redactions of it
 // were made on the negative texts ("redaction-negative", "hard-negative"),
@@ -109,7 +114,12 @@ func TestCoverageBaseline(t *testing.T) {
 	famLabelled := map[string]int{}
 	famCaught := map[string]int{}
 	var misses []string
-	known := append(slices.Clone(redactionKinds), coverageKinds...)
+	known := slices.Clone(redactionKinds)
+	for _, k := range coverageKinds {
+		if !slices.Contains(known, k) {
+			known = append(known, k)
+		}
+	}
 
 	for _, c := range cases {
 		var cl string

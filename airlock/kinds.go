@@ -14,8 +14,6 @@ const (
 	kCard
 	kIBAN
 	kAWSKey
-	kGitHubToken
-	kSlackToken
 	kJWT
 	kPrivateKey
 	kURLCredentials
@@ -25,8 +23,8 @@ const (
 )
 
 var handKindNames = [numHandKinds]string{
-	KindEmail, KindPhone, KindCard, KindIBAN, KindAWSKey, KindGitHubToken,
-	KindSlackToken, KindJWT, KindPrivateKey, KindURLCredentials, KindAPIKey, KindPassword,
+	KindEmail, KindPhone, KindCard, KindIBAN, KindAWSKey, KindJWT, KindPrivateKey,
+	KindURLCredentials, KindAPIKey, KindPassword,
 }
 
 // kindNames names every kind: the airlock's own, then the vendor rule set's

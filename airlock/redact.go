@@ -28,11 +28,7 @@ var redactStages = []redactStage{
 	findPrivateKeys,
 	findURLCredentials,
 	findJWTs,
-	findAWSKeys,
-	findGitHubTokens,
-	findSlackWebhooks,
-	findSlackTokens,
-	findAPIKeys,
+	findVendorTokens,
 	findBearerTokens,
 	findKeyValues,
 	findProsePasswords,
@@ -64,7 +60,8 @@ type foundValue struct {
 // redactor carries the state of one Redact call. Redact takes one from
 // redactorPool, so that its buffers serve call after call.
 type redactor struct {
-	counts []int // per kind, len(kindNames)
+	counts []int        // per kind, len(kindNames)
+	used   []secretKind // the kinds counted, each once
 	found  []foundValue
 	seen   map[string]struct{}
 	spans  []redSpan
@@ -77,15 +74,19 @@ var redactorPool = sync.Pool{New: func() any {
 // release returns r to the pool without the values it found, which must
 // not outlive the call.
 func (r *redactor) release() {
-	clear(r.counts)
+	for _, k := range r.used {
+		r.counts[k] = 0
+	}
+	r.used = r.used[:0]
 	clear(r.found)
 	r.found, r.seen = r.found[:0], nil
 	redactorPool.Put(r)
 }
 
 // Redact replaces every secret and personal datum in text with a typed
-// placeholder such as "[email]" and counts what it replaced per kind, in
-// the order of the Kind* constants; it returns a nil slice when it found
+// placeholder such as "[email]" or "[github-pat]" and counts what it
+// replaced per kind, in the order of the Kind* constants and then of the
+// vendor rule set (kindNames); it returns a nil slice when it found
 // nothing.
 //
 // Detection is deliberately lopsided: secrets (keys, tokens, passwords) are
@@ -136,23 +137,30 @@ func Redact(text string) (string, []Redaction) {
 		}
 		lastPrev = last
 	}
+	// The kinds in their order: a few of the hundred-odd there are.
+	slices.Sort(r.used)
 	var out []Redaction
-	for k, n := range r.counts {
-		if n > 0 {
-			out = append(out, Redaction{Kind: kindNames[k], Count: n})
-		}
+	for _, k := range r.used {
+		out = append(out, Redaction{Kind: kindNames[k], Count: r.counts[k]})
 	}
 	return text, out
 }
 
 // apply replaces spans (sorted, disjoint) with their placeholders.
 func (r *redactor) apply(text string, spans []redSpan, remember bool) string {
+	size := len(text)
+	for _, s := range spans {
+		size += len(placeholders[s.kind]) - (s.end - s.start)
+	}
 	var b strings.Builder
-	b.Grow(len(text) + len(spans)*maxPlaceholder)
+	b.Grow(size)
 	last := 0
 	for _, s := range spans {
 		b.WriteString(text[last:s.start])
 		b.WriteString(placeholders[s.kind])
+		if r.counts[s.kind] == 0 {
+			r.used = append(r.used, s.kind)
+		}
 		r.counts[s.kind]++
 		if remember {
 			v := text[s.start:s.end]
@@ -351,14 +359,13 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
-func isASCIIDigit(c byte) bool   { return byteClass[c]&cDigit != 0 }
-func isASCIIAlnum(c byte) bool   { return byteClass[c]&(cDigit|cUpper|cLower) != 0 }
-func isASCIILetter(c byte) bool  { return byteClass[c]&(cUpper|cLower) != 0 }
-func isIdentByte(c byte) bool    { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore) != 0 }
-func isKeyByte(c byte) bool      { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore|cDash) != 0 }
-func isUpperOrDigit(c byte) bool { return byteClass[c]&(cDigit|cUpper) != 0 }
-func isHSpace(c byte) bool       { return byteClass[c]&cSpace != 0 }
-func isQuoteByte(c byte) bool    { return c == '"' || c == '\'' || c == '`' }
+func isASCIIDigit(c byte) bool  { return byteClass[c]&cDigit != 0 }
+func isASCIIAlnum(c byte) bool  { return byteClass[c]&(cDigit|cUpper|cLower) != 0 }
+func isASCIILetter(c byte) bool { return byteClass[c]&(cUpper|cLower) != 0 }
+func isIdentByte(c byte) bool   { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore) != 0 }
+func isKeyByte(c byte) bool     { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore|cDash) != 0 }
+func isHSpace(c byte) bool      { return byteClass[c]&cSpace != 0 }
+func isQuoteByte(c byte) bool   { return c == '"' || c == '\'' || c == '`' }
 
 // isWordBefore reports whether the character before i is a letter or digit
 // in any script (or an underscore).
@@ -523,187 +530,6 @@ func findJWTs(text string, spans []redSpan) []redSpan {
 		off = end
 	}
 	return spans
-}
-
-// awsPrefixes are the four-letter prefixes of AWS access key ids (user,
-// temporary, group, role, managed policy, ... ids).
-var awsPrefixes = [...]string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}
-
-// findAWSKeys finds AWS access key ids: a known prefix and 16 uppercase
-// letters or digits, as a whole word.
-func findAWSKeys(text string, spans []redSpan) []redSpan {
-	for off := 0; ; {
-		j := strings.IndexByte(text[off:], 'A')
-		if j < 0 {
-			return spans
-		}
-		i := off + j
-		off = i + 1
-		if i+20 > len(text) || (i > 0 && isIdentByte(text[i-1])) || (i+20 < len(text) && isIdentByte(text[i+20])) {
-			continue
-		}
-		prefix := false
-		for _, p := range awsPrefixes {
-			if text[i:i+4] == p {
-				prefix = true
-				break
-			}
-		}
-		if !prefix || spanWhile(text, i+4, isUpperOrDigit) != i+20 {
-			continue
-		}
-		spans = append(spans, redSpan{i, i + 20, kAWSKey})
-		off = i + 20
-	}
-}
-
-// findGitHubTokens finds GitHub tokens: ghp_/gho_/ghu_/ghs_/ghr_ with 36 or
-// more letters and digits, and fine-grained github_pat_ tokens.
-func findGitHubTokens(text string, spans []redSpan) []redSpan {
-	for off := 0; ; {
-		j := strings.IndexByte(text[off:], '_')
-		if j < 0 {
-			return spans
-		}
-		i := off + j
-		off = i + 1
-		switch {
-		case i >= 3 && text[i-3] == 'g' && text[i-2] == 'h' && strings.IndexByte("pousr", text[i-1]) >= 0 && tokenBoundary(text, i-3):
-			if e := spanWhile(text, i+1, isASCIIAlnum); e-i-1 >= 36 {
-				spans = append(spans, redSpan{i - 3, e, kGitHubToken})
-				off = e
-			}
-		case i >= 6 && text[i-6:i] == "github" && strings.HasPrefix(text[i:], "_pat_") && tokenBoundary(text, i-6):
-			if e := spanWhile(text, i+5, isIdentByte); e-i-5 >= 22 {
-				spans = append(spans, redSpan{i - 6, e, kGitHubToken})
-				off = e
-			}
-		}
-	}
-}
-
-// findSlackWebhooks finds Slack incoming webhook URLs, which are bearer
-// credentials in themselves; the whole URL goes.
-func findSlackWebhooks(text string, spans []redSpan) []redSpan {
-	const host = "hooks.slack.com/services/"
-	for off := 3; off < len(text); {
-		// Look from the rare 'k' rather than the common 'h'.
-		j := strings.Index(text[off:], host[3:])
-		if j < 0 {
-			break
-		}
-		start := off + j - 3
-		path := start + len(host)
-		off = path
-		if text[start:start+3] != "hoo" {
-			continue
-		}
-		for _, scheme := range [...]string{"https://", "http://", "//"} {
-			if strings.HasSuffix(text[:start], scheme) {
-				start -= len(scheme)
-				break
-			}
-		}
-		if !tokenBoundary(text, start) && text[start-1] != '.' {
-			continue
-		}
-		e := spanWhile(text, path, func(c byte) bool { return isKeyByte(c) || c == '/' })
-		for e > path && text[e-1] == '/' {
-			e--
-		}
-		if e-path < 8 {
-			continue
-		}
-		spans = append(spans, redSpan{start, e, kSlackToken})
-		off = e
-	}
-	return spans
-}
-
-// findSlackTokens finds Slack API tokens (bot, user, app-level, refresh).
-func findSlackTokens(text string, spans []redSpan) []redSpan {
-	for off := 0; ; {
-		j := strings.Index(text[off:], "xox")
-		if j < 0 {
-			return spans
-		}
-		i := off + j
-		off = i + 3
-		if i+5 > len(text) || strings.IndexByte("baprse", text[i+3]) < 0 || text[i+4] != '-' || !tokenBoundary(text, i) {
-			continue
-		}
-		e := spanWhile(text, i+5, func(c byte) bool { return isASCIIAlnum(c) || c == '-' })
-		for e > i+5 && text[e-1] == '-' {
-			e--
-		}
-		if e-i-5 < 10 {
-			continue
-		}
-		spans = append(spans, redSpan{i, e, kSlackToken})
-		off = e
-	}
-}
-
-// apiKeyPrefixes are key prefixes that identify a secret API key: OpenAI
-// and Anthropic style "sk-" keys (sk-proj-, sk-ant-, ...) and Stripe secret
-// and restricted keys. All have a 'k' second, which findAPIKeys looks for.
-var apiKeyPrefixes = [...]struct {
-	prefix string
-	min    int // characters after the prefix
-}{
-	{"sk-", 20},
-	{"sk_live_", 16},
-	{"sk_test_", 16},
-	{"rk_live_", 16},
-	{"rk_test_", 16},
-}
-
-// findAPIKeys finds API keys recognisable by their prefix, and Google API
-// keys ("AIza..."). A key needs a word boundary before it, enough
-// characters and a digit, so that prose ("task-list", "a risk-free
-// change") is left alone.
-func findAPIKeys(text string, spans []redSpan) []redSpan {
-	for off := 1; off < len(text); {
-		j := strings.IndexByte(text[off:], 'k')
-		if j < 0 {
-			break
-		}
-		start := off + j - 1
-		off += j + 1
-		for _, p := range apiKeyPrefixes {
-			if !strings.HasPrefix(text[start:], p.prefix) {
-				continue
-			}
-			body := start + len(p.prefix)
-			e := spanWhile(text, body, isKeyByte)
-			off = max(off, e)
-			if tokenBoundary(text, start) && e-body >= p.min && hasASCIIDigit(text[body:e]) {
-				spans = append(spans, redSpan{start, e, kAPIKey})
-			}
-			break
-		}
-	}
-	for off := 0; ; {
-		j := strings.Index(text[off:], "AIza")
-		if j < 0 {
-			return spans
-		}
-		start := off + j
-		e := spanWhile(text, start+4, isKeyByte)
-		off = e
-		if tokenBoundary(text, start) && e-start-4 >= 30 && hasASCIIDigit(text[start+4:e]) {
-			spans = appendSorted(spans, redSpan{start, e, kAPIKey})
-		}
-	}
-}
-
-func hasASCIIDigit(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if isASCIIDigit(s[i]) {
-			return true
-		}
-	}
-	return false
 }
 
 func isBearerByte(c byte) bool {

@@ -23,17 +23,11 @@ var countOverrides = map[string][]airlock.Redaction{
 	"password swallows a partial key": {{Kind: airlock.KindAPIKey, Count: 1}, {Kind: airlock.KindPassword, Count: 1}},
 }
 
-var allKinds = []string{
-	airlock.KindEmail, airlock.KindPhone, airlock.KindCard, airlock.KindIBAN,
-	airlock.KindAWSKey, airlock.KindGitHubToken, airlock.KindSlackToken, airlock.KindJWT,
-	airlock.KindPrivateKey, airlock.KindURLCredentials, airlock.KindAPIKey, airlock.KindPassword,
-}
-
 // wantRedactions returns the counts Redact should report when it turns in
-// into want: one per placeholder gained, in the order of the constants.
+// into want: one per placeholder gained, in the order of the kinds.
 func wantRedactions(in, want string) []airlock.Redaction {
 	var out []airlock.Redaction
-	for _, k := range allKinds {
+	for _, k := range airlock.KindNames() {
 		p := "[" + k + "]"
 		if n := strings.Count(want, p) - strings.Count(in, p); n > 0 {
 			out = append(out, airlock.Redaction{Kind: k, Count: n})
@@ -128,10 +122,10 @@ func TestRedactJWT(t *testing.T) {
 }
 
 var awsCases = []redactCase{
-	{"access key id", "key AKIAIOSFODNN7EXAMPLE leaked", "key [aws-key] leaked"},
-	{"temporary key id", "ASIAY34FZKBOKMUTVV7A", "[aws-key]"},
-	{"role id", "AROAJ2UCCR6DPCEXAMPLE? no: AROA1234567890ABCDEF", "AROAJ2UCCR6DPCEXAMPLE? no: [aws-key]"},
-	{"in env dump", "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "AWS_ACCESS_KEY_ID=[aws-key]\nAWS_SECRET_ACCESS_KEY=[aws-key]\n"},
+	{"access key id", "key AKIAIOSFODNN7EXAMPLE leaked", "key [aws-access-token] leaked"},
+	{"temporary key id", "ASIAY34FZKBOKMUTVV7A", "[aws-access-token]"},
+	{"role id", "AROAJ2UCCR6DPCEXAMPLE? no: AROA1234567890ABCDEF", "AROAJ2UCCR6DPCEXAMPLE? no: [aws-access-token]"},
+	{"in env dump", "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "AWS_ACCESS_KEY_ID=[aws-access-token]\nAWS_SECRET_ACCESS_KEY=[aws-key]\n"},
 	{"secret in credentials file", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [aws-key]"},
 	{"secret in json", `"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"`, `"SecretAccessKey": "[aws-key]"`},
 	{"secret of the wrong length is still a secret", "aws_secret_access_key=notfortycharsbutsecret", "aws_secret_access_key=[api-key]"},
@@ -148,12 +142,12 @@ func TestRedactAWSKey(t *testing.T) {
 }
 
 var gitHubCases = []redactCase{
-	{"classic pat", "GITHUB_TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a in CI", "GITHUB_TOKEN=[github-token] in CI"},
-	{"oauth", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "[github-token]"},
-	{"user to server", "(ghu_16C7e42F292c6912E7710c838347Ae178B4a)", "([github-token])"},
-	{"server to server", "ghs_16C7e42F292c6912E7710c838347Ae178B4a,", "[github-token],"},
-	{"refresh", "ghr_1B4a2e77838347a7E420ce178F2E7c6912E169246c34E1ccbF66C46812d16D5B1A9Dc86A1498", "[github-token]"},
-	{"fine grained", "token: github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV", "token: [github-token]"},
+	{"classic pat", "GITHUB_TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a in CI", "GITHUB_TOKEN=[github-pat] in CI"},
+	{"oauth", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "[github-oauth]"},
+	{"user to server", "(ghu_16C7e42F292c6912E7710c838347Ae178B4a)", "([github-app-token])"},
+	{"server to server", "ghs_16C7e42F292c6912E7710c838347Ae178B4a,", "[github-app-token],"},
+	{"refresh", "ghr_1B4a2e77838347a7E420ce178F2E7c6912E169246c34E1ccbF66C46812d16D5B1A9Dc86A1498", "[github-refresh-token]"},
+	{"fine grained", "token: github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV", "token: [github-fine-grained-pat]"},
 	{"too short", "ghp_short", "ghp_short"},
 	{"prefix in prose", "the ghp_ prefix marks classic tokens", "the ghp_ prefix marks classic tokens"},
 	{"glued to a word", "xghp_16C7e42F292c6912E7710c838347Ae178B4a", "xghp_16C7e42F292c6912E7710c838347Ae178B4a"},
@@ -166,11 +160,11 @@ func TestRedactGitHubToken(t *testing.T) {
 }
 
 var slackCases = []redactCase{
-	{"bot token", "SLACK_BOT_TOKEN=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "SLACK_BOT_TOKEN=[slack-token]"},
-	{"user token", "xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef", "[slack-token]"},
-	{"legacy and refresh", "xoxa-2-1234567890 xoxr-1234567890-abc", "[slack-token] [slack-token]"},
-	{"webhook", "posting to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX failed", "posting to [slack-token] failed"},
-	{"webhook without scheme", "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "[slack-token]"},
+	{"bot token", "SLACK_BOT_TOKEN=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "SLACK_BOT_TOKEN=[slack-bot-token]"},
+	{"user token", "xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef", "[slack-user-token]"},
+	{"legacy and refresh", "xoxa-2-1234567890 xoxr-1234567890-abc", "[slack-legacy-workspace-token] [slack-legacy-workspace-token]"},
+	{"webhook", "posting to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX failed", "posting to [slack-webhook-url] failed"},
+	{"webhook without scheme", "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "[slack-webhook-url]"},
 	{"xoxo is a hug", "thanks team xoxo", "thanks team xoxo"},
 	{"prefix alone", "tokens start with xoxb- and are long", "tokens start with xoxb- and are long"},
 	{"webhook host without path", "see hooks.slack.com/services/ docs", "see hooks.slack.com/services/ docs"},
@@ -182,11 +176,11 @@ func TestRedactSlackToken(t *testing.T) {
 }
 
 var apiKeyCases = []redactCase{
-	{"openai project key", "OPENAI_API_KEY=sk-proj-abc123def456ghi789jkl012mno345", "OPENAI_API_KEY=[api-key]"},
-	{"anthropic key", "using sk-ant-api03-AbCdEf0123456789_xyz-QRSTuv in the app", "using [api-key] in the app"},
+	{"openai project key", "OPENAI_API_KEY=sk-proj-abc123def456ghi789jkl012mno345", "OPENAI_API_KEY=[openai-api-key]"},
+	{"anthropic key", "using sk-ant-api03-AbCdEf0123456789_xyz-QRSTuv in the app", "using [anthropic-api-key] in the app"},
 	{"plain sk key", "(sk-0123456789abcdefABCDEF)", "([api-key])"},
-	{"stripe secret", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[api-key]"},
-	{"google key", "key=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY&q=x", "key=[api-key]&q=x"},
+	{"stripe secret", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[stripe-access-token]"},
+	{"google key", "key=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY&q=x", "key=[gcp-api-key]&q=x"},
 	{"api_key pair", "GET /v1/items?api_key=abcd1234efgh5678&page=2", "GET /v1/items?api_key=[api-key]&page=2"},
 	{"apikey colon", "apikey: 0123456789abcdef", "apikey: [api-key]"},
 	{"x-api-key header", "-H 'x-api-key: 0123456789abcdef'", "-H 'x-api-key: [api-key]'"},
@@ -389,13 +383,13 @@ func TestRedactPhone(t *testing.T) {
 var orderCases = []redactCase{
 	{"url credentials before email", "https://bob:hunter22@example.com", "https://[url-credentials]@example.com"},
 	{"jwt before api key pair", "api_key=" + sampleJWT, "api_key=[jwt]"},
-	{"token before password value", "password=ghp_16C7e42F292c6912E7710c838347Ae178B4a", "password=[github-token]"},
+	{"token before password value", "password=ghp_16C7e42F292c6912E7710c838347Ae178B4a", "password=[github-pat]"},
 	{"password swallows a partial key", "password=sk-0123456789abcdefABCDEF.tail", "password=[password]"},
 	{"email before card", "4111111111111111@example.com", "[email]"},
 	{"iban before card and phone", "DE89 3704 0044 0532 0130 00", "[iban]"},
 	{"private key swallows everything", "-----BEGIN RSA PRIVATE KEY-----\npassword=x jane@example.com\n-----END RSA PRIVATE KEY-----", "[private-key]"},
 	{"mixed report", "I'm jane@example.com, +1 (555) 123-4567, card 4111 1111 1111 1111, key AKIAIOSFODNN7EXAMPLE",
-		"I'm [email], [phone], card [card], key [aws-key]"},
+		"I'm [email], [phone], card [card], key [aws-access-token]"},
 }
 
 func TestRedactOrder(t *testing.T) {
@@ -410,7 +404,7 @@ var propagationCases = []redactCase{
 	{"long value inside a word", "pwd=Tr0ub4dor&3 and xTr0ub4dorx", "pwd=[password]&3 and x[password]x"},
 	{"short value only as a word", "pwd=test; latest test run", "pwd=[password]; latest [password] run"},
 	{"url password alone", "https://bob:Sw0rdfish9@example.com and Sw0rdfish9", "https://[url-credentials]@example.com and [url-credentials]"},
-	{"key glued to a word", "AKIAIOSFODNN7EXAMPLE and xAKIAIOSFODNN7EXAMPLE", "[aws-key] and x[aws-key]"},
+	{"key glued to a word", "AKIAIOSFODNN7EXAMPLE and xAKIAIOSFODNN7EXAMPLE", "[aws-access-token] and x[aws-access-token]"},
 	{"value spelled in a placeholder", "pwd=mail jane@example.com", "pwd=[password] [email]"},
 	{"tiny value is not searched", "pwd=ab; ab", "pwd=[password]; ab"},
 }

@@ -391,7 +391,7 @@ func TestAirlockCommand(t *testing.T) {
 		t.Fatalf("secret survived: %q", got.Text)
 	case !strings.Contains(got.Text, "4.2.1") || !strings.Contains(got.Text, "#100234") || !strings.Contains(got.Text, "$19.99"):
 		t.Fatalf("version, order id or price lost: %q", got.Text)
-	case kinds["email"] != 1 || kinds["aws-key"] != 1:
+	case kinds["email"] != 1 || kinds["aws-access-token"] != 1:
 		t.Fatalf("redactions = %v", got.Redactions)
 	case got.InstructionSuspected == nil || !*got.InstructionSuspected || len(got.Signals) == 0:
 		t.Fatalf("instruction not flagged: %+v", got)
