@@ -359,13 +359,14 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
-func isASCIIDigit(c byte) bool  { return byteClass[c]&cDigit != 0 }
-func isASCIIAlnum(c byte) bool  { return byteClass[c]&(cDigit|cUpper|cLower) != 0 }
-func isASCIILetter(c byte) bool { return byteClass[c]&(cUpper|cLower) != 0 }
-func isIdentByte(c byte) bool   { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore) != 0 }
-func isKeyByte(c byte) bool     { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore|cDash) != 0 }
-func isHSpace(c byte) bool      { return byteClass[c]&cSpace != 0 }
-func isQuoteByte(c byte) bool   { return c == '"' || c == '\'' || c == '`' }
+func isASCIIDigit(c byte) bool   { return byteClass[c]&cDigit != 0 }
+func isASCIIAlnum(c byte) bool   { return byteClass[c]&(cDigit|cUpper|cLower) != 0 }
+func isASCIILetter(c byte) bool  { return byteClass[c]&(cUpper|cLower) != 0 }
+func isIdentByte(c byte) bool    { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore) != 0 }
+func isKeyByte(c byte) bool      { return byteClass[c]&(cDigit|cUpper|cLower|cUnderscore|cDash) != 0 }
+func isUpperOrDigit(c byte) bool { return byteClass[c]&(cDigit|cUpper) != 0 }
+func isHSpace(c byte) bool       { return byteClass[c]&cSpace != 0 }
+func isQuoteByte(c byte) bool    { return c == '"' || c == '\'' || c == '`' }
 
 // isWordBefore reports whether the character before i is a letter or digit
 // in any script (or an underscore).
@@ -1501,4 +1502,13 @@ func equalInts(a []int, b ...int) bool {
 		}
 	}
 	return true
+}
+
+func hasASCIIDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isASCIIDigit(s[i]) {
+			return true
+		}
+	}
+	return false
 }
