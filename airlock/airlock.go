@@ -50,7 +50,11 @@ type Dossier struct {
 func Sanitize(text string) Dossier {
 	norm, removed := Normalize(text)
 	red, reds := Redact(norm)
-	signals := Detect(norm)
+	// Normalize removes invisible characters, and with them any text
+	// spelled in tag characters or variation selectors: that payload is
+	// read from the original text, and only the detector sees it.
+	d := loadDetector()
+	signals := d.names(d.detect(norm) | d.scanInvisible(text))
 	if reds == nil {
 		reds = []Redaction{}
 	}

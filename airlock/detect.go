@@ -42,30 +42,48 @@ const (
 	// SignalEncodedBlob: a base64 or hex run decodes to text that itself
 	// fires a family.
 	SignalEncodedBlob = "encoded-blob"
+	// SignalInvisibleText: the text carries a message no reader sees:
+	// Unicode tag characters (U+E0020-U+E007E, "ASCII smuggling") or
+	// variation selectors used as bytes that spell readable text. The
+	// subdivision flags (England, Scotland, Wales), whose tags spell a
+	// short region code, do not count. What the hidden text says is
+	// scanned too and raises its own families.
+	SignalInvisibleText = "invisible-text"
+	// SignalTransformedText: text written backwards (letters, or the
+	// letters of each word) or in rot13 that, once restored, fires a
+	// family.
+	SignalTransformedText = "transformed-text"
 )
+
+// famSet is a set of families, one bit each.
+type famSet uint16
 
 // family bits, in the sorted order of their names.
 const (
-	famEncoded uint8 = 1 << iota
+	famEncoded famSet = 1 << iota
 	famHidden
+	famInvisible
 	famOperator
 	famOverride
 	famRolePlay
 	famSystem
 	famTool
+	famTransformed
 )
 
 var familyNames = []struct {
-	bit  uint8
+	bit  famSet
 	name string
 }{
 	{famEncoded, SignalEncodedBlob},
 	{famHidden, SignalHiddenComment},
+	{famInvisible, SignalInvisibleText},
 	{famOperator, SignalOperatorCommand},
 	{famOverride, SignalOverride},
 	{famRolePlay, SignalRolePlay},
 	{famSystem, SignalSystemPrompt},
 	{famTool, SignalToolCall},
+	{famTransformed, SignalTransformedText},
 }
 
 // Detect returns the sorted names of the signal families that fire on text.
@@ -75,6 +93,12 @@ var familyNames = []struct {
 // regular expressions only on short windows around keyword hits.
 func Detect(text string) []string {
 	d := loadDetector()
+	return d.names(d.detect(text) | d.scanInvisible(text))
+}
+
+// detect runs every scan over text but the one for invisible payloads,
+// which Sanitize runs on the text before normalization removed them.
+func (d *detector) detect(text string) famSet {
 	sc := scratchPool.Get().(*scratch)
 	sc.fold = append(sc.fold[:0], '\n')
 	sc.fold = append(foldBytes(sc.fold, text), '\n')
@@ -82,7 +106,11 @@ func Detect(text string) []string {
 	// no rule keeps its input, so a string view avoids a copy.
 	fired := d.scanHits(unsafe.String(&sc.fold[0], len(sc.fold)), 0, sc)
 	scratchPool.Put(sc)
-	fired |= d.scanEncoded(text)
+	return fired | d.scanEncoded(text)
+}
+
+// names returns the sorted names of the families in fired, or nil.
+func (d *detector) names(fired famSet) []string {
 	if fired == 0 {
 		return nil
 	}
@@ -242,7 +270,7 @@ func skipGap(f string, i int) int {
 }
 
 type rule struct {
-	fam  uint8
+	fam  famSet
 	kind ruleKind
 	re   *regexp.Regexp
 	seq  *wordSeq
@@ -281,12 +309,12 @@ var loadDetector = sync.OnceValue(func() *detector {
 // scan runs every rule over folded (padded) text and returns the families
 // that fired. depth > 0 marks content already extracted from a comment or
 // a blob, which is not searched for further nesting.
-func (d *detector) scan(f string, depth int) uint8 {
+func (d *detector) scan(f string, depth int) famSet {
 	return d.scanHits(f, depth, nil)
 }
 
 // scanHits is scan with reusable buffers (sc may be nil).
-func (d *detector) scanHits(f string, depth int, sc *scratch) uint8 {
+func (d *detector) scanHits(f string, depth int, sc *scratch) famSet {
 	// First collect every keyword occurrence, so that a rule can ask
 	// whether its second keyword follows before running its expression.
 	var hits []acHit
@@ -297,7 +325,7 @@ func (d *detector) scanHits(f string, depth int, sc *scratch) uint8 {
 		var buf [32]acHit
 		hits = d.ac.scan(f, buf[:0])
 	}
-	var fired uint8
+	var fired famSet
 	// checked[i] is how far rule i has already been matched.
 	var checkedBuf [160]int
 	checked := checkedBuf[:0]
@@ -699,8 +727,8 @@ func setOf(s string) map[string]bool {
 // would destroy them), decodes each, and rescans the decoded text when it
 // is readable. It looks one level deep only: a blob inside a blob is not
 // decoded again.
-func (d *detector) scanEncoded(text string) uint8 {
-	var fired uint8
+func (d *detector) scanEncoded(text string) famSet {
+	var fired famSet
 	budget, rescans := maxDecodeTotal, maxRescans
 	var seen map[string]bool
 	check := func(start int, decoded []byte) {
@@ -1296,7 +1324,7 @@ func (m *acMachine) finish(s string, st uint32, i, to, keep int, hits []acHit) [
 // ruleSpec is one detection rule as written in the table at the end of
 // this file.
 type ruleSpec struct {
-	fam        uint8
+	fam        famSet
 	pattern    string
 	imperative bool
 	lineStart  bool
