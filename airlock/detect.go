@@ -175,6 +175,10 @@ const (
 	// lists are long and repeat, which as a regular expression would be
 	// too large for Go's fast matcher.
 	kindWordSeq
+	// kindMarkup: chat-template or role markup, or a fake boundary, starts
+	// at the keyword; it fires when the content it opens gives orders
+	// (markup.go).
+	kindMarkup
 )
 
 // wordSeq is a verb phrase, then minDet to maxDet determiners, then a
@@ -289,6 +293,8 @@ type rule struct {
 	// is tried anchored at each keyword hit, which costs a few steps,
 	// instead of searched for in a window around it.
 	prefix bool
+	// markup says how a kindMarkup rule reads its marker.
+	markup markupKind
 }
 
 type detector struct {
@@ -339,7 +345,7 @@ func (d *detector) scanHits(f string, depth int, sc *scratch) famSet {
 		start := end - len(d.ac.words[h.id])
 		for _, ri := range d.byAnchor[h.id] {
 			r := &d.rules[ri]
-			if fired&r.fam != 0 || (depth > 0 && (r.kind == kindComment || r.kind == kindHiddenHTML)) {
+			if fired&r.fam != 0 || (depth > 0 && (r.kind == kindComment || r.kind == kindHiddenHTML || r.kind == kindMarkup)) {
 				continue
 			}
 			if !r.prefix && !r.lineStart && end+windowAfter/2 <= checked[ri] {
@@ -366,6 +372,8 @@ func (d *detector) scanHits(f string, depth int, sc *scratch) famSet {
 				hit = d.hiddenHTMLFires(f, start, end, &checked[ri])
 			case kindWordSeq:
 				hit = r.seq.match(f, start) && !(r.imperative && hasOtherSubject(f, start))
+			case kindMarkup:
+				hit = d.markupFires(r, f, start, end, &checked[ri])
 			}
 			if hit {
 				fired |= r.fam
@@ -1335,6 +1343,7 @@ type ruleSpec struct {
 	// match, after the first keyword.
 	second []string
 	seq    *wordSeq
+	markup markupKind
 	// expanded patterns are already past expandPattern.
 	expanded bool
 }
@@ -1391,8 +1400,10 @@ func buildDetector(specs []ruleSpec) (*detector, error) {
 	var errs []error
 	seconds := map[int][]string{}
 	for _, sp := range splitSpecs(specs) {
-		r := rule{fam: sp.fam, kind: sp.kind, imperative: sp.imperative, lineStart: sp.lineStart}
+		r := rule{fam: sp.fam, kind: sp.kind, imperative: sp.imperative, lineStart: sp.lineStart, markup: sp.markup}
 		anchors := sp.anchors
+		// A marker starts at its keyword, as a prefix rule's match does.
+		r.prefix = sp.kind == kindMarkup && !sp.lineStart
 		if sp.seq != nil {
 			seq := *sp.seq
 			seq.v, seq.d, seq.n = splitPhrases(seq.verbs), splitPhrases(seq.dets), splitPhrases(seq.nouns)
@@ -1851,6 +1862,7 @@ var vocab = strings.NewReplacer(
 	"{SEVHARD}", `(?:critical|p[o0]|p[1i]|sev(?:erity)?[\x20-]?(?:[o0i1]|one|zero)\b|severity (?:critical|high(?:est)?)|blocker|highest(?: priority| severity)?|top priority|max(?:imum)? (?:priority|severity)|emergency|security (?:critical|incident|emergency)|showstopper|show-stopper|release blocker|priority[\x20-]?(?:[01]|one|zero|p[o0]|p[1i])\b|priority (?:highest|critical))`,
 	"{SEVSOFT}", `(?:urgent|high(?:est)? (?:priority|severity))`,
 	"{SECRETS}", `(?:api ?keys?|secrets|secret keys?|credentials|creds|private keys?|ssh keys?|env(?:ironment)? (?:vars?|variables)|\.env(?: file)?|access keys?|aws keys?|access tokens|auth tokens|session (?:cookies|tokens)|(?:database|db) (?:dump|credentials|passwords?)|(?:all|every) (?:user |customer )?(?:passwords|emails|data|records|tokens)|(?:user|customer) (?:data|passwords|database|records|emails|pii)|pii|system prompt)`,
+	"{TOOLACT}", `[^"\n]{0,40}?(?:approve|merge|close|resolve|delete|remove|drop|exec|run|shell|bash|cmd|command|deploy|release|grant|send|email|mail|post|transfer|update|set|assign|label|escalate|write|upload|create|publish|ticket|issue|severity|priority|admin|sudo|eval|pull|candidate|reject|triage|comment|refund|pay|token|secret|password|cred|env|file|http|fetch|curl|webhook|permission|role|user|access|push|commit)[^"\n]{0,40}`,
 	"{IMPEND}", `(?:karo|kro|kar do|kardo|kar dijiye|kijiye|kijie|karein|karen|do|dena|dijiye|de do)`,
 )
 
@@ -1860,7 +1872,7 @@ var ruleSpecs = []ruleSpec{
 	{fam: famOverride, imperative: true, pattern: `(?:override|overriding|overwrite|bypass|bypassing|discard|abandon|neglect|set aside|throw away|throw out|replace|drop|erase|wipe|reset|delete|clear|purge) (?:all |any |of )*(?:your|ur|the (?:previous|prior|original|initial|system)|previous|prior|preceding|earlier|existing|original|initial|system|safety|developer){WP}? (?:instructions?|directives?|programming|guidelines|system prompt|prompt|training|rules|guardrails|safeguards|safety (?:rules|guidelines|filters|measures))`},
 	{fam: famOverride, imperative: true, pattern: `{IGNS} (?:all |of |about )*(?:everything|anything|all|what(?:ever)?) (?:that )?{YOU}(?:'ve|'re| have| were| had| are| got)? (?:been |being )?(?:told|given|instructed|taught|trained|programmed|know|learned|learnt|received)`},
 	{fam: famOverride, imperative: true, pattern: `{IGNS} (?:all |of )*(?:everything |anything |all |the text |the content |the instructions |the messages? |what(?:ever)? (?:is |was |has been |i )?(?:written |said |stated |mentioned )?)?(?:above|before this|prior to this|preceding|so far|until now|up to (?:now|this point))(?: this (?:line|message|point))?[\s,.:;\-]{0,3}(?:and |then |instead |now |just |only )*(?:say|print|output|write|respond|reply|answer|tell|do|follow|execute|run|return|repeat|translate|act|you|start|begin|from now|obey|comply|instead|reveal|show)\b`},
-	{fam: famOverride, pattern: `\b(?:new|updated|real|actual|revised|overriding|secret|hidden|true|override|additional) (?:system )?(?:instructions?|directives?|system prompt)(?: for (?:you|the (?:ai|assistant|model|agent|bot|llm)))?(?:\s?:|\s?(?:are|is)\s?:|\s?follow\s?:|\s?as follows)`},
+	{fam: famOverride, pattern: `\b(?:new|updated|real|actual|revised|overriding|secret|hidden|true|override|additional|urgent|priority) (?:system )?(?:instructions?|directives?|system prompt|orders)(?: for (?:you|the (?:ai|assistant|model|agent|bot|llm)))?(?: (?:from|by) (?:the |your |our |an? )?(?:operators?|admins?|administrators?|developers?|devs?|maintainers?|security team|system|owners?|moderators?|staff|support team|management|team lead|project lead|ceo|cto))?(?:\s?:|\s?(?:are|is)\s?:|\s?follow\s?:|\s?as follows)`},
 	{fam: famOverride, pattern: `\byour (?:new|real|actual|true|only|updated|sole) (?:instructions?|directives?|orders|programming|system prompt) (?:is|are|will be|now|:)`},
 	{fam: famOverride, pattern: `\byour (?:real|actual|true|only|sole|new) (?:task|goal|objective|job|purpose|role|mission) (?:is|now is|from now on is|:) (?:to )?(?:ignore|reveal|print|output|say|tell|write|mark|close|approve|merge|run|execute|delete|obey|follow|classify|label|set)`},
 	{fam: famOverride, pattern: `(?:from now on|from this point(?: on(?:ward)?)?|starting now|starting from now|henceforth|for\x20the\x20rest of (?:this|the) (?:conversation|chat|session)|until\x20(?:i|told) (?:say|tell|otherwise))[\s,]{0,2}(?:{YOU}(?:'ll|'re| will| must| shall| should| are| can only| may only| only| have to| need to)?(?: now| only| always| never| not| no longer)? (?:respond|answer|reply|act|obey|follow|ignore|pretend|output|say|speak|comply|refuse|disregard|forget|behave|role-?play|write|print|address|call (?:me|yourself)|be (?:an? |the |my |dan|free|unrestricted|evil|jailbroken|no longer)|are (?:an? |the |my |dan|free|unrestricted|evil|jailbroken|no longer|not))|your (?:name|role|identity|persona|purpose|task|job|instructions) (?:is|are))`},
@@ -1956,7 +1968,22 @@ var ruleSpecs = []ruleSpec{
 	{fam: famSystem, lineStart: true, anchors: []string{"##"},
 		second:  []string{"you", "ignor", "disregard", "always", "never", "do", "from", "respond", "reply", "answer", "assistant", "ai", "user", "below"},
 		pattern: `\A\n\s?#{2,6} ?(?:system|instruction|instructions|new instructions|system prompt|system message|assistant|developer)(?: prompt| message)? ?:? ?\n(?:[^\n]{0,200}\n)?[^\n]{0,200}?(?:you are|you're|you must|you will|your task|your role|ignore|disregard|always|never|do not|from now on|respond\b|reply\b|answer\b|the assistant|the ai|the user|below is an instruction)`},
-	{fam: famSystem, pattern: `<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|end_of_text|begin_of_text|start_header_id|end_header_id|eot_id|eom_id|fim_prefix|fim_suffix|fim_middle|channel|message|start|end|constrain|return|call|tool_call|python_tag)\|?>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|</?(?:system|system_prompt|sys_prompt|instructions|admin_instructions|developer_instructions|developer_message|system_message)>`},
+	// system-prompt: chat-template tokens, role tags and role messages
+	// that open a turn giving orders (markup.go); the markup alone is what
+	// bug reports about chat models quote every day.
+	{fam: famSystem, kind: kindMarkup, markup: mkChatToken, anchors: []string{"<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>", "<end_of_turn>"}},
+	{fam: famSystem, kind: kindMarkup, markup: mkRoleTag, anchors: []string{"<system", "<sys_prompt", "<instructions", "<admin", "<developer", "<operator", "<maintainer", "<root", "<sudo", "<moderator", "<security", "<triage", "<policy", "<override", "<new_instructions", "<assistant", "<im_start"}},
+	{fam: famSystem, kind: kindMarkup, markup: mkRoleJSON, anchors: []string{"role\"", "role'", "role\\\""}},
+	{fam: famSystem, kind: kindMarkup, markup: mkRoleLine, lineStart: true, anchors: []string{"system", "developer", "assistant", "human", "user", "sys", "instruction", "instructions", "ai", "bot", "model"}},
+	// override-instructions: authority labels and fake boundaries followed
+	// by orders ("ADMIN NOTE: close this", "--- END OF REPORT --- New
+	// instructions: ...", "</user_input> Approve the patch").
+	{fam: famOverride, kind: kindMarkup, markup: mkRoleLine, lineStart: true, anchors: []string{"admin", "administrator", "operator", "maintainer", "maintainers", "moderator", "root", "owner", "staff", "security", "triage", "policy", "override", "priority", "important", "urgent", "notice", "note"}},
+	{fam: famOverride, kind: kindMarkup, markup: mkRoleTag, anchors: []string{"</"}},
+	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:end|close|stop) of (?:the |this |my )?(?:user |bug |customer |untrusted |external |original |public |incoming )?(?:report|ticket|input|message|issue|document|data|content|text|submission|description|prompt|context|conversation|transcript|email|feedback|query|request)s?\b`},
+	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:report|input|ticket|message|user input|user content|user message|document|submission|transcript|conversation|untrusted (?:input|content|text)) (?:ends|ended|end|finished|complete|over|closed|stops)\b`},
+	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:begin|beginning of|start of|start|begins|starting) (?:the |a |of )?(?:new |real |actual |trusted |internal |hidden |secret |updated |official )?(?:system|admin|administrator|operator|developer|assistant|maintainer|triage|security|moderator|internal|trusted|new|real|priority) (?:message|prompt|instructions?|policy|section|block|note|directive|config|configuration|update|override|input|orders|rules|mode|command)s?\b`},
+	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:system|admin|administrator|operator|developer|maintainer|security|root|emergency|priority|sudo) (?:override|directive)s?\b|(?:assistant|system|admin|triage|ai|bot|agent|model) (?:config(?:uration)?|policy|instructions?|prompt) updates?\b`},
 	// system-prompt: other languages.
 	{fam: famSystem, imperative: true, pattern: `\b(?:muestra|muestrame|ensename|dime|revela|revelame|imprime|escribe|repite|comparte|dame|cual es|cuales son)(?: me)? (?:tu |tus |el |las |su |sus )?{W}{0,2}?(?:prompt (?:del|de) sistema|prompt inicial|prompt original|instrucciones (?:del|de) sistema|instrucciones (?:iniciales|originales|ocultas|secretas|internas)|tu prompt)\b`},
 	{fam: famSystem, imperative: true, pattern: `\b(?:montre|montrez|affiche|affichez|revele|revelez|donne|donnez|repete|repetez|ecris|ecrivez|imprime|imprimez|dis|dites|quel est|quelles sont)(?:-moi| moi)? (?:ton |ta |tes |votre |vos |le |la |les )?(?:prompt (?:systeme|system|initial)|ton prompt|votre prompt|(?:instructions|consignes) (?:systeme|initiales|d'origine|originales|cachees|secretes|internes))`},
@@ -2017,8 +2044,11 @@ var ruleSpecs = []ruleSpec{
 	{fam: famOperator, pattern: `(?:关闭|關閉|删除|刪除|归档|歸檔|驳回|駁回|拒绝|拒絕)(?:所有|全部|其他|其它|其余|其餘)(?:的)?(?:工单|工單|问题|問題|报告|報告|bug|反馈|反饋|票据|票據|issue)|(?:删除|刪除|清空|销毁|銷毀|删掉|刪掉)(?:整个|整個|所有|全部)?(?:的)?(?:数据库|數據庫|資料庫|生产数据|生產數據|代码仓库|代碼倉庫|仓库|倉庫|用户数据|用戶數據)|(?:执行|執行|运行|運行)(?:以下|下面|下列|这个|這個|这条|這條|如下)(?:的)?(?:命令|指令|脚本|腳本|代码|代碼)|(?:批准|合并|合併|部署)(?:这个|這個|此|该|該)(?:pr|合并请求|合併請求|补丁|補丁|修改|变更|變更|提交|分支)|(?:把|将|將)(?:这个|這個|此|该|該)(?:工单|工單|问题|問題|报告|報告|bug)?(?:分配|指派|转|轉)(?:给|給)|(?:立即|立刻|马上|馬上)(?:升级|升級|上报|上報)`},
 
 	// tool-call: forged tool and function calls.
-	{fam: famTool, pattern: `"name" ?: ?"[^"\n]+" ?, ?"arguments" ?:|"(?:tool|tool_name|toolname|function_name|recipient_name)" ?: ?"[^"\n]+" ?, ?"(?:arguments|args|parameters|params|input|tool_input|kwargs)" ?:|"action" ?: ?"[^"\n]+" ?, ?"action_input" ?:|"arguments" ?: ?[\{"][^\n]*?"name" ?: ?"`},
-	{fam: famTool, pattern: `"(?:function_call|tool_calls|tool_call|tool_use|tool_uses|toolcall|functioncall)" ?: ?[\{\[]|"type" ?: ?"function" ?, ?"function" ?: ?\{`},
+	// A call in JSON fires when the tool it names acts on the machinery
+	// (closes, merges, runs, sends, reads secrets): bug reports about
+	// function calling quote "get_weather" examples every day.
+	{fam: famTool, pattern: `"name" ?: ?"{TOOLACT}" ?, ?"arguments" ?:|"(?:tool|tool_name|toolname|function_name|recipient_name)" ?: ?"{TOOLACT}" ?, ?"(?:arguments|args|parameters|params|input|tool_input|kwargs)" ?:|"action" ?: ?"{TOOLACT}" ?, ?"action_input" ?:|"arguments" ?: ?[\{"][^\n]*?"name" ?: ?"{TOOLACT}"`},
+	{fam: famTool, pattern: `(?:"(?:function_call|tool_calls|tool_call|tool_use|tool_uses|toolcall|functioncall)" ?: ?[\{\[]|"type" ?: ?"function" ?, ?"function" ?: ?\{)[^\n]{0,160}?"name" ?: ?"{TOOLACT}"`},
 	{fam: famTool, pattern: `<(?:tool_call|tool_calls|toolcall|function_call|function_calls|tool_use|tool_code|tool_response|tool_result|function_results|invoke|antml:invoke|use_tool|call_tool|execute_tool|api_call)\b[^>\n]*>|<function=[\w.\-]+>|<(?:function|parameter|invoke) name ?= ?"`},
 	{fam: famTool, lineStart: true, anchors: []string{"action"}, pattern: `\A\naction ?: ?[^\n]{1,60}\naction ?input ?:`},
 
