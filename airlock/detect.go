@@ -373,11 +373,19 @@ func (d *detector) scanHits(f string, depth int, sc *scratch) famSet {
 			case kindWordSeq:
 				hit = r.seq.match(f, start) && !(r.imperative && hasOtherSubject(f, start))
 			case kindMarkup:
-				hit = d.markupFires(r, f, start, end, &checked[ri])
+				if r.markup >= mkReversed {
+					// Restored text raises its own families too.
+					if got := d.transformedFires(r, f, start, end, &checked[ri]); got != 0 {
+						fired |= got
+						hit = true
+					}
+				} else {
+					hit = d.markupFires(r, f, start, end, &checked[ri])
+				}
 			}
 			if hit {
 				fired |= r.fam
-				if fired == famAllFolded {
+				if fired&famAllFolded == famAllFolded {
 					return fired
 				}
 			}
@@ -1971,10 +1979,15 @@ var ruleSpecs = []ruleSpec{
 	// system-prompt: chat-template tokens, role tags and role messages
 	// that open a turn giving orders (markup.go); the markup alone is what
 	// bug reports about chat models quote every day.
-	{fam: famSystem, kind: kindMarkup, markup: mkChatToken, anchors: []string{"<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>", "<end_of_turn>"}},
+	{fam: famSystem, kind: kindMarkup, markup: mkChatToken, anchors: []string{"<|", `\u003c|`, `\uooec|`, "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>", "<end_of_turn>"}},
 	{fam: famSystem, kind: kindMarkup, markup: mkRoleTag, anchors: []string{"<system", "<sys_prompt", "<instructions", "<admin", "<developer", "<operator", "<maintainer", "<root", "<sudo", "<moderator", "<security", "<triage", "<policy", "<override", "<new_instructions", "<assistant", "<im_start"}},
 	{fam: famSystem, kind: kindMarkup, markup: mkRoleJSON, anchors: []string{"role\"", "role'", "role\\\""}},
 	{fam: famSystem, kind: kindMarkup, markup: mkRoleLine, lineStart: true, anchors: []string{"system", "developer", "assistant", "human", "user", "sys", "instruction", "instructions", "ai", "bot", "model"}},
+	// transformed-text: lines written backwards or in rot13 are read
+	// restored (transform.go).
+	{fam: famTransformed, kind: kindMarkup, markup: mkReversed, anchors: reversedKeywords},
+	{fam: famTransformed, kind: kindMarkup, markup: mkWordOrder, anchors: wordOrderKeywords},
+	{fam: famTransformed, kind: kindMarkup, markup: mkRot13, anchors: rot13Keywords},
 	// override-instructions: authority labels and fake boundaries followed
 	// by orders ("ADMIN NOTE: close this", "--- END OF REPORT --- New
 	// instructions: ...", "</user_input> Approve the patch").

@@ -53,8 +53,15 @@ func (d *detector) markupFires(r *rule, f string, start, end int, checked *int) 
 	case mkRoleJSON:
 		cs, ce, ok = openRoleJSON(f, start, end)
 	case mkRoleLine:
-		cs, ce, ok = openRoleLine(f, end)
+		labels := chatLabels
+		if r.fam != famSystem {
+			labels = authorityLabels
+		}
+		cs, ce, ok = openRoleLine(f, start, labels)
 	case mkBoundary:
+		if quotedMarker(f, start) {
+			return false
+		}
 		m := r.re.FindStringIndex(f[start:min(len(f), start+prefixWindow)])
 		if m != nil {
 			cs = start + m[1]
@@ -87,14 +94,14 @@ func contentEnd(f string, cs int) int {
 	return cs + len(win)
 }
 
-var turnStops = []string{"<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>", "<end_of_turn>", "</"}
+var turnStops = []string{"<|", `\u003c|`, `\uooec|`, "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>", "<end_of_turn>", "</"}
 
 // openChatToken reads a template token at f[start:] with the role that
 // follows it, and returns the span of the turn's content.
 func openChatToken(f string, start int) (int, int, bool) {
 	p := start
 	switch {
-	case strings.HasPrefix(f[p:], "<|"):
+	case strings.HasPrefix(f[p:], "<|") || escapedAt(f, p, escapedLT) > 0:
 		name, q := tokenName(f, p)
 		if q < 0 {
 			return 0, 0, false
@@ -111,7 +118,7 @@ func openChatToken(f string, start int) (int, int, bool) {
 			p += i + len("<|end_header_id|>")
 		}
 		// Harmony-style headers: "<|channel|>analysis<|message|>".
-		for n := 0; n < 3 && strings.HasPrefix(f[p:], "<|"); n++ {
+		for n := 0; n < 3 && (strings.HasPrefix(f[p:], "<|") || escapedAt(f, p, escapedLT) > 0); n++ {
 			name, q := tokenName(f, p)
 			if q < 0 {
 				break
@@ -124,8 +131,8 @@ func openChatToken(f string, start int) (int, int, bool) {
 	case strings.HasPrefix(f[p:], "<start_of_turn>"):
 		p = skipWord(f, p+len("<start_of_turn>"))
 	default:
-		for _, t := range turnStops {
-			if strings.HasPrefix(f[p:], t) && t != "<|" && t != "</" {
+		for _, t := range []string{"[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<end_of_turn>"} {
+			if strings.HasPrefix(f[p:], t) {
 				p += len(t)
 				break
 			}
@@ -140,17 +147,24 @@ func openChatToken(f string, start int) (int, int, bool) {
 // tokenName reads "<|name|>" (or "<|name>") at f[p:] and returns the name
 // and where the token ends, or -1.
 func tokenName(f string, p int) (string, int) {
+	// JSON escapes the brackets: "\u003c|im_start|\u003e".
 	q := p + 2
+	if n := escapedAt(f, p, escapedLT); n > 0 {
+		q = p + n
+	}
+	from := q
 	for q < len(f) && q-p < 26 && (f[q] >= 'a' && f[q] <= 'z' || f[q] == '_' || f[q] >= '0' && f[q] <= '9') {
 		q++
 	}
-	name := f[p+2 : q]
+	name := f[from:q]
 	if len(name) < 2 {
 		return "", -1
 	}
 	switch {
 	case strings.HasPrefix(f[q:], "|>"):
 		return name, q + 2
+	case strings.HasPrefix(f[q:], "|") && escapedAt(f, q+1, escapedGT) > 0:
+		return name, q + 1 + escapedAt(f, q+1, escapedGT) - 1
 	case strings.HasPrefix(f[q:], ">"):
 		return name, q + 1
 	}
@@ -282,11 +296,26 @@ func jsonContentEnd(f string, cs int) int {
 	return cs + len(win)
 }
 
-// openRoleLine reads a role label whose keyword ends at end (the rule has
-// checked that it opens a line) and returns the span of the turn: the rest
-// of the line and the lines up to a blank one.
-func openRoleLine(f string, end int) (int, int, bool) {
-	p := end
+// Role labels that open a chat turn, and labels that claim the authority
+// of the people who run the machine.
+var (
+	chatLabels      = setOf(`system developer assistant human user sys instruction instructions ai bot model`)
+	authorityLabels = setOf(`admin administrator operator maintainer maintainers moderator root owner staff security
+		triage policy override priority important urgent notice note`)
+)
+
+// openRoleLine reads a role label at f[start:] (the rule has checked that
+// it opens a line) and returns the span of the turn: the rest of the line
+// and the lines up to a blank one.
+func openRoleLine(f string, start int, labels map[string]bool) (int, int, bool) {
+	p := start
+	for p < len(f) && f[p] >= 'a' && f[p] <= 'z' {
+		p++
+	}
+	if !labels[f[start:p]] {
+		return 0, 0, false
+	}
+	end := p
 	// "System prompt:", "ADMIN NOTE:", "[SYSTEM]:", "**System**:".
 	for n := 0; n < 2; n++ {
 		q := p
@@ -358,6 +387,12 @@ func ordersIn(text string) bool {
 		switch c {
 		case '.', '!', '?', ':', ';', '\n', ',', '(', '[', '>', '|':
 			clause = true
+		case '\\':
+			// A JSON escape: "\n" breaks a line, "\"" quotes.
+			if i+1 < len(text) && (text[i+1] == 'n' || text[i+1] == 'r' || text[i+1] == 't') {
+				clause = true
+				i++
+			}
 		}
 		i++
 	}
@@ -380,7 +415,13 @@ func ordersIn(text string) bool {
 		case strongOrder:
 			return true
 		case objectOrder:
-			for m := j + 1; m < n && m <= j+5; m++ {
+			// A pronoun right after the verb ("close it", "approve
+			// all"), or a noun of the machinery before the clause goes
+			// on ("close the app and it works" is not an order).
+			if j+1 < n && pronounObjects[words[j+1]] {
+				return true
+			}
+			for m := j + 1; m < n && m <= j+5 && !clauseWords[words[m]]; m++ {
 				if orderObjects[words[m]] {
 					return true
 				}
@@ -420,7 +461,52 @@ var orderObjects = setOf(`ticket tickets issue issues report reports bug bugs pr
 	branch release build severity priority label labels critical urgent duplicate duplicates p0 p1 po pi sev secret secrets
 	token tokens key keys password passwords credentials prompt instructions instruction rules env environment command
 	commands script shell tool function reporter account admin access permission permissions rights review approval
-	fixed resolved done it this them all every everything that candidate deployment repo repository database on-call oncall
+	fixed resolved done candidate deployment repo repository database on-call oncall
 	evil unrestricted uncensored unfiltered jailbroken dan hacker root superuser sudo maintainer administrator`)
 
+var pronounObjects = setOf(`it this that them all every everything these those`)
+
+var clauseWords = setOf(`and but or then so because when if while until after before which who`)
+
 var newOrders = setOf(`task tasks instructions instruction orders directive directives policy rules role persona goal objective`)
+
+// quotedMarker reports whether the boundary marker at f[start:] is quoted,
+// past the dashes and brackets that dress it ("'=== END OF USER INPUT ==='
+// is our separator"): a report that names a marker does not use it.
+func quotedMarker(f string, start int) bool {
+	for i := start - 1; i >= 0 && start-i <= 8; i-- {
+		switch f[i] {
+		case '"', '\'', '`':
+			return true
+		case '=', '-', '#', '*', '[', '(', '<', '_', '~', ' ':
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+// JSON writes "<" and ">" as \u003c and \u003e; folding reads the digits
+// inside a word as leetspeak, so both spellings are accepted.
+var (
+	escapedLT = []string{`\u003c|`, `\uooec|`}
+	escapedGT = []string{`\u003e`, `\uooee`}
+)
+
+// escapedAt returns the length of the escape of set at f[p:], or 0. The
+// "<" escapes include the bar that follows them; the ">" escapes are
+// counted with one byte for the bar before them.
+func escapedAt(f string, p int, set []string) int {
+	if p > len(f) {
+		return 0
+	}
+	for _, e := range set {
+		if strings.HasPrefix(f[p:], e) {
+			if e[len(e)-1] == '|' {
+				return len(e)
+			}
+			return len(e) + 1
+		}
+	}
+	return 0
+}
