@@ -295,6 +295,10 @@ type rule struct {
 	prefix bool
 	// markup says how a kindMarkup rule reads its marker.
 	markup markupKind
+	// letterStart rules fire only when no letter of any script stands
+	// right before the keyword: Go's \b knows only ASCII, and Arabic
+	// "تجاهل" (ignore) sits inside "متجاهل" (ignoring).
+	letterStart bool
 }
 
 type detector struct {
@@ -354,6 +358,11 @@ func (d *detector) scanHits(f string, depth int, sc *scratch) famSet {
 			}
 			if r.lineStart && !atLineStart(f, start) {
 				continue
+			}
+			if r.letterStart && start > 0 {
+				if c, _ := utf8.DecodeLastRuneInString(f[:start]); unicode.IsLetter(c) {
+					continue
+				}
 			}
 			if r.prefix && d.ac.inner[h.id] && start > 0 && isASCIIWordByte(f[start-1]) {
 				// A short keyword inside a longer word ("hi" in "this").
@@ -1350,8 +1359,9 @@ type ruleSpec struct {
 	// second, when set, lists second keywords: one of them is in every
 	// match, after the first keyword.
 	second []string
-	seq    *wordSeq
-	markup markupKind
+	seq         *wordSeq
+	markup      markupKind
+	letterStart bool
 	// expanded patterns are already past expandPattern.
 	expanded bool
 }
@@ -1408,7 +1418,7 @@ func buildDetector(specs []ruleSpec) (*detector, error) {
 	var errs []error
 	seconds := map[int][]string{}
 	for _, sp := range splitSpecs(specs) {
-		r := rule{fam: sp.fam, kind: sp.kind, imperative: sp.imperative, lineStart: sp.lineStart, markup: sp.markup}
+		r := rule{fam: sp.fam, kind: sp.kind, imperative: sp.imperative, lineStart: sp.lineStart, markup: sp.markup, letterStart: sp.letterStart}
 		anchors := sp.anchors
 		// A marker starts at its keyword, as a prefix rule's match does.
 		r.prefix = sp.kind == kindMarkup && !sp.lineStart
@@ -2055,6 +2065,29 @@ var ruleSpecs = []ruleSpec{
 	{fam: famOperator, pattern: `\b(?:command|commands|script|code) (?:run|execute|chala|chalao|chalaiye|chala do)(?: karo| kar do| kardo| karein| do| dijiye)?\b|\b(?:approve|merge|deploy) (?:kar do|karo|kardo|kar dijiye|kariye)\b|\b(?:turant|abhi|jaldi|fauran) (?:escalate|critical mark) (?:karo|kar do|kardo)\b|\bassign (?:karo|kar do|kardo|kar dijiye)\b`},
 	{fam: famOperator, pattern: `(?:这个|這個|此|该|該|这|這)(?:问题|問題|工单|工單|报告|報告|bug|缺陷|反馈|反饋)?(?:标记|標記|设为|設為|设置为|設置為|定为|定為|列为|列為|改为|改為|升级为|升級為)(?:成|为|為)?(?:紧急|緊急|严重|嚴重|最高优先级|最高優先級|p0|po|p1|pi|阻塞|致命|最高级|最高級)|(?:严重性|嚴重性|严重程度|嚴重程度|优先级|優先級)(?:设为|設為|设置为|設置為|改为|改為|调为|調為|设成|設成|调到|調到)`},
 	{fam: famOperator, pattern: `(?:关闭|關閉|删除|刪除|归档|歸檔|驳回|駁回|拒绝|拒絕)(?:所有|全部|其他|其它|其余|其餘)(?:的)?(?:工单|工單|问题|問題|报告|報告|bug|反馈|反饋|票据|票據|issue)|(?:删除|刪除|清空|销毁|銷毀|删掉|刪掉)(?:整个|整個|所有|全部)?(?:的)?(?:数据库|數據庫|資料庫|生产数据|生產數據|代码仓库|代碼倉庫|仓库|倉庫|用户数据|用戶數據)|(?:执行|執行|运行|運行)(?:以下|下面|下列|这个|這個|这条|這條|如下)(?:的)?(?:命令|指令|脚本|腳本|代码|代碼)|(?:批准|合并|合併|部署)(?:这个|這個|此|该|該)(?:pr|合并请求|合併請求|补丁|補丁|修改|变更|變更|提交|分支)|(?:把|将|將)(?:这个|這個|此|该|該)(?:工单|工單|问题|問題|报告|報告|bug)?(?:分配|指派|转|轉)(?:给|給)|(?:立即|立刻|马上|馬上)(?:升级|升級|上报|上報)`},
+
+	// Japanese, Korean and Arabic. Orders are told by their grammar: the
+	// Japanese request forms (してください, しろ, せよ), the Korean
+	// imperative endings (하세요, 해라, 해줘), the Arabic imperative verbs;
+	// and by their objects: instructions to be ignored, tickets to be
+	// closed, the system prompt to be shown. "マニュアルの指示どおり",
+	// "알림을 무시하고", "زر تجاهل الإشعار" use the same words for the app.
+	{fam: famOverride, pattern: `(?:これまで|今まで|いままで|以前|前|先|上記|上|過去|元|最初|既存|すべて|全て|全部|あらゆる|システム|開発者|あなた)の?(?:すべての|全ての)?(?:指示|命令|指令|ルール|規則|プロンプト|ガイドライン|制約|制限|インストラクション)(?:は|を|も|など)?(?:すべて|全て|全部|一切|完全に)?(?:無視|忘れ|破棄|放棄|取り消|撤回)`},
+	{fam: famOverride, pattern: `(?:新しい|新たな|最新の|本当の|真の|追加の|更新された|緊急の)(?:指示|命令|指令|システムプロンプト)\s?:|(?:管理者|運営|開発者|オペレーター|システム|セキュリティチーム|メンテナ|メンテナー)(?:から|より)の(?:新しい|新たな|緊急の|追加の)?(?:指示|命令|指令)\s?:|(?:ai|aiアシスタント|アシスタント|ボット|チャットボット|モデル|言語モデル|トリアージ(?:ボット|システム|ai))(?:へ|に|宛て)(?:の(?:指示|メッセージ|お願い))?\s?[:,]|(?:もし)?あなたが(?:ai|人工知能|言語モデル|チャットボット|ボット|アシスタント)(?:なら|であれば|の場合)`},
+	{fam: famRolePlay, pattern: `(?:あなた|君|きみ|お前)(?:は|が)(?:今から|これから|今後|もう|今|いまから)[^.\n]{0,24}?(?:です|だ|になる|になります|として|なりきって|演じ)|(?:今から|これから|今後|以降)[,\s]?(?:あなた|君|お前)(?:は|が)`},
+	{fam: famSystem, pattern: `(?:システムプロンプト|システム・プロンプト|初期プロンプト|隠された指示|隠れた指示|内部指示|システム指示|元の指示|最初の指示|秘密の指示)(?:を|の内容を|の全文を|全文を)?[^.\n]{0,16}?(?:(?:表示|出力|開示|公開|共有|印刷)(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ)|(?:教え|見せ|書き出し|繰り返し|貼り付け)(?:て(?:ください|下さい|くれ)|ろ|なさい))`},
+	{fam: famOperator, pattern: `(?:チケット|レポート|報告|課題|イシュー|問題|バグ|プルリクエスト|プルリク|pr|マージリクエスト|パッチ|ブランチ|リリース|コマンド|スクリプト)(?:を|は|も)[^.\n]{0,24}?(?:(?:承認|マージ|クローズ|削除|実行|デプロイ|リリース|エスカレーション|エスカレート)(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ)|(?:閉じ|割り当て)(?:て(?:ください|下さい|くれ)|ろ|なさい))|(?:重大度|深刻度|優先度|重要度|ステータス|ラベル|担当者)を[^.\n]{0,20}?(?:に|へ)(?:設定|変更|引き上げ|上げ)(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ)`},
+	{fam: famSystem, lineStart: true, anchors: []string{"システム", "アシスタント", "管理者", "開発者", "시스템", "관리자", "개발자", "어시스턴트"}, pattern: `\A\n[\s#*>\-\[(|]{0,12}(?:システム|アシスタント|管理者|開発者|시스템|관리자|개발자|어시스턴트)(?:メッセージ|プロンプト|指示|메시지|프롬프트|지시)?\s?:[^\n]{0,200}?(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ|て(?:ください|下さい)|하세요|하십시오|해라|하라|주세요|해줘|으세요)`},
+	{fam: famOverride, pattern: `(?:이전|앞|위|기존|원래|지금까지|시스템|개발자|모든)(?:의|에서|에)?[^.\n]{0,10}?(?:지시|지침|명령|규칙|프롬프트|안내)[^.\n]{0,10}?(?:무시|잊)`},
+	{fam: famOverride, pattern: `(?:새로운|새|최신|진짜|추가|긴급) ?(?:지시|지침|명령|규칙|시스템 프롬프트)(?:사항)?\s?:|(?:관리자|운영자|개발자|보안팀|보안 팀|시스템|운영팀)(?:의|로부터의|가 보낸|에게서 온|에서 온)\s?(?:새로운|새|긴급|추가)?\s?(?:지시|지침|명령)(?:사항)?\s?:|(?:ai|에이아이|인공지능|어시스턴트|봇|챗봇|모델|트리아지 ?봇)(?:에게|한테|께)\s?[:,]|(?:만약|만일)? ?(?:네가|너가|당신이) (?:ai|인공지능|언어 ?모델|챗봇|봇|어시스턴트)(?:라면|이라면)`},
+	{fam: famRolePlay, pattern: `(?:지금부터|이제부터|앞으로|이제|오늘부터)\s?(?:너는|넌|당신은|너가|니가)|(?:너는|넌|당신은) (?:이제|지금부터|이제부터)`},
+	{fam: famSystem, pattern: `(?:시스템 ?프롬프트|초기 ?프롬프트|숨겨진 ?지시|내부 ?지시|시스템 ?지시|원래 ?지시|비밀 ?지시)(?:를|을|의 내용을|전체를)?[^.\n]{0,16}?(?:보여|출력|알려|공개|표시|말해|적어|복사|반복|공유)(?:줘|주세요|해|하세요|하라|해줘|해 ?주세요|하십시오|줄래|라)`},
+	{fam: famOperator, pattern: `(?:티켓|이슈|보고서|리포트|버그|pr|풀 ?리퀘스트|머지 ?리퀘스트|패치|브랜치|명령|명령어|스크립트)(?:을|를|은|는|도|들을|들)?[^.\n]{0,20}?(?:(?:승인|병합|머지|종료|삭제|배포|에스컬레이션|실행|수행|할당)(?:하세요|하십시오|해라|하라|해 ?주세요|해줘|해 ?줘|하시오)|닫(?:으세요|으십시오|아라|아 ?주세요|아줘|아 ?줘))|(?:심각도|우선순위|중요도|상태|라벨|담당자)(?:를|을)[^.\n]{0,16}?(?:으로|로) ?(?:설정|변경|올려|지정)[^.\n]{0,40}?(?:하세요|하십시오|해라|하라|주세요|해줘|하시오)`},
+	{fam: famOverride, letterStart: true, pattern: `[وف]?(?:تجاهل|تجاهلي|تجاهلوا|انس|انسي|انسوا|اهمل|اهملي|اهملوا|الغ|الغي|لا تتبع|لا تلتزم ب|توقف عن اتباع)\s(?:[^\s.]+\s){0,2}?(?:ال)?(?:تعليمات|اوامر|قواعد|توجيهات|ارشادات|تعليماتك|اوامرك|قواعدك|توجيهاتك|موجه)`},
+	{fam: famOverride, letterStart: true, pattern: `(?:تعليمات|اوامر|توجيهات) (?:جديده|محدثه|عاجله)(?: من (?:ال)?(?:مسؤول|مدير|اداره|مطور|مطورين|فريق الامن|نظام|مشرف|مشغل))?\s?:|(?:الي|ل) (?:نظام الفرز(?: الالي)?|المساعد|الذكاء الاصطناعي|الروبوت|البوت|النموذج|المساعد الذكي|نظام الذكاء الاصطناعي|نظام الفرز الالي)\s?:|اذا كنت (?:ذكاء اصطناعي|نموذج لغوي|مساعد|روبوت|بوت)|من الان فصاعدا\s?,?\s?(?:انت|ستقوم|ستكون|يجب)`},
+	{fam: famRolePlay, letterStart: true, pattern: `(?:انت|انتي|انتم) الان (?:[^\s.]+ ){0,2}?(?:مساعد|بوت|روبوت|نموذج|ذكاء|مدير|مسؤول|مشرف|هاكر|بلا قيود|بدون قيود|غير مقيد|بلا حدود|حر|شرير|دان)`},
+	{fam: famSystem, letterStart: true, pattern: `[وف]?(?:اظهر|اعرض|اكشف|اطبع|اعطني|ارني|شارك|كرر|اكتب|انسخ|قل)(?: (?:لي|لنا))? (?:[^\s.]+ ){0,2}?(?:موجه|تعليمات|رساله|اوامر|برومبت|مطالبه) ?(?:ال)?نظام`},
+	{fam: famOperator, letterStart: true, pattern: `[وف]?(?:وافق|وافقي|وافقوا) علي (?:[^\s.]+ ){0,2}?(?:طلب|طلبات|التغيير|التعديل|الدمج|الكود|التصحيح|الرقعه|هذا|هذه|جميع|كل)|[وف]?(?:اغلق|اغلقي|اغلقوا|قم باغلاق|احذف|قم بحذف|ادمج|قم بدمج|نفذ|قم بتنفيذ|شغل|صعد|قم بتصعيد|ارفض|اقبل|انشر|قم بنشر)\s(?:[^\s.]+\s){0,2}?(?:التذكره|التذاكر|البلاغ|البلاغات|المشكله|المشكلات|طلب الدمج|طلبات الدمج|الامر|الاوامر|السكربت|الكود|هذه|هذا|جميع|كل)|[وف]?اجعل(?:ي)? (?:اولويه|خطوره|شده|حاله) (?:[^\s.]+ ){0,3}?(?:حرجه|عاليه|قصوي|عاجله|حرج|عاجل|p0|حرجا)|[وف]?(?:عين|اضبط|غير|ارفع) (?:ال)?(?:اولويه|خطوره)|[وف]?اسند(?:ه|ها)? ?الي`},
 
 	// tool-call: forged tool and function calls.
 	// A call in JSON fires when the tool it names acts on the machinery
