@@ -1358,7 +1358,7 @@ type ruleSpec struct {
 	anchors []string
 	// second, when set, lists second keywords: one of them is in every
 	// match, after the first keyword.
-	second []string
+	second      []string
 	seq         *wordSeq
 	markup      markupKind
 	letterStart bool
