@@ -665,6 +665,11 @@ func hasOtherSubject(f string, i int) bool {
 			if !afterPreposition(f, j) {
 				return true
 			}
+		case arabicSubject(w):
+			// Arabic writes the past tense as the imperative (تجاهل:
+			// "ignore!" and "it ignored"); a definite noun or a pronoun
+			// before the verb is its subject.
+			return true
 		case modalWords[w]:
 			modal = true
 		}
@@ -737,6 +742,19 @@ var articleWords = setOf(`the a an this that my your our la el le les il lo l gl
 var prepositionWords = setOf(`of for in on at to from with by about into onto inside via
 	de del da do dos das du des della dello degli delle di al nel nella sul sulla per con
 	von vom im am zum zur auf mit fur bei dans sur pour avec en no na nos nas ke ki ka par`)
+
+// arabicSubject reports whether w is an Arabic word that can be the
+// subject of the verb after it: a definite noun ("التطبيق", the app) or a
+// pronoun other than "you". "الان" (now) is an adverb.
+func arabicSubject(w string) bool {
+	if arabicPronouns[w] {
+		return true
+	}
+	return strings.HasPrefix(w, "\u0627\u0644") && w != "\u0627\u0644\u0627\u0646" && utf8.RuneCountInString(w) > 3
+}
+
+// arabicPronouns: he, she, they, I, we, it (hua, hiya, hum, ana, nahnu).
+var arabicPronouns = setOf("\u0647\u0648 \u0647\u064a \u0647\u0645 \u0627\u0646\u0627 \u0646\u062d\u0646")
 
 var zhSubjects = []string{"用户", "用戶", "应用", "應用", "游戏", "遊戲", "软件", "軟體", "系统", "系統", "程序", "app"}
 
@@ -2005,8 +2023,8 @@ var ruleSpecs = []ruleSpec{
 	{fam: famOverride, kind: kindMarkup, markup: mkRoleTag, anchors: []string{"</"}},
 	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:end|close|stop) of (?:the |this |my )?(?:user |bug |customer |untrusted |external |original |public |incoming )?(?:report|ticket|input|message|issue|document|data|content|text|submission|description|prompt|context|conversation|transcript|email|feedback|query|request)s?\b`},
 	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:report|input|ticket|message|user input|user content|user message|document|submission|transcript|conversation|untrusted (?:input|content|text)) (?:ends|ended|end|finished|complete|over|closed|stops)\b`},
-	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:begin|beginning of|start of|start|begins|starting) (?:the |a |of )?(?:new |real |actual |trusted |internal |hidden |secret |updated |official )?(?:system|admin|administrator|operator|developer|assistant|maintainer|triage|security|moderator|internal|trusted|new|real|priority) (?:message|prompt|instructions?|policy|section|block|note|directive|config|configuration|update|override|input|orders|rules|mode|command)s?\b`},
-	{fam: famOverride, kind: kindMarkup, markup: mkBoundary, pattern: `(?:system|admin|administrator|operator|developer|maintainer|security|root|emergency|priority|sudo) (?:override|directive)s?\b|(?:assistant|system|admin|triage|ai|bot|agent|model) (?:config(?:uration)?|policy|instructions?|prompt) updates?\b`},
+	{fam: famOverride, kind: kindMarkup, markup: mkPrivileged, pattern: `(?:begin|beginning of|start of|start|begins|starting) (?:the |a |of )?(?:new |real |actual |trusted |internal |hidden |secret |updated |official )?(?:system|admin|administrator|operator|developer|assistant|maintainer|triage|security|moderator|internal|trusted|new|real|priority) (?:message|prompt|instructions?|policy|section|block|note|directive|config|configuration|update|override|input|orders|rules|mode|command)s?\b`},
+	{fam: famOverride, kind: kindMarkup, markup: mkPrivileged, pattern: `(?:system|admin|administrator|operator|developer|maintainer|security|root|emergency|priority|sudo) (?:override|directive)s?\b|(?:assistant|system|admin|triage|ai|bot|agent|model) (?:config(?:uration)?|policy|instructions?|prompt) updates?\b`},
 	// system-prompt: other languages.
 	{fam: famSystem, imperative: true, pattern: `\b(?:muestra|muestrame|ensename|dime|revela|revelame|imprime|escribe|repite|comparte|dame|cual es|cuales son)(?: me)? (?:tu |tus |el |las |su |sus )?{W}{0,2}?(?:prompt (?:del|de) sistema|prompt inicial|prompt original|instrucciones (?:del|de) sistema|instrucciones (?:iniciales|originales|ocultas|secretas|internas)|tu prompt)\b`},
 	{fam: famSystem, imperative: true, pattern: `\b(?:montre|montrez|affiche|affichez|revele|revelez|donne|donnez|repete|repetez|ecris|ecrivez|imprime|imprimez|dis|dites|quel est|quelles sont)(?:-moi| moi)? (?:ton |ta |tes |votre |vos |le |la |les )?(?:prompt (?:systeme|system|initial)|ton prompt|votre prompt|(?:instructions|consignes) (?:systeme|initiales|d'origine|originales|cachees|secretes|internes))`},
@@ -2072,22 +2090,22 @@ var ruleSpecs = []ruleSpec{
 	// and by their objects: instructions to be ignored, tickets to be
 	// closed, the system prompt to be shown. "マニュアルの指示どおり",
 	// "알림을 무시하고", "زر تجاهل الإشعار" use the same words for the app.
-	{fam: famOverride, pattern: `(?:これまで|今まで|いままで|以前|前|先|上記|上|過去|元|最初|既存|すべて|全て|全部|あらゆる|システム|開発者|あなた)の?(?:すべての|全ての)?(?:指示|命令|指令|ルール|規則|プロンプト|ガイドライン|制約|制限|インストラクション)(?:は|を|も|など)?(?:すべて|全て|全部|一切|完全に)?(?:無視|忘れ|破棄|放棄|取り消|撤回)`},
+	{fam: famOverride, pattern: `(?:これまで|今まで|いままで|以前|前|先|上記|上|過去|元|最初|既存|すべて|全て|全部|あらゆる|システム|開発者|あなた)の?(?:すべての|全ての)?(?:指示|命令|指令|ルール|規則|プロンプト|ガイドライン|制約|制限|インストラクション)(?:は|を|も|など)?(?:すべて|全て|全部|一切|完全に)?(?:(?:無視|破棄|放棄)(?:して|しろ|せよ|しなさい|するように|すること)|忘れ(?:て|ろ|なさい|るように)|(?:取り消|撤回)(?:して|せ))`},
 	{fam: famOverride, pattern: `(?:新しい|新たな|最新の|本当の|真の|追加の|更新された|緊急の)(?:指示|命令|指令|システムプロンプト)\s?:|(?:管理者|運営|開発者|オペレーター|システム|セキュリティチーム|メンテナ|メンテナー)(?:から|より)の(?:新しい|新たな|緊急の|追加の)?(?:指示|命令|指令)\s?:|(?:ai|aiアシスタント|アシスタント|ボット|チャットボット|モデル|言語モデル|トリアージ(?:ボット|システム|ai))(?:へ|に|宛て)(?:の(?:指示|メッセージ|お願い))?\s?[:,]|(?:もし)?あなたが(?:ai|人工知能|言語モデル|チャットボット|ボット|アシスタント)(?:なら|であれば|の場合)`},
 	{fam: famRolePlay, pattern: `(?:あなた|君|きみ|お前)(?:は|が)(?:今から|これから|今後|もう|今|いまから)[^.\n]{0,24}?(?:です|だ|になる|になります|として|なりきって|演じ)|(?:今から|これから|今後|以降)[,\s]?(?:あなた|君|お前)(?:は|が)`},
 	{fam: famSystem, pattern: `(?:システムプロンプト|システム・プロンプト|初期プロンプト|隠された指示|隠れた指示|内部指示|システム指示|元の指示|最初の指示|秘密の指示)(?:を|の内容を|の全文を|全文を)?[^.\n]{0,16}?(?:(?:表示|出力|開示|公開|共有|印刷)(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ)|(?:教え|見せ|書き出し|繰り返し|貼り付け)(?:て(?:ください|下さい|くれ)|ろ|なさい))`},
 	{fam: famOperator, pattern: `(?:チケット|レポート|報告|課題|イシュー|問題|バグ|プルリクエスト|プルリク|pr|マージリクエスト|パッチ|ブランチ|リリース|コマンド|スクリプト)(?:を|は|も)[^.\n]{0,24}?(?:(?:承認|マージ|クローズ|削除|実行|デプロイ|リリース|エスカレーション|エスカレート)(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ)|(?:閉じ|割り当て)(?:て(?:ください|下さい|くれ)|ろ|なさい))|(?:重大度|深刻度|優先度|重要度|ステータス|ラベル|担当者)を[^.\n]{0,20}?(?:に|へ)(?:設定|変更|引き上げ|上げ)(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ)`},
 	{fam: famSystem, lineStart: true, anchors: []string{"システム", "アシスタント", "管理者", "開発者", "시스템", "관리자", "개발자", "어시스턴트"}, pattern: `\A\n[\s#*>\-\[(|]{0,12}(?:システム|アシスタント|管理者|開発者|시스템|관리자|개발자|어시스턴트)(?:メッセージ|プロンプト|指示|메시지|프롬프트|지시)?\s?:[^\n]{0,200}?(?:して(?:ください|下さい|くれ)|しなさい|しろ|せよ|て(?:ください|下さい)|하세요|하십시오|해라|하라|주세요|해줘|으세요)`},
-	{fam: famOverride, pattern: `(?:이전|앞|위|기존|원래|지금까지|시스템|개발자|모든)(?:의|에서|에)?[^.\n]{0,10}?(?:지시|지침|명령|규칙|프롬프트|안내)[^.\n]{0,10}?(?:무시|잊)`},
+	{fam: famOverride, pattern: `(?:이전|앞|위|기존|원래|지금까지|시스템|개발자|모든)(?:의|에서|에)?[^.\n]{0,10}?(?:지시|지침|명령|규칙|프롬프트|안내)[^.\n]{0,10}?(?:무시(?:하고|하세요|하십시오|하라|해라|해줘|해 ?주세요|해[.!,\n ]|해$)|잊(?:고|어|으세요|으십시오|어라|어줘|어 ?주세요))`},
 	{fam: famOverride, pattern: `(?:새로운|새|최신|진짜|추가|긴급) ?(?:지시|지침|명령|규칙|시스템 프롬프트)(?:사항)?\s?:|(?:관리자|운영자|개발자|보안팀|보안 팀|시스템|운영팀)(?:의|로부터의|가 보낸|에게서 온|에서 온)\s?(?:새로운|새|긴급|추가)?\s?(?:지시|지침|명령)(?:사항)?\s?:|(?:ai|에이아이|인공지능|어시스턴트|봇|챗봇|모델|트리아지 ?봇)(?:에게|한테|께)\s?[:,]|(?:만약|만일)? ?(?:네가|너가|당신이) (?:ai|인공지능|언어 ?모델|챗봇|봇|어시스턴트)(?:라면|이라면)`},
 	{fam: famRolePlay, pattern: `(?:지금부터|이제부터|앞으로|이제|오늘부터)\s?(?:너는|넌|당신은|너가|니가)|(?:너는|넌|당신은) (?:이제|지금부터|이제부터)`},
 	{fam: famSystem, pattern: `(?:시스템 ?프롬프트|초기 ?프롬프트|숨겨진 ?지시|내부 ?지시|시스템 ?지시|원래 ?지시|비밀 ?지시)(?:를|을|의 내용을|전체를)?[^.\n]{0,16}?(?:보여|출력|알려|공개|표시|말해|적어|복사|반복|공유)(?:줘|주세요|해|하세요|하라|해줘|해 ?주세요|하십시오|줄래|라)`},
 	{fam: famOperator, pattern: `(?:티켓|이슈|보고서|리포트|버그|pr|풀 ?리퀘스트|머지 ?리퀘스트|패치|브랜치|명령|명령어|스크립트)(?:을|를|은|는|도|들을|들)?[^.\n]{0,20}?(?:(?:승인|병합|머지|종료|삭제|배포|에스컬레이션|실행|수행|할당)(?:하세요|하십시오|해라|하라|해 ?주세요|해줘|해 ?줘|하시오)|닫(?:으세요|으십시오|아라|아 ?주세요|아줘|아 ?줘))|(?:심각도|우선순위|중요도|상태|라벨|담당자)(?:를|을)[^.\n]{0,16}?(?:으로|로) ?(?:설정|변경|올려|지정)[^.\n]{0,40}?(?:하세요|하십시오|해라|하라|주세요|해줘|하시오)`},
-	{fam: famOverride, letterStart: true, pattern: `[وف]?(?:تجاهل|تجاهلي|تجاهلوا|انس|انسي|انسوا|اهمل|اهملي|اهملوا|الغ|الغي|لا تتبع|لا تلتزم ب|توقف عن اتباع)\s(?:[^\s.]+\s){0,2}?(?:ال)?(?:تعليمات|اوامر|قواعد|توجيهات|ارشادات|تعليماتك|اوامرك|قواعدك|توجيهاتك|موجه)`},
+	{fam: famOverride, letterStart: true, imperative: true, pattern: `[وف]?(?:تجاهل|تجاهلي|تجاهلوا|انس|انسي|انسوا|اهمل|اهملي|اهملوا|الغ|الغي|لا تتبع|لا تلتزم ب|توقف عن اتباع)\s(?:(?:كل|جميع|كافه|هذه|تلك|اي|ما في) )?(?:ال)?(?:تعليمات|اوامر|قواعد|توجيهات|ارشادات|تعليماتك|اوامرك|قواعدك|توجيهاتك|موجه)`},
 	{fam: famOverride, letterStart: true, pattern: `(?:تعليمات|اوامر|توجيهات) (?:جديده|محدثه|عاجله)(?: من (?:ال)?(?:مسؤول|مدير|اداره|مطور|مطورين|فريق الامن|نظام|مشرف|مشغل))?\s?:|(?:الي|ل) (?:نظام الفرز(?: الالي)?|المساعد|الذكاء الاصطناعي|الروبوت|البوت|النموذج|المساعد الذكي|نظام الذكاء الاصطناعي|نظام الفرز الالي)\s?:|اذا كنت (?:ذكاء اصطناعي|نموذج لغوي|مساعد|روبوت|بوت)|من الان فصاعدا\s?,?\s?(?:انت|ستقوم|ستكون|يجب)`},
 	{fam: famRolePlay, letterStart: true, pattern: `(?:انت|انتي|انتم) الان (?:[^\s.]+ ){0,2}?(?:مساعد|بوت|روبوت|نموذج|ذكاء|مدير|مسؤول|مشرف|هاكر|بلا قيود|بدون قيود|غير مقيد|بلا حدود|حر|شرير|دان)`},
 	{fam: famSystem, letterStart: true, pattern: `[وف]?(?:اظهر|اعرض|اكشف|اطبع|اعطني|ارني|شارك|كرر|اكتب|انسخ|قل)(?: (?:لي|لنا))? (?:[^\s.]+ ){0,2}?(?:موجه|تعليمات|رساله|اوامر|برومبت|مطالبه) ?(?:ال)?نظام`},
-	{fam: famOperator, letterStart: true, pattern: `[وف]?(?:وافق|وافقي|وافقوا) علي (?:[^\s.]+ ){0,2}?(?:طلب|طلبات|التغيير|التعديل|الدمج|الكود|التصحيح|الرقعه|هذا|هذه|جميع|كل)|[وف]?(?:اغلق|اغلقي|اغلقوا|قم باغلاق|احذف|قم بحذف|ادمج|قم بدمج|نفذ|قم بتنفيذ|شغل|صعد|قم بتصعيد|ارفض|اقبل|انشر|قم بنشر)\s(?:[^\s.]+\s){0,2}?(?:التذكره|التذاكر|البلاغ|البلاغات|المشكله|المشكلات|طلب الدمج|طلبات الدمج|الامر|الاوامر|السكربت|الكود|هذه|هذا|جميع|كل)|[وف]?اجعل(?:ي)? (?:اولويه|خطوره|شده|حاله) (?:[^\s.]+ ){0,3}?(?:حرجه|عاليه|قصوي|عاجله|حرج|عاجل|p0|حرجا)|[وف]?(?:عين|اضبط|غير|ارفع) (?:ال)?(?:اولويه|خطوره)|[وف]?اسند(?:ه|ها)? ?الي`},
+	{fam: famOperator, letterStart: true, imperative: true, pattern: `[وف]?(?:وافق|وافقي|وافقوا) علي (?:[^\s.]+ ){0,2}?(?:طلب|طلبات|التغيير|التعديل|الدمج|الكود|التصحيح|الرقعه|هذا|هذه|جميع|كل)|[وف]?(?:اغلق|اغلقي|اغلقوا|قم باغلاق|احذف|قم بحذف|ادمج|قم بدمج|نفذ|قم بتنفيذ|شغل|صعد|قم بتصعيد|ارفض|اقبل|انشر|قم بنشر)\s(?:[^\s.]+\s){0,2}?(?:التذكره|التذاكر|البلاغ|البلاغات|المشكله|المشكلات|طلب الدمج|طلبات الدمج|الامر|الاوامر|السكربت|الكود|هذه|هذا|جميع|كل)|[وف]?اجعل(?:ي)? (?:اولويه|خطوره|شده|حاله) (?:[^\s.]+ ){0,3}?(?:حرجه|عاليه|قصوي|عاجله|حرج|عاجل|p0|حرجا)|[وف]?(?:عين|اضبط|غير|ارفع) (?:ال)?(?:اولويه|خطوره)|[وف]?اسند(?:ه|ها)? ?الي`},
 
 	// tool-call: forged tool and function calls.
 	// A call in JSON fires when the tool it names acts on the machinery

@@ -28,10 +28,13 @@ const (
 	// mkRoleLine: a role label opening a line ("System:", "Human:",
 	// "### Instruction:", "ADMIN NOTE:").
 	mkRoleLine
-	// mkBoundary: a fake end of the reporter's text or the start of a
-	// privileged section ("end of report", "begin system message",
-	// "system override").
+	// mkBoundary: a fake end of the reporter's text ("end of report",
+	// "[REPORT ENDS]").
 	mkBoundary
+	// mkPrivileged: the start of a privileged section ("BEGIN SYSTEM
+	// MESSAGE", "SYSTEM OVERRIDE:"); what follows may also hand the model
+	// an identity ("You are ...") or a rule ("You must ...").
+	mkPrivileged
 )
 
 // maxTurn bounds the content read after a marker.
@@ -58,8 +61,8 @@ func (d *detector) markupFires(r *rule, f string, start, end int, checked *int) 
 			labels = authorityLabels
 		}
 		cs, ce, ok = openRoleLine(f, start, labels)
-	case mkBoundary:
-		if quotedMarker(f, start) {
+	case mkBoundary, mkPrivileged:
+		if !standaloneMarker(f, start) {
 			return false
 		}
 		m := r.re.FindStringIndex(f[start:min(len(f), start+prefixWindow)])
@@ -75,7 +78,7 @@ func (d *detector) markupFires(r *rule, f string, start, end int, checked *int) 
 	// marker that ends one turn and opens the next lies at its end.
 	*checked = max(*checked, ce)
 	content := f[cs:ce]
-	if ordersIn(content) {
+	if ordersIn(content) || r.markup == mkPrivileged && rulesIn(content) {
 		return true
 	}
 	return scannable(content) && d.scan("\n"+content+"\n", 1)&^(famInvisible|famEncoded) != 0
@@ -421,6 +424,10 @@ func ordersIn(text string) bool {
 			if j+1 < n && pronounObjects[words[j+1]] {
 				return true
 			}
+			// "Mark as spam", "set to critical": a verdict on the report.
+			if j+1 < n && classifyVerbs[words[j]] && (words[j+1] == "as" || words[j+1] == "to") {
+				return true
+			}
 			for m := j + 1; m < n && m <= j+5 && !clauseWords[words[m]]; m++ {
 				if orderObjects[words[m]] {
 					return true
@@ -464,24 +471,41 @@ var orderObjects = setOf(`ticket tickets issue issues report reports bug bugs pr
 	fixed resolved done candidate deployment repo repository database on-call oncall
 	evil unrestricted uncensored unfiltered jailbroken dan hacker root superuser sudo maintainer administrator`)
 
+var classifyVerbs = setOf(`mark label tag flag classify treat rate set`)
+
 var pronounObjects = setOf(`it this that them all every everything these those`)
 
 var clauseWords = setOf(`and but or then so because when if while until after before which who`)
 
 var newOrders = setOf(`task tasks instructions instruction orders directive directives policy rules role persona goal objective`)
 
-// quotedMarker reports whether the boundary marker at f[start:] is quoted,
-// past the dashes and brackets that dress it ("'=== END OF USER INPUT ==='
-// is our separator"): a report that names a marker does not use it.
-func quotedMarker(f string, start int) bool {
-	for i := start - 1; i >= 0 && start-i <= 8; i-- {
+// standaloneMarker reports whether the boundary marker at f[start:] stands
+// on its own: at the start of a line or a sentence, past the dashes and
+// brackets that dress it ("--- END OF REPORT ---", "Thanks. END OF
+// INPUT."). A marker inside a sentence ("at the end of the report form",
+// "Unexpected end of JSON input") or quoted ("'=== END OF USER INPUT ==='
+// is our separator") is named, not used.
+func standaloneMarker(f string, start int) bool {
+	for i := start - 1; i >= 0 && start-i <= 16; i-- {
 		switch f[i] {
-		case '"', '\'', '`':
+		case '\n', '.', '!', '?', ':', ';', ')', ']', '>', '|':
 			return true
-		case '=', '-', '#', '*', '[', '(', '<', '_', '~', ' ':
+		case '=', '-', '#', '*', '[', '(', '<', '_', '~', ' ', '/':
 			continue
 		}
 		return false
+	}
+	return start == 0
+}
+
+// rulesIn reports whether text lays down rules for the reader after a
+// privileged marker: "You are ...", "You must ...", "Always ...".
+func rulesIn(text string) bool {
+	t := strings.TrimLeft(text, " \n:-=*#[]()")
+	for _, p := range []string{"you are ", "you're ", "you must ", "you will ", "you should ", "you may ", "always ", "never "} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
 	}
 	return false
 }

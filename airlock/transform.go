@@ -19,10 +19,12 @@ import (
 var (
 	reversedKeywords = []string{"erongi", "dragersid", "tegrof", "noitcurtsni", "suoiverp", "tpmorp", "metsys",
 		"evorppa", "egrem", "tekcit", "ytireves", "lacitirc", "tnatsissa", "laever", "etucexe", "eteled", "etalacse",
-		"drowssap", "terces", "selur", "esolc", "tseuqer", "sdnammoc", "senilediug"}
+		"drowssap", "terces", "selur", "esolc", "tseuqer", "sdnammoc", "senilediug", "troper", "eussi", "ytiroirp",
+		"nimda", "ssecca", "tnarg"}
 	rot13Keywords = []string{"vtaber", "qvfertneq", "sbetrg", "vafgehpgvba", "cerivbhf", "cebzcg", "flfgrz",
 		"nccebir", "zretr", "gvpxrg", "frirevgl", "pevgvpny", "nffvfgnag", "erirny", "rkrphgr", "qryrgr", "rfpnyngr",
-		"cnffjbeq", "frperg", "ehyrf", "pybfr", "erdhrfg", "pbzznaqf", "thvqryvarf"}
+		"cnffjbeq", "frperg", "ehyrf", "pybfr", "erdhrfg", "pbzznaqf", "thvqryvarf", "ercbeg", "vffhr", "cevbevgl",
+		"nqzva", "npprff", "tenag"}
 	wordOrderKeywords = []string{"instructions previous", "instructions prior", "instructions all", "instructions above",
 		"instructions your", "prompt system", "rules your", "rules previous", "guidelines your", "guidelines previous"}
 )
