@@ -618,6 +618,9 @@ var hiddenTagRe = regexp.MustCompile(`^<[a-z][a-z0-9]*\b[^<>]{0,300}?(?:display 
 // "我") within the same clause, nearer than any "you". Imperatives and
 // orders addressed to "you" have none.
 func hasOtherSubject(f string, i int) bool {
+	if arabicConjoinedImperative(f[i:]) {
+		return false
+	}
 	// Chinese and other unspaced scripts: look at the few runes before.
 	if i > 0 {
 		if r, _ := utf8.DecodeLastRuneInString(f[:i]); r >= 0x2E80 {
@@ -751,6 +754,19 @@ func arabicSubject(w string) bool {
 		return true
 	}
 	return strings.HasPrefix(w, "\u0627\u0644") && w != "\u0627\u0644\u0627\u0646" && utf8.RuneCountInString(w) > 3
+}
+
+// arabicConjoinedImperative reports whether s opens with "and" or "so"
+// (و, ف) joined to an imperative that cannot be read as a past tense:
+// one that starts with alef (اغلق, احذف) or "قم" (do). It opens a new
+// order, whatever noun ends the clause before it.
+func arabicConjoinedImperative(s string) bool {
+	if !strings.HasPrefix(s, "\u0648") && !strings.HasPrefix(s, "\u0641") || strings.HasPrefix(s, "\u0648\u0627\u0641\u0642") {
+		// وافق (approve, approved) starts with the letter waw itself.
+		return false
+	}
+	s = s[2:]
+	return strings.HasPrefix(s, "\u0627") || strings.HasPrefix(s, "\u0642\u0645 ")
 }
 
 // arabicPronouns: he, she, they, I, we, it (hua, hiya, hum, ana, nahnu).
