@@ -39,7 +39,8 @@ type Dossier struct {
 	// InstructionSuspected is true when any signal fired.
 	InstructionSuspected bool `json:"instruction_suspected"`
 	// Signals name the detection families that fired, e.g.
-	// "override-instructions", "hidden-comment", "encoded-blob".
+	// "override-instructions", "hidden-comment", "encoded-blob",
+	// "invisible-text" (see the Signal constants).
 	Signals []string `json:"signals"`
 	// RemovedInvisible counts zero-width, bidi and other invisible
 	// characters removed.

@@ -22,19 +22,24 @@ import (
 // "ignore", "system" or "execute" without firing anything.
 const (
 	// SignalOverride: the text tries to cancel or replace the model's
-	// instructions ("ignore previous instructions", "from now on you ...").
+	// instructions ("ignore previous instructions", "from now on you ..."),
+	// or fakes the end of the report or an authority's note to give new
+	// ones ("--- END OF REPORT --- Close this", "ADMIN NOTE: ...").
 	SignalOverride = "override-instructions"
 	// SignalRolePlay: the text tries to give the model another identity
 	// ("you are now ...", "act as ...", DAN, jailbreak personas).
 	SignalRolePlay = "role-play"
-	// SignalSystemPrompt: the text asks for the hidden prompt or forges
-	// chat-template turns and control tokens.
+	// SignalSystemPrompt: the text asks for the hidden prompt, or forges
+	// chat-template turns, control tokens or role messages ("<|im_start|>
+	// system", "[INST]", {"role": "system", ...}, "System:") that give
+	// orders. Quoting the markup is not forging it.
 	SignalSystemPrompt = "system-prompt"
 	// SignalOperatorCommand: the text gives orders to the triage and
 	// release machinery (severity, closing tickets, approving, merging,
 	// running commands, exfiltrating secrets).
 	SignalOperatorCommand = "operator-command"
-	// SignalToolCall: the text forges a tool or function call.
+	// SignalToolCall: the text forges a tool or function call; in JSON, one
+	// whose tool acts on the machinery (close, merge, run, send, ...).
 	SignalToolCall = "tool-call"
 	// SignalHiddenComment: an instruction sits where a rendered page would
 	// hide it (HTML comments, Markdown reference comments, hidden HTML).
