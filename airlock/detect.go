@@ -341,8 +341,10 @@ func (d *detector) scanHits(f string, depth int, sc *scratch) famSet {
 		hits = d.ac.scan(f, buf[:0])
 	}
 	var fired famSet
-	// checked[i] is how far rule i has already been matched.
-	var checkedBuf [160]int
+	// checked[i] is how far rule i has already been matched. The buffer
+	// lives on the stack and must outnumber the rules (177 of them), or
+	// every scan allocates.
+	var checkedBuf [256]int
 	checked := checkedBuf[:0]
 	if len(d.rules) <= len(checkedBuf) {
 		checked = checkedBuf[:len(d.rules)]
