@@ -341,17 +341,46 @@ func openRoleLine(f string, start int, labels map[string]bool) (int, int, bool) 
 		return 0, 0, false
 	}
 	cs := p + 1
-	ce := min(len(f), cs+maxTurn)
-	if i := strings.Index(f[cs:ce], "\n\n"); i > 0 {
-		ce = cs + i
-	} else if i == 0 {
-		// "### Instruction:" then a blank line then the turn.
-		ce = cs + 2 + len(f[cs+2:ce])
-		if j := strings.Index(f[cs+2:ce], "\n\n"); j >= 0 {
-			ce = cs + 2 + j
+	return cs, turnLinesEnd(f, cs), true
+}
+
+// turnLinesEnd returns where a turn opened by a role label ends: the rest
+// of its line (or, when that is empty, from the next line on) and the
+// lines after it up to a blank line or a line that opens another section
+// ("### Steps", "Expected: ..."), within maxTurn bytes.
+func turnLinesEnd(f string, cs int) int {
+	limit := min(len(f), cs+maxTurn)
+	i := cs
+	for i < limit && (f[i] == ' ' || f[i] == '\n') {
+		i++
+	}
+	for first := true; i < limit; first = false {
+		if !first && (f[i] == '#' || f[i] == '\n' || sectionLabel(f[i:limit])) {
+			return i
+		}
+		nl := strings.IndexByte(f[i:limit], '\n')
+		if nl < 0 {
+			return limit
+		}
+		i += nl + 1
+	}
+	return limit
+}
+
+// sectionLabel reports whether a line opens with a short label and a
+// colon ("Steps:", "Expected result:").
+func sectionLabel(line string) bool {
+	for k := 0; k < len(line) && k < 24; k++ {
+		c := line[k]
+		switch {
+		case c == ':':
+			return k > 0
+		case c >= 'a' && c <= 'z', c == ' ' && k > 0, c == '_', c == '-':
+		default:
+			return false
 		}
 	}
-	return cs, ce, true
+	return false
 }
 
 var roleLabelTails = setOf(`message prompt instruction instructions override note notes update notice team role
@@ -418,10 +447,11 @@ func ordersIn(text string) bool {
 		case strongOrder:
 			return true
 		case objectOrder:
-			// A pronoun right after the verb ("close it", "approve
-			// all"), or a noun of the machinery before the clause goes
-			// on ("close the app and it works" is not an order).
-			if j+1 < n && pronounObjects[words[j+1]] {
+			// A pronoun right after a verb only triage applies to
+			// ("mark this", "assign it"), or a noun of the machinery
+			// before the clause goes on: "close it", "close all tabs"
+			// and "close the app and it works" are steps in a report.
+			if j+1 < n && pronounObjects[words[j+1]] && triageVerbs[words[j]] {
 				return true
 			}
 			// "Mark as spam", "set to critical": a verdict on the report.
@@ -473,7 +503,11 @@ var orderObjects = setOf(`ticket tickets issue issues report reports bug bugs pr
 
 var classifyVerbs = setOf(`mark label tag flag classify treat rate set`)
 
-var pronounObjects = setOf(`it this that them all every everything these those`)
+var pronounObjects = setOf(`it this that them these those`)
+
+// triageVerbs act on a report whatever the pronoun after them stands for.
+var triageVerbs = setOf(`mark label tag flag classify treat resolve reopen dismiss reject assign reassign
+	prioritize prioritise downgrade lock ban`)
 
 var clauseWords = setOf(`and but or then so because when if while until after before which who`)
 

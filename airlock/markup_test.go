@@ -66,6 +66,8 @@ func TestDetectChatMarkup(t *testing.T) {
 		{"system tag xml", "The <system> tag in our XML config is ignored by the parser."},
 		{"system heading", "Your bug template has a '### System:' heading, so I wrote '### System: Windows 11 23H2'."},
 		{"system line", "System: Windows 11, 16 GB RAM\nSteps: open the app, tap Export."},
+		{"system heading steps", "### System:\nWindows 11\n### Steps:\n1. Open the app\n2. Close all tabs"},
+		{"human turn steps", "Human: the widget is blank\nSteps: close it and reopen it"},
 		{"user line", "User: admin\nPassword reset does not work."},
 		{"get weather", `The docs example returns {"name": "get_weather", "arguments": "{\"city\": \"Lyon\"}"} but the SDK wants a dict.`},
 		{"tool_calls weather", `The stream yields "tool_calls": [{"type": "function", "function": {"name": "lookup_weather"}}] twice.`},
