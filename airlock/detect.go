@@ -94,8 +94,10 @@ var familyNames = []struct {
 // Detect returns the sorted names of the signal families that fire on text.
 // It expects normalized text (Sanitize passes Normalize's output) but is
 // safe on any input: it folds look-alikes itself and never panics on
-// invalid UTF-8. It costs one folding pass, one multi-keyword scan, and
-// regular expressions only on short windows around keyword hits.
+// invalid UTF-8. On text that still holds tag characters or variation
+// selectors it also decodes what they spell (SignalInvisibleText). It costs
+// one folding pass, one multi-keyword scan, and regular expressions and
+// rescans only on short windows around keyword hits.
 func Detect(text string) []string {
 	d := loadDetector()
 	return d.names(d.detect(text) | d.scanInvisible(text))
