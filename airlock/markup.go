@@ -47,14 +47,14 @@ func (d *detector) markupFires(r *rule, f string, start, end int, checked *int) 
 		return false
 	}
 	var cs, ce int
-	ok := false
+	ok, user := false, false
 	switch r.markup {
 	case mkChatToken:
 		cs, ce, ok = openChatToken(f, start)
 	case mkRoleTag:
 		cs, ce, ok = openRoleTag(f, start)
 	case mkRoleJSON:
-		cs, ce, ok = openRoleJSON(f, start, end)
+		cs, ce, ok, user = openRoleJSON(f, start, end)
 	case mkRoleLine:
 		labels := chatLabels
 		if r.fam != famSystem {
@@ -78,7 +78,9 @@ func (d *detector) markupFires(r *rule, f string, start, end int, checked *int) 
 	// marker that ends one turn and opens the next lies at its end.
 	*checked = max(*checked, ce)
 	content := f[cs:ce]
-	if ordersIn(content) || r.markup == mkPrivileged && rulesIn(content) {
+	// A user message in a chat export is the reporter's kind of text:
+	// it counts only when it fires a family by itself.
+	if !user && ordersIn(content) || r.markup == mkPrivileged && rulesIn(content) {
 		return true
 	}
 	return scannable(content) && d.scan("\n"+content+"\n", 1)&^(famInvisible|famEncoded) != 0
@@ -227,18 +229,23 @@ func openRoleTag(f string, start int) (int, int, bool) {
 var chatRoles = setOf(`system developer assistant tool function model ipython admin operator user`)
 
 // openRoleJSON reads a chat message object around "role" at f[start:end]
-// and returns the span of its content.
-func openRoleJSON(f string, start, end int) (int, int, bool) {
+// and returns the span of its content and whether its role is the user's.
+func openRoleJSON(f string, start, end int) (int, int, bool, bool) {
+	cs, ce, role := roleJSON(f, start, end)
+	return cs, ce, role != "", role == "user"
+}
+
+func roleJSON(f string, start, end int) (int, int, string) {
 	// The key must be quoted: "role", 'role', \"role\".
 	if start == 0 || !isQuote(f[start-1]) {
-		return 0, 0, false
+		return 0, 0, ""
 	}
 	p := end
 	for p < len(f) && p-end < 8 && (f[p] == '"' || f[p] == '\'' || f[p] == '\\' || f[p] == ' ') {
 		p++
 	}
 	if p >= len(f) || f[p] != ':' {
-		return 0, 0, false
+		return 0, 0, ""
 	}
 	p++
 	for p < len(f) && p-end < 16 && (f[p] == '"' || f[p] == '\'' || f[p] == '\\' || f[p] == ' ') {
@@ -248,20 +255,21 @@ func openRoleJSON(f string, start, end int) (int, int, bool) {
 	for q < len(f) && f[q] >= 'a' && f[q] <= 'z' {
 		q++
 	}
-	if !chatRoles[f[p:q]] {
-		return 0, 0, false
+	role := f[p:q]
+	if !chatRoles[role] {
+		return 0, 0, ""
 	}
 	// The content key follows the role, or precedes it in the same object.
 	if cs := contentKey(f, q, min(len(f), q+160)); cs >= 0 {
-		return cs, jsonContentEnd(f, cs), true
+		return cs, jsonContentEnd(f, cs), role
 	}
 	from := max(0, start-maxTurn)
 	if open := strings.LastIndexByte(f[from:start], '{'); open >= 0 {
 		if cs := contentKey(f, from+open, start); cs >= 0 {
-			return cs, min(jsonContentEnd(f, cs), start), true
+			return cs, min(jsonContentEnd(f, cs), start), role
 		}
 	}
-	return 0, 0, false
+	return 0, 0, ""
 }
 
 // contentKey finds a quoted content key ("content", "text", "parts") in
