@@ -41,7 +41,8 @@ type Dossier struct {
 	// InstructionSuspected is true when any signal fired.
 	InstructionSuspected bool `json:"instruction_suspected"`
 	// Signals name the detection families that fired, e.g.
-	// "override-instructions", "hidden-comment", "encoded-blob".
+	// "override-instructions", "hidden-comment", "encoded-blob",
+	// "invisible-text" (see the Signal constants).
 	Signals []string `json:"signals"`
 	// RemovedInvisible counts zero-width, bidi and other invisible
 	// characters removed.
@@ -52,7 +53,11 @@ type Dossier struct {
 func Sanitize(text string) Dossier {
 	norm, removed := Normalize(text)
 	red, reds := Redact(norm)
-	signals := Detect(norm)
+	// Normalize removes invisible characters, and with them any text
+	// spelled in tag characters or variation selectors: that payload is
+	// read from the original text, and only the detector sees it.
+	d := loadDetector()
+	signals := d.names(d.detect(norm) | d.scanInvisible(text))
 	if reds == nil {
 		reds = []Redaction{}
 	}

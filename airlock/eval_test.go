@@ -95,7 +95,7 @@ var redactionKinds = []string{
 var signalFamilies = []string{
 	airlock.SignalOverride, airlock.SignalRolePlay, airlock.SignalSystemPrompt,
 	airlock.SignalOperatorCommand, airlock.SignalToolCall, airlock.SignalHiddenComment,
-	airlock.SignalEncodedBlob,
+	airlock.SignalEncodedBlob, airlock.SignalInvisibleText, airlock.SignalTransformedText,
 }
 
 // TestEval measures the airlock on a hand-labelled corpus of bug reports

@@ -231,6 +231,10 @@ func foldRune(r rune) (string, rune, byte) {
 		// Unicode tag characters spell invisible ASCII ("ASCII
 		// smuggling"); read them as the text they hide.
 		return "", rune(asciiFold[r-0xE0000]), 0
+	case r >= 0x064B && r <= 0x065F, r == 0x0670, r == 0x0640:
+		// Arabic vowel marks and the tatweel (kashida) are optional in
+		// writing: patterns are written without them.
+		return "", 0, 0
 	case isInvisible(r), r >= 0x0300 && r <= 0x036F, unicode.IsControl(r):
 		// Invisible characters and combining accents carry nothing to
 		// detect, and dropping them rejoins the words they split.
@@ -382,6 +386,15 @@ var runeFold = func() map[rune]string {
 	add("ss", "ß")
 	add("ae", "æ")
 	add("oe", "œ")
+	// Arabic letters written several ways: alef with or without hamza or
+	// madda (أ إ آ ٱ), final yeh as alef maksura (ى), teh marbuta (ة) as
+	// heh; and the Arabic comma, semicolon and question mark.
+	add("\u0627", "\u0623\u0625\u0622\u0671")
+	add("\u064a", "\u0649")
+	add("\u0647", "\u0629")
+	add(",", "\u060c")
+	add(";", "\u061b")
+	add("?", "\u061f")
 	// Typographic punctuation that patterns write in ASCII.
 	add("'", "‘’‚‛′`´")
 	add("\"", "“”„‟″«»")

@@ -661,3 +661,12 @@ func TestNumberQuickTests(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesFitScanBuffer keeps the rule count below scanHits' stack
+// buffer: past it every scan allocates.
+func TestRulesFitScanBuffer(t *testing.T) {
+	t.Parallel()
+	if n := len(loadDetector().rules); n > 256 {
+		t.Fatalf("%d rules: raise checkedBuf in scanHits", n)
+	}
+}
