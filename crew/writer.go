@@ -768,11 +768,13 @@ func quoteAll(text string) string {
 }
 
 var airlockFamilies = []string{airlock.SignalEncodedBlob, airlock.SignalHiddenComment, airlock.SignalOperatorCommand,
-	airlock.SignalOverride, airlock.SignalRolePlay, airlock.SignalSystemPrompt, airlock.SignalToolCall}
+	airlock.SignalOverride, airlock.SignalRolePlay, airlock.SignalSystemPrompt, airlock.SignalToolCall,
+	airlock.SignalInvisibleText, airlock.SignalTransformedText}
 
+// detect reads s as the airlock does: normalized, and with any text spelled
+// in invisible characters (which Normalize removes) decoded and read too.
 func detect(s string) []string {
-	n, _ := airlock.Normalize(s)
-	return airlock.Detect(n)
+	return airlock.Sanitize(s).Signals
 }
 
 type markedPart struct {
