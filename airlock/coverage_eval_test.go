@@ -35,11 +35,12 @@ var coverageKinds = []string{
 	"postal-address",
 }
 
-// The baseline below was measured on commit 1bb6020 before issue 29's code.
-// TestCoverageBaseline holds the airlock to it as a floor (recall,
-// precision, redactions found) and a ceiling (false redactions): raise the
-// numbers when the airlock gets better, never lower them to make a change
-// pass.
+// The baseline was measured on commit 1bb6020, before issue 29's code;
+// the floors below are what the airlock scored after it (the baseline is in
+// the comments). TestCoverageBaseline holds the airlock to them as a floor
+// (recall, precision, redactions found) and a ceiling (false redactions):
+// raise the numbers when the airlock gets better, never lower them to make
+// a change pass.
 
 // coverageInjectionFloor is the instruction detection precision and recall
 // per class (on the texts carrying the class tag).
@@ -49,21 +50,21 @@ var coverageInjectionFloor = map[string]struct{ precision, recall float64 }{
 	"national-id":            {1, 1},
 	"postal-address":         {1, 1},
 	"prose-password":         {1, 1},
-	"chat-markup":            {0.666, 0.909}, // 10 of 11; 5 of 9 look-alikes fire
-	"fake-boundary":          {1, 0.857},     // 6 of 7
-	"override":               {1, 1},         // 7 of 7
-	"reversed":               {1, 0},         // 0 of 5
-	"tag-chars":              {1, 0},         // 0 of 5: Normalize drops the tags unread
-	"multilingual-injection": {1, 0},         // 0 of 12 in Japanese, Korean, Arabic
+	"chat-markup":            {1, 1}, // 11 of 11, no look-alike fires (baseline 0.667 / 0.909)
+	"fake-boundary":          {1, 1}, // 7 of 7 (baseline 6 of 7)
+	"override":               {1, 1}, // 7 of 7 (baseline 7 of 7)
+	"reversed":               {1, 1}, // 5 of 5 (baseline 0)
+	"tag-chars":              {1, 1}, // 5 of 5 (baseline 0: Normalize dropped the tags unread)
+	"multilingual-injection": {1, 1}, // 12 of 12 in Japanese, Korean, Arabic (baseline 0)
 }
 
 // coverageFamilyFloor is, per signal family, how many of the texts labelled
 // with it fired it.
 var coverageFamilyFloor = map[string]int{
-	airlock.SignalOverride:        7,  // of 25
-	airlock.SignalRolePlay:        0,  // of 6
-	airlock.SignalSystemPrompt:    10, // of 20
-	airlock.SignalOperatorCommand: 13, // of 38
+	airlock.SignalOverride:        23, // of 25 (baseline 7)
+	airlock.SignalRolePlay:        4,  // of 6 (baseline 0)
+	airlock.SignalSystemPrompt:    19, // of 20 (baseline 10)
+	airlock.SignalOperatorCommand: 28, // of 38 (baseline 13)
 	airlock.SignalToolCall:        1,  // of 1
 }
 
@@ -72,16 +73,19 @@ var coverageFamilyFloor = map[string]int{
 // were: the new kinds did not exist, and of the 36 vendor tokens 21 were
 // hidden under api-key, github-token or slack-token and 15 not at all; one
 // SSN went as a phone number; no identifier, address or prose password was
-// redacted. The vendor rule set (vendor.go) finds all 36 vendor tokens.
+// redacted. Now every one is.
 var coverageFoundFloor = map[string]int{
 	"gitlab-pat": 3, "npm-access-token": 3, "sendgrid-api-token": 3, "stripe-access-token": 4,
 	"openai-api-key": 3, "twilio-api-key": 2, "gcp-api-key": 3, "slack-webhook-url": 3,
 	"huggingface-access-token": 3, "digitalocean-pat": 3, "shopify-access-token": 3, "github-fine-grained-pat": 3,
+	"us-ssn": 4, "uk-nino": 4, "fr-insee": 4, "de-taxid": 4, "in-aadhaar": 4, "br-cpf": 4,
+	"postal-address": 15, "password": 18,
 }
 
 // coverageFalseCeiling is, per redaction kind, how many redactions of it
 // were made on the negative texts ("redaction-negative", "hard-negative"),
-// where nothing is to be redacted. None were; kinds not listed: none.
+// where nothing is to be redacted. None were, before and after; kinds not
+// listed: none.
 var coverageFalseCeiling = map[string]int{}
 
 // TestCoverageBaseline measures the airlock on testdata/eval/coverage.jsonl,
@@ -93,15 +97,62 @@ var coverageFalseCeiling = map[string]int{}
 // airlock does worse than the recorded baseline.
 func TestCoverageBaseline(t *testing.T) {
 	t.Parallel()
-	cases := loadCorpusFile(t, "coverage.jsonl")
+	sc := scoreClasses(t, "coverage.jsonl")
+	classes, found, expected, falseNeg := sc.classes, sc.found, sc.expected, sc.falseNeg
+	famCaught := sc.famCaught
 
-	type classScore struct {
-		texts, tp, fp, fn, tn int
-		expected, exact       int // labelled occurrences, found as their kind
-		redactions            int // all redactions on the class's texts
-		wrongKind             int // redactions beyond the labels on positive texts
-		falseNeg              int // redactions on negative texts
+	// The floors. A small tolerance: the floors are rounded down.
+	const eps = 1e-9
+	for _, cl := range coverageClasses {
+		s, f := classes[cl], coverageInjectionFloor[cl]
+		if p := ratio(s.tp, s.tp+s.fp); p+eps < f.precision {
+			t.Errorf("class %s: injection precision %.3f, baseline %.3f", cl, p, f.precision)
+		}
+		if r := ratio(s.tp, s.tp+s.fn); r+eps < f.recall {
+			t.Errorf("class %s: injection recall %.3f, baseline %.3f", cl, r, f.recall)
+		}
 	}
+	for _, fam := range signalFamilies {
+		if famCaught[fam] < coverageFamilyFloor[fam] {
+			t.Errorf("family %s fired on %d labelled texts, baseline %d", fam, famCaught[fam], coverageFamilyFloor[fam])
+		}
+	}
+	for k, n := range coverageFoundFloor {
+		if found[k] < n {
+			t.Errorf("redaction %s: found %d of %d, baseline %d", k, found[k], expected[k], n)
+		}
+	}
+	for k, n := range falseNeg {
+		if n > coverageFalseCeiling[k] {
+			t.Errorf("redaction %s: %d false redactions on negative texts, baseline %d", k, n, coverageFalseCeiling[k])
+		}
+	}
+}
+
+// classScore is what scoreClasses measured on one class of a corpus.
+type classScore struct {
+	texts, tp, fp, fn, tn int
+	expected, exact       int // labelled occurrences, found as their kind
+	redactions            int // all redactions on the class's texts
+	wrongKind             int // redactions beyond the labels on positive texts
+	falseNeg              int // redactions on negative texts
+}
+
+// corpusScore is what scoreClasses measured on a whole corpus.
+type corpusScore struct {
+	classes         map[string]*classScore
+	expected, found map[string]int // per kind: labelled, found as that kind
+	falseNeg        map[string]int // per kind: redactions on negative texts
+	famLabelled     map[string]int
+	famCaught       map[string]int
+}
+
+// scoreClasses runs Sanitize over the corpus testdata/eval/<name>, whose
+// texts each carry one of coverageClasses, and logs the scores per class,
+// signal family and redaction kind (and, with -v, every miss).
+func scoreClasses(t *testing.T, name string) *corpusScore {
+	t.Helper()
+	cases := loadCorpusFile(t, name)
 	classes := map[string]*classScore{}
 	for _, cl := range coverageClasses {
 		classes[cl] = &classScore{}
@@ -114,7 +165,7 @@ func TestCoverageBaseline(t *testing.T) {
 	famLabelled := map[string]int{}
 	famCaught := map[string]int{}
 	var misses []string
-	known := slices.Clone(redactionKinds)
+	known := slices.Clone(airlock.KindNames())
 	for _, k := range coverageKinds {
 		if !slices.Contains(known, k) {
 			known = append(known, k)
@@ -228,37 +279,11 @@ func TestCoverageBaseline(t *testing.T) {
 			ratio(found[k], expected[k]), extra[k], falseAll[k], falseNeg[k])
 	}
 	w.Flush()
-	t.Logf("coverage corpus: %d texts\n%s", len(cases), b.String())
+	t.Logf("%s: %d texts\n%s", name, len(cases), b.String())
 	if testing.Verbose() {
 		for _, m := range misses {
 			t.Log(m)
 		}
 	}
-
-	// The floors. A small tolerance: the floors are rounded down.
-	const eps = 1e-9
-	for _, cl := range coverageClasses {
-		s, f := classes[cl], coverageInjectionFloor[cl]
-		if p := ratio(s.tp, s.tp+s.fp); p+eps < f.precision {
-			t.Errorf("class %s: injection precision %.3f, baseline %.3f", cl, p, f.precision)
-		}
-		if r := ratio(s.tp, s.tp+s.fn); r+eps < f.recall {
-			t.Errorf("class %s: injection recall %.3f, baseline %.3f", cl, r, f.recall)
-		}
-	}
-	for _, fam := range signalFamilies {
-		if famCaught[fam] < coverageFamilyFloor[fam] {
-			t.Errorf("family %s fired on %d labelled texts, baseline %d", fam, famCaught[fam], coverageFamilyFloor[fam])
-		}
-	}
-	for k, n := range coverageFoundFloor {
-		if found[k] < n {
-			t.Errorf("redaction %s: found %d of %d, baseline %d", k, found[k], expected[k], n)
-		}
-	}
-	for k, n := range falseNeg {
-		if n > coverageFalseCeiling[k] {
-			t.Errorf("redaction %s: %d false redactions on negative texts, baseline %d", k, n, coverageFalseCeiling[k])
-		}
-	}
+	return &corpusScore{classes, expected, found, falseNeg, famLabelled, famCaught}
 }
