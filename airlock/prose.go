@@ -646,6 +646,12 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 	ve := q
 	for ve < len(text) {
 		if c := text[ve]; c < utf8.RuneSelf {
+			// An apostrophe between letters or digits is part of the
+			// value ("L'hiver#2026"), not a quote that ends it.
+			if c == '\'' && ve > q && ve+1 < len(text) && isASCIIAlnum(text[ve-1]) && isASCIIAlnum(text[ve+1]) {
+				ve++
+				continue
+			}
 			if isProseSpace(c) || isQuoteByte(c) || c == '<' {
 				break
 			}

@@ -55,6 +55,8 @@ var prosePasswordCases = []redactCase{
 	{"es nueva es", "la contraseña nueva es Luna_77", "la contraseña nueva es [password]"},
 	// de
 	{"de lautet", "Mein Passwort lautet Sommer2024!", "Mein Passwort lautet [password]!"},
+	{"fr apostrophe inside the value", "Mon mot de passe est L'hiver#2026 et il contient une apostrophe", "Mon mot de passe est [password] et il contient une apostrophe"},
+	{"en apostrophe inside the value", "my password is o'Brien99 since May", "my password is [password] since May"},
 	{"de ist", "mein Passwort ist Kranich!58, trotzdem", "mein Passwort ist [password], trotzdem"},
 	{"de auf geändert", "Ich habe mein Passwort auf Fichte2207 geändert", "Ich habe mein Passwort auf [password] geändert"},
 	{"de Kennwort", "Das Kennwort ist jetzt Geheim123.", "Das Kennwort ist jetzt [password]."},
@@ -96,6 +98,8 @@ var prosePasswordCases = []redactCase{
 // prosePasswordNegatives talk about passwords without stating one: they
 // must come back unchanged.
 var prosePasswordNegatives = []string{
+	"Mon mot de passe est l'ancien, je ne l'ai pas changé.",
+	"my password isn't working since the update",
 	// en
 	"my password is wrong", "My password is incorrect.", "the password is expired and the reset link too",
 	"My password is too short for the new form", "the password is not accepted", "my password is being rejected",
