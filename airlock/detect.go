@@ -1443,10 +1443,110 @@ func splitSpec(sp ruleSpec, src string) []ruleSpec {
 		return []ruleSpec{sp}
 	}
 	var out []ruleSpec
+	if alts := topLevelAlternatives(src); len(alts) > 1 {
+		// Split the source text: printing a parsed branch back
+		// (syntax.Regexp.String) checks every rune of a negated class for
+		// case folding, which costs a quarter of a second for a class like
+		// [^.\n] next to Hangul.
+		for _, alt := range alts {
+			out = append(out, splitSpec(sp, alt)...)
+		}
+		return out
+	}
 	for _, sub := range re.Sub {
 		out = append(out, splitSpec(sp, sub.String())...)
 	}
 	return out
+}
+
+// topLevelAlternatives splits a pattern at its top-level '|', outside
+// groups, classes and escapes; a pattern that is one group wrapping an
+// alternation is unwrapped first. It returns nil when there is nothing to
+// split.
+func topLevelAlternatives(src string) []string {
+	for len(src) > 4 && strings.HasPrefix(src, "(?:") && groupEnd(src, 0) == len(src)-1 {
+		src = src[3 : len(src)-1]
+	}
+	var alts []string
+	depth, last := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '[':
+			if e := classEnd(src, i); e > 0 {
+				i = e
+			} else {
+				return nil
+			}
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '|':
+			if depth == 0 {
+				alts = append(alts, src[last:i])
+				last = i + 1
+			}
+		}
+	}
+	if depth != 0 || len(alts) == 0 {
+		return nil
+	}
+	return append(alts, src[last:])
+}
+
+// groupEnd returns the index of the ')' that closes the group opened at
+// src[i], or -1.
+func groupEnd(src string, i int) int {
+	depth := 0
+	for ; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '[':
+			if e := classEnd(src, i); e > 0 {
+				i = e
+			} else {
+				return -1
+			}
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// classEnd returns the index of the ']' that closes the character class
+// opened at src[i], or -1. A ']' right after "[" or "[^" is a member.
+func classEnd(src string, i int) int {
+	j := i + 1
+	if j < len(src) && src[j] == '^' {
+		j++
+	}
+	if j < len(src) && src[j] == ']' {
+		j++
+	}
+	for ; j < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			j++
+		case '[':
+			// A POSIX class such as [:alpha:] inside the class.
+			if j+1 < len(src) && src[j+1] == ':' {
+				if e := strings.Index(src[j+2:], ":]"); e >= 0 {
+					j += 2 + e + 1
+				}
+			}
+		case ']':
+			return j
+		}
+	}
+	return -1
 }
 
 // gap is what may stand between two words of a pattern: a little
