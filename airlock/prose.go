@@ -644,7 +644,10 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 		q += size // unclosed: read on as unquoted
 	}
 	ve := q
-	for ve < len(text) {
+	// A value is at most maxProseValue bytes: reading further would make a
+	// text of keywords in one long run quadratic.
+	lim := min(len(text), q+maxProseValue+1)
+	for ve < lim {
 		if c := text[ve]; c < utf8.RuneSelf {
 			// An apostrophe between letters or digits is part of the
 			// value ("L'hiver#2026"), not a quote that ends it.
@@ -652,7 +655,9 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 				ve++
 				continue
 			}
-			if isProseSpace(c) || isQuoteByte(c) || c == '<' {
+			// '<' ends a value where a tag starts ("abc123</p>"), not
+			// inside one ("Tr0ub<4dor").
+			if isProseSpace(c) || isQuoteByte(c) || c == '<' && ve+1 < len(text) && (isASCIILetter(text[ve+1]) || text[ve+1] == '/') {
 				break
 			}
 			ve++
@@ -687,7 +692,30 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redSpan, bool) {
 	v := text[vs:ve]
 	no := redSpan{}
-	if len(v) < 4 || len(v) > 128 {
+	if len(v) < 4 || len(v) > maxProseValue {
+		return no, false
+	}
+	// Placeholders a reporter typed next to a password ("Tr0ub4dor&3[email]")
+	// must not hide it: the value is judged without them and, when it
+	// counts, replaced with them. A value that is only placeholders is
+	// done.
+	if strings.IndexByte(v, '[') >= 0 {
+		if bare, ok := withoutPlaceholders(v); ok {
+			if _, ok := proseJudge(bare+text[ve:], 0, len(bare), quoted, apposition, cjkText); ok {
+				return redSpan{vs, ve, kPassword}, true
+			}
+			return no, false
+		}
+	}
+	// A password in brackets: "my password is (Tr0ub4dor&3)". The inside
+	// counts only with a digit, which templates ("<PASSWORD_HERE>",
+	// "{password}") do not have.
+	if len(v) > 2 && (v[0] == '(' && v[len(v)-1] == ')' || v[0] == '[' && v[len(v)-1] == ']' || v[0] == '{' && v[len(v)-1] == '}' || v[0] == '<' && v[len(v)-1] == '>') {
+		if in := v[1 : len(v)-1]; hasASCIIDigit(in) && strings.IndexAny(in, "()[]{}<> ") < 0 {
+			if s, ok := proseJudge(text, vs+1, ve-1, quoted, apposition, cjkText); ok {
+				return s, true
+			}
+		}
 		return no, false
 	}
 	var digits, letters, upperAfterLower, spaces int
@@ -732,9 +760,6 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 		if len(v) > 1 && (v[1] == '{' || v[1] == '_' || isUpperOrDigit(v[1])) {
 			return no, false // "$PASSWORD", "${DB_PASS}"
 		}
-	}
-	if i := strings.IndexByte(v, '['); i >= 0 && placeholderLen(v[i:]) > 0 {
-		return no, false
 	}
 	if digits+letters == 0 {
 		return no, false
@@ -940,3 +965,25 @@ var proseProducts = wordSet("javascript typescript github gitlab bitbucket paypa
 	"postgresql mysql mongodb openssl openssh keepass keepassxc lastpass onepassword bitwarden dashlane " +
 	"nordpass icloud iphone ipad ipados macos watchos tvos webauthn devops graphql jquery powershell " +
 	"phpmyadmin sqlite mariadb openldap openvpn wireguard firebase cloudflare netlify vercel")
+
+// maxProseValue is the longest value findProsePasswords reads, in bytes.
+const maxProseValue = 128
+
+// withoutPlaceholders returns v with every placeholder taken out, and
+// whether it had any.
+func withoutPlaceholders(v string) (string, bool) {
+	var b strings.Builder
+	found := false
+	for i := 0; i < len(v); {
+		if v[i] == '[' {
+			if n := placeholderLen(v[i:]); n > 0 {
+				found = true
+				i += n
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+		i++
+	}
+	return b.String(), found
+}

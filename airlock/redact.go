@@ -868,10 +868,27 @@ func kvValue(text string, q int) (vs, ve int, quoted bool) {
 		q++
 	}
 	ve = q
-	for ve < len(text) && !isValueStop(text[ve]) {
+	for ve < len(text) && (!isValueStop(text[ve]) || text[ve] == '&' && !nextParam(text, ve+1)) {
 		ve++
 	}
 	return q, ve, false
+}
+
+// nextParam reports whether what follows an '&' at i-1 starts another
+// parameter ("&user=...", "&amp;") or nothing: only then does the '&' end
+// a value, so that "password = Tr0ub4dor&3" is read whole.
+func nextParam(text string, i int) bool {
+	if strings.HasPrefix(text[i:], "amp;") {
+		return true
+	}
+	j := i
+	for j < len(text) && j-i < 64 && (isKeyByte(text[j]) || text[j] == '.' || text[j] == '[' || text[j] == ']') {
+		j++
+	}
+	if j == i {
+		return j == len(text) || isValueStop(text[j])
+	}
+	return j < len(text) && text[j] == '='
 }
 
 func isValueStop(c byte) bool {
