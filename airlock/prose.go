@@ -340,8 +340,8 @@ func proseValueAfter(text string, start, end int, kw *secretKeyword) (redSpan, b
 func wordsValueBefore(text string, start, end int) (redSpan, bool) {
 	q := spanWhile(text, end, isHSpace)
 	if q < len(text) && strings.IndexByte(".,;:!?()\n\r", text[q]) < 0 {
-		e := q
-		for e < len(text) && !isProseSpace(text[e]) && strings.IndexByte(".,;:!?)", text[e]) < 0 {
+		e, lim := q, min(len(text), q+maxProseValue)
+		for e < lim && !isProseSpace(text[e]) && strings.IndexByte(".,;:!?)", text[e]) < 0 {
 			e++
 		}
 		if !proseClauseEnd[strings.ToLower(text[q:e])] {
@@ -389,9 +389,14 @@ func prevWord(text string, p int) (int, int) {
 	if we == p || we == 0 {
 		return -1, -1
 	}
-	ws := we
-	for ws > 0 && !isProseSpace(text[ws-1]) {
+	// Words are short; a longer run is no word of a sentence, and reading
+	// it whole at every keyword inside it would be quadratic.
+	ws, lim := we, max(0, we-maxProseValue-1)
+	for ws > lim && !isProseSpace(text[ws-1]) {
 		ws--
+	}
+	if ws == lim && lim > 0 && !isProseSpace(text[ws-1]) {
+		return -1, -1
 	}
 	return ws, we
 }
@@ -657,7 +662,7 @@ func proseValue(text string, q int, apposition, cjkText bool) (redSpan, bool) {
 			}
 			// '<' ends a value where a tag starts ("abc123</p>"), not
 			// inside one ("Tr0ub<4dor").
-			if isProseSpace(c) || isQuoteByte(c) || c == '<' && ve+1 < len(text) && (isASCIILetter(text[ve+1]) || text[ve+1] == '/') {
+			if isProseSpace(c) || isQuoteByte(c) || c == '<' && ve > q && ve+1 < len(text) && (isASCIILetter(text[ve+1]) || text[ve+1] == '/') {
 				break
 			}
 			ve++
@@ -754,8 +759,12 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 		return no, false
 	}
 	switch v[0] {
-	case '[', '(', '{', '<', '%':
+	case '[', '(', '{', '<':
 		return no, false // a placeholder, an aside, a template
+	case '%':
+		if v[len(v)-1] == '%' || !hasASCIIDigit(v) {
+			return no, false // "%PASSWORD%"
+		}
 	case '$':
 		if len(v) > 1 && (v[1] == '{' || v[1] == '_' || isUpperOrDigit(v[1])) {
 			return no, false // "$PASSWORD", "${DB_PASS}"
