@@ -315,6 +315,13 @@ func mayStartAddress(text string, i, e, floor int) bool {
 					if (c == 'N' || c == 'S') && (d == 'E' || d == 'W') {
 						return true
 					}
+					// A shipping label in capitals: "742 EVERGREEN
+					// TERRACE", "12 RUE DE LA PAIX". Units of two
+					// letters ("12 GB") stay out, and matchAddress still
+					// wants a street word ("3 CPU" is none).
+					if p+2 < len(text) && text[p+2] >= 'A' && text[p+2] <= 'Z' {
+						return true
+					}
 				default:
 					// One letter only as a direction: "455 W Harmon".
 					if c == 'N' || c == 'S' || c == 'E' || c == 'W' {
