@@ -30,6 +30,14 @@ const (
 	KindURLCredentials = "url-credentials"
 	KindAPIKey         = "api-key"
 	KindPassword       = "password"
+
+	// Deprecated: Redact no longer reports these kinds. GitHub and Slack
+	// tokens are reported under the id of their vendor rule
+	// ("github-pat", "github-fine-grained-pat", "slack-bot-token",
+	// "slack-webhook-url", ...), like every vendor's tokens; dossiers
+	// stored before may still carry them.
+	KindGitHubToken = "github-token"
+	KindSlackToken  = "slack-token"
 )
 
 // Dossier is the sanitized form of one piece of reporter text.
