@@ -54,17 +54,33 @@ func (d *detector) scanInvisible(s string) famSet {
 	scan := func(p []byte) {
 		fams |= famInvisible | d.scan(foldedForScan(string(p)), 1) | d.scanEncoded(string(p))
 	}
-	if readableHidden(string(h.tags)) {
+	if readableHidden(string(h.tags)) || asciiLetters(h.tags) >= minHiddenLetters {
 		scan(h.tags)
 	}
-	if readable(h.vs) {
+	if readable(h.vs) || asciiLetters(h.vs) >= minHiddenLetters {
 		scan(h.vs)
 	}
 	// Both kinds: they may spell one text between them, in turns.
-	if len(h.tags) > 0 && len(h.vs) > 0 && readableHidden(string(h.all)) {
+	if len(h.tags) > 0 && len(h.vs) > 0 && (readableHidden(string(h.all)) || asciiLetters(h.all) >= minHiddenLetters) {
 		scan(h.all)
 	}
 	return fams
+}
+
+// minHiddenLetters is how many letters hidden text needs to count as
+// deliberate whatever else it holds: the ratio tests alone would let an
+// attacker dilute a sentence with hidden punctuation, and no ordinary use
+// of tags or selectors spells a dozen letters.
+const minHiddenLetters = 12
+
+func asciiLetters(p []byte) int {
+	n := 0
+	for _, c := range p {
+		if c|0x20 >= 'a' && c|0x20 <= 'z' {
+			n++
+		}
+	}
+	return n
 }
 
 // hiddenText is what the invisible characters of a text spell: the tag

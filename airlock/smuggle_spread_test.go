@@ -67,6 +67,8 @@ func TestInvisibleSpread(t *testing.T) {
 		{"tags and selectors in turns", "Log attached. " + alternate(spreadOrder)},
 		{"tags then selectors", "Log " + tagged(spreadOrder[:half]) + "attached 😀" + selectors(spreadOrder[half:])},
 		{"tags after a flag", "Go 🏴" + tagged("gbeng") + "\U000E007F" + spread(spreadOrder, "\u200B", tagged)},
+		{"tags diluted with hidden punctuation", "Log attached." + tagged(spreadOrder) + tagged(strings.Repeat("~", 300))},
+		{"selectors diluted with hidden punctuation", "Log attached. 😀" + selectors(strings.Repeat("~.", 200)+spreadOrder+strings.Repeat("~.", 200))},
 		{"after emoji with presentation selectors", strings.Repeat("❤️ ", 50) + spread(spreadOrder, "😀", selectors)},
 	}
 	for _, c := range cases {
