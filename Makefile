@@ -26,7 +26,7 @@ test: vet
 	@echo "$(GO) test -short -count=1 -race -v $(STORAGE_PKGS)   (full log: storage-test.log)"
 	@$(GO) test -short -count=1 -race -v $(STORAGE_PKGS) > storage-test.log 2>&1 || { cat storage-test.log; exit 1; }
 	@grep -E '^ *--- |^(ok|FAIL)|^pgtest' storage-test.log
-	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 100000x ./airlock/
+	$(GO) test -run '^$$' -fuzz '^FuzzSanitize$$' -fuzztime 100000x ./airlock/
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 50000x ./agent/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 50000x ./webhook/
 	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime 20000x ./approval/
@@ -82,7 +82,7 @@ scale:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTransform -fuzztime 60s ./canonical/
-	$(GO) test -run '^$$' -fuzz FuzzSanitize -fuzztime 120s ./airlock/
+	$(GO) test -run '^$$' -fuzz '^FuzzSanitize$$' -fuzztime 120s ./airlock/
 	$(GO) test -run '^$$' -fuzz FuzzCoerce -fuzztime 60s ./agent/
 	$(GO) test -run '^$$' -fuzz FuzzParseGoTestJSON -fuzztime 60s ./verify/
 	$(GO) test -run '^$$' -fuzz FuzzParseJUnitXML -fuzztime 60s ./verify/
