@@ -663,6 +663,10 @@ func hasOtherSubject(f string, i int) bool {
 			return false // a clause boundary
 		}
 		switch {
+		case words < 2 && negationAt(f, j):
+			// "Don't post secrets on this issue", "never share tokens
+			// in this thread": a prohibition, not an order.
+			return true
 		case youWords[w]:
 			return false
 		case aiWords[w]:
@@ -746,6 +750,18 @@ var subjectWords = setOf(`i i'm im i've ive i'd i'll we we're we've it it's its 
 	main maine hum hamne ye yeh woh vo wo`)
 
 var aiWords = setOf(`bot bots model agent assistant ai llm chatbot triager gpt chatgpt`)
+
+// negationAt reports whether the word at f[j:] is a negation ("don't",
+// "never"); wordBefore cuts elided words ("don't" to "t").
+func negationAt(f string, j int) bool {
+	k := j
+	for k < len(f) && (f[k] >= 'a' && f[k] <= 'z' || f[k] == '\'') {
+		k++
+	}
+	return negationWords[f[j:k]]
+}
+
+var negationWords = setOf(`not never don't dont didn't didnt doesn't doesnt won't wont cannot can't cant shouldn't shouldnt mustn't`)
 
 var modalWords = setOf(`should must shall needs need has have is are will`)
 
