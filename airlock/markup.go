@@ -494,7 +494,7 @@ var orderVerbs = func() map[string]int {
 		m[w] = strongOrder
 	}
 	for _, w := range strings.Fields(`close resolve reopen mark label tag flag classify set assign reassign treat call invoke run execute
-		delete remove print output send reply respond say tell write skip disable prioritize prioritise rate dump show give
+		delete remove print output send reply respond say tell write post paste upload share include attach display echo skip disable prioritize prioritise rate dump show give
 		change update downgrade upgrade raise lower lock ban accept reject dismiss push release ship revert transfer add page notify
 		be act pretend behave become roleplay`) {
 		m[w] = objectOrder
@@ -504,7 +504,7 @@ var orderVerbs = func() map[string]int {
 
 var orderObjects = setOf(`ticket tickets issue issues report reports bug bugs pr prs pull request requests patch patches commit commits
 	branch release build severity priority label labels critical urgent duplicate duplicates p0 p1 po pi sev secret secrets
-	token tokens key keys password passwords credentials prompt instructions instruction rules env environment command
+	token tokens key keys password passwords credentials ssh rsa passwd shadow npmrc netrc kubeconfig prompt instructions instruction rules env environment command
 	commands script shell tool function reporter account admin access permission permissions rights review approval
 	fixed resolved done candidate deployment repo repository database on-call oncall
 	evil unrestricted uncensored unfiltered jailbroken dan hacker root superuser sudo maintainer administrator`)

@@ -20,11 +20,14 @@ var (
 	reversedKeywords = []string{"erongi", "dragersid", "tegrof", "noitcurtsni", "suoiverp", "tpmorp", "metsys",
 		"evorppa", "egrem", "tekcit", "ytireves", "lacitirc", "tnatsissa", "laever", "etucexe", "eteled", "etalacse",
 		"drowssap", "terces", "selur", "esolc", "tseuqer", "sdnammoc", "senilediug", "troper", "eussi", "ytiroirp",
-		"nimda", "ssecca", "tnarg"}
+		"nimda", "ssecca", "tnarg",
+		// tool calls and modal orders: "llac eht" (call the), "tsum uoy" (you must)
+		"llac eht", "tsum uoy", "noitcnuf", "ekovni"}
 	rot13Keywords = []string{"vtaber", "qvfertneq", "sbetrg", "vafgehpgvba", "cerivbhf", "cebzcg", "flfgrz",
 		"nccebir", "zretr", "gvpxrg", "frirevgl", "pevgvpny", "nffvfgnag", "erirny", "rkrphgr", "qryrgr", "rfpnyngr",
 		"cnffjbeq", "frperg", "ehyrf", "pybfr", "erdhrfg", "pbzznaqf", "thvqryvarf", "ercbeg", "vffhr", "cevbevgl",
-		"nqzva", "npprff", "tenag"}
+		"nqzva", "npprff", "tenag",
+		"pnyy gur", "lbh zhfg", "shapgvba", "vaibxr"}
 	wordOrderKeywords = []string{"instructions previous", "instructions prior", "instructions all", "instructions above",
 		"instructions your", "prompt system", "rules your", "rules previous", "guidelines your", "guidelines previous"}
 )
