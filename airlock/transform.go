@@ -22,12 +22,16 @@ var (
 		"drowssap", "terces", "selur", "esolc", "tseuqer", "sdnammoc", "senilediug", "troper", "eussi", "ytiroirp",
 		"nimda", "ssecca", "tnarg",
 		// tool calls and modal orders: "llac eht" (call the), "tsum uoy" (you must)
-		"llac eht", "tsum uoy", "noitcnuf", "ekovni"}
+		"llac eht", "tsum uoy", "noitcnuf", "ekovni",
+		// exfiltration: environment, comment, credentials, token ("nekot_"
+		// and "_nekot" as in reversed GITHUB_TOKEN)
+		"tnemnorivne", "tnemmoc", "slaitnederc", "nekot_", "_nekot"}
 	rot13Keywords = []string{"vtaber", "qvfertneq", "sbetrg", "vafgehpgvba", "cerivbhf", "cebzcg", "flfgrz",
 		"nccebir", "zretr", "gvpxrg", "frirevgl", "pevgvpny", "nffvfgnag", "erirny", "rkrphgr", "qryrgr", "rfpnyngr",
 		"cnffjbeq", "frperg", "ehyrf", "pybfr", "erdhrfg", "pbzznaqf", "thvqryvarf", "ercbeg", "vffhr", "cevbevgl",
 		"nqzva", "npprff", "tenag",
-		"pnyy gur", "lbh zhfg", "shapgvba", "vaibxr"}
+		"pnyy gur", "lbh zhfg", "shapgvba", "vaibxr",
+		"raivebazrag", "pbzzrag", "perqragvnyf", "gbxra_", "_gbxra"}
 	wordOrderKeywords = []string{"instructions previous", "instructions prior", "instructions all", "instructions above",
 		"instructions your", "prompt system", "rules your", "rules previous", "guidelines your", "guidelines previous"}
 )
