@@ -1484,29 +1484,16 @@ func topLevelAlternatives(src string) []string {
 		src = src[3 : len(src)-1]
 	}
 	var alts []string
-	depth, last := 0, 0
-	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '[':
-			if e := classEnd(src, i); e > 0 {
-				i = e
-			} else {
-				return nil
-			}
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case '|':
-			if depth == 0 {
-				alts = append(alts, src[last:i])
-				last = i + 1
-			}
+	last, final := 0, 0
+	ok := walkGroups(src, 0, func(j, depth int) bool {
+		if src[j] == '|' && depth == 0 {
+			alts = append(alts, src[last:j])
+			last = j + 1
 		}
-	}
-	if depth != 0 || len(alts) == 0 {
+		final = depth
+		return false
+	})
+	if !ok || final != 0 || len(alts) == 0 {
 		return nil
 	}
 	return append(alts, src[last:])
@@ -1515,26 +1502,48 @@ func topLevelAlternatives(src string) []string {
 // groupEnd returns the index of the ')' that closes the group opened at
 // src[i], or -1.
 func groupEnd(src string, i int) int {
+	end := -1
+	walkGroups(src, i, func(j, depth int) bool {
+		if src[j] == ')' && depth == 0 {
+			end = j
+			return true
+		}
+		return false
+	})
+	return end
+}
+
+// walkGroups calls visit for every '(', ')' and '|' of src from i on that is
+// neither escaped nor inside a character class, with the group depth after
+// it, until visit returns true. It reports false when a class is not
+// closed.
+func walkGroups(src string, i int, visit func(j, depth int) bool) bool {
 	depth := 0
 	for ; i < len(src); i++ {
 		switch src[i] {
 		case '\\':
 			i++
+			continue
 		case '[':
-			if e := classEnd(src, i); e > 0 {
-				i = e
-			} else {
-				return -1
+			e := classEnd(src, i)
+			if e < 0 {
+				return false
 			}
+			i = e
+			continue
 		case '(':
 			depth++
 		case ')':
-			if depth--; depth == 0 {
-				return i
-			}
+			depth--
+		case '|':
+		default:
+			continue
+		}
+		if visit(i, depth) {
+			return true
 		}
 	}
-	return -1
+	return true
 }
 
 // classEnd returns the index of the ']' that closes the character class
