@@ -7,7 +7,6 @@ import (
 	"github.com/signoff-dev/signoff/airlock"
 )
 
-
 // Valid numbers below were computed with each scheme's check; the invalid
 // ones differ from a valid one in the check digit or break a structure
 // rule.
