@@ -80,7 +80,7 @@ func (d *detector) markupFires(r *rule, f string, start, end int, checked *int) 
 	content := f[cs:ce]
 	// A user message in a chat export is the reporter's kind of text:
 	// it counts only when it fires a family by itself.
-	if !user && ordersIn(content) || r.markup == mkPrivileged && rulesIn(content) {
+	if !user && (ordersIn(content) || verdictFires(r, f, start, cs, content)) || r.markup == mkPrivileged && rulesIn(content) {
 		return true
 	}
 	return scannable(content) && d.scan("\n"+content+"\n", 1)&^(famInvisible|famEncoded) != 0
