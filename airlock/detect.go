@@ -742,6 +742,7 @@ var subjectWords = setOf(`i i'm im i've ive i'd i'll we we're we've it it's its 
 	version phone device which that who there users user people someone everyone player players customer client
 	browser form link dialog popup search filter checkout cart api sdk widget plugin extension mine nobody
 	script service module code firmware admin page
+	maintainer maintainers developer developers devs dev team staff support engineers owners docs documentation
 	yo ella ellos ellas nosotros aplicacion juego sistema sitio pagina boton
 	je j' il elle ils elles nous appli jeu systeme bouton
 	ich er es wir man spiel seite knopf

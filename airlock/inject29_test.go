@@ -97,6 +97,8 @@ func TestInject29Classes(t *testing.T) {
 		{"benign ignore above warning", "You can ignore the above warning; it is harmless, the build still succeeds.", ""},
 		{"benign overrides config", "The CLI flag overrides your configuration file, which surprised me.", ""},
 		{"benign supersedes version", "Version 3.2 supersedes the previous release notes.", ""},
+		{"benign maintainers say", "The maintainers say it's not a bug and wontfix. Is that right?", ""},
+		{"benign support replied", "Support wrote that it is already fixed in 4.2, but 4.2 still crashes.", ""},
 		{"benign reversed env", "reverse('environment') returns tnemnorivne as expected, but reverse('comment') crashes.", ""},
 	}
 	for _, c := range cases {
