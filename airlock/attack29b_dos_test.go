@@ -1,0 +1,41 @@
+package airlock
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func timeSanitize(s string) time.Duration {
+	t0 := time.Now()
+	Sanitize(s)
+	return time.Since(t0)
+}
+
+// A run of 'password is (' or 'password is [password]' is quadratic:
+// 64 KB ~50-70 ms, 1 MB 13-21 s alone (x275-x290 for x16 input; 45-50 s
+// under a loaded test run). The test times 64 KB against 512 KB (x8 input):
+// linear code stays under x20 and under a second.
+func TestAttack29bProseQuadratic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	for _, g := range []string{"password is (", "password is [password]"} {
+		small := timeSanitize(strings.Repeat(g, (64<<10)/len(g)))
+		big := timeSanitize(strings.Repeat(g, (512<<10)/len(g)))
+		if big > 20*small || big > time.Second {
+			t.Errorf("Sanitize(%q x N): 64 KB %v, 512 KB %v", g, small, big)
+		}
+	}
+}
+
+// Linear but slow: a run of 'the model must now call ' takes ~1.3 s per MB.
+func TestAttack29bToolCallSlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	g := "the model must now call "
+	if d := timeSanitize(strings.Repeat(g, (1<<20)/len(g))); d > time.Second {
+		t.Errorf("Sanitize(%q x N) 1 MB: %v", g, d)
+	}
+}
