@@ -28,14 +28,3 @@ func TestAttack29bProseQuadratic(t *testing.T) {
 		}
 	}
 }
-
-// Linear but slow: a run of 'the model must now call ' takes ~1.3 s per MB.
-func TestAttack29bToolCallSlow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow")
-	}
-	g := "the model must now call "
-	if d := timeSanitize(strings.Repeat(g, (1<<20)/len(g))); d > time.Second {
-		t.Errorf("Sanitize(%q x N) 1 MB: %v", g, d)
-	}
-}

@@ -1182,7 +1182,7 @@ func numberFirstStreet(text string, i, h, floor int, buf *[maxAddrWord]byte) (st
 				break
 			}
 		}
-		if !w.capital && !isDirection(text[w.start:w.end]) {
+		if !w.capital && !isDirection(text[w.start:w.end]) || capsFunctionWord(text[w.start:w.end]) {
 			break
 		}
 		names++
@@ -1650,4 +1650,16 @@ func cityName(text string, p, maxCaps int, buf *[maxAddrWord]byte) int {
 		p = w.end + 1
 	}
 	return end
+}
+
+// capsFunctionWord reports whether w is a preposition or article in
+// capitals, which a street name between a house number and its street
+// word does not hold but an all-caps log line does ("WROTE 12 ROWS TO LANE
+// B", "COPY 5 FILES TO DRIVE D").
+func capsFunctionWord(w string) bool {
+	switch w {
+	case "TO", "ON", "IN", "AT", "OF", "FOR", "FROM", "BY", "INTO", "ONTO", "WITH", "AND", "OR", "THE", "A", "AN", "IS", "ARE", "WAS":
+		return true
+	}
+	return false
 }

@@ -121,6 +121,7 @@ var addressCases = []redactCase{
 	{"uk all caps", "SHIP TO: 10 DOWNING STREET, LONDON SW1A 2AA", "SHIP TO: [postal-address]"},
 	{"fr all caps", "12 RUE DE LA PAIX, 75002 PARIS", "[postal-address]"},
 	{"es all caps", "CALLE MAYOR 10, 28013 MADRID", "[postal-address]"},
+	{"caps log lines are no address", "WARN 3 RETRIES ON STREAM CT 40000 BYTES; COPY 5 FILES TO DRIVE D 10000", "WARN 3 RETRIES ON STREAM CT 40000 BYTES; COPY 5 FILES TO DRIVE D 10000"},
 	{"units in capitals are no street", "Upgraded 3 CPU cores and set 12 GB RAM, 404 NOT FOUND", "Upgraded 3 CPU cores and set 12 GB RAM, 404 NOT FOUND"},
 	{"us full", "Ship to 1600 Amphitheatre Parkway, Mountain View, CA 94043 please", "Ship to [postal-address] please"},
 	{"us unit city state zip", "Package for 2817 Birchwood Ave, Apt 4B, Columbus, OH 43215 shows delivered", "Package for [postal-address] shows delivered"},

@@ -300,7 +300,9 @@ func proseAt(text string, b int, spans []redSpan, next int) ([]redSpan, int) {
 				continue
 			}
 			if s, ok := proseValueAfter(text, start, end, pk.kw); ok {
-				return append(spans, s), s.end
+				// A value read before its keyword may reach back into the
+				// previous match: appendSorted keeps the spans disjoint.
+				return appendSorted(spans, s), max(next, s.end)
 			}
 			return spans, next
 		}
@@ -706,7 +708,10 @@ func proseJudge(text string, vs, ve int, quoted, apposition, cjkText bool) (redS
 	// done.
 	if strings.IndexByte(v, '[') >= 0 {
 		if bare, ok := withoutPlaceholders(v); ok {
-			if _, ok := proseJudge(bare+text[ve:], 0, len(bare), quoted, apposition, cjkText); ok {
+			// Only a few bytes after the value matter to the judge (a unit
+			// such as "8 characters"); passing the whole rest of the text
+			// would make a run of such values quadratic.
+			if _, ok := proseJudge(bare+text[ve:min(len(text), ve+proseAfterContext)], 0, len(bare), quoted, apposition, cjkText); ok {
 				return redSpan{vs, ve, kPassword}, true
 			}
 			return no, false
@@ -873,6 +878,9 @@ func followedByUnit(text string, ve int, quoted bool) bool {
 	if quoted {
 		return false
 	}
+	// Units are short words right after the value: read no further, so
+	// that a text of values in one run stays linear.
+	text = text[:min(len(text), ve+proseAfterContext)]
 	p := spanWhile(text, ve, isHSpace)
 	if r, _ := utf8.DecodeRuneInString(text[p:]); r == '位' || r == '个' || r == '個' || r == '字' {
 		return true // "密码是 8-16 位", "6个字符"
@@ -977,6 +985,9 @@ var proseProducts = wordSet("javascript typescript github gitlab bitbucket paypa
 
 // maxProseValue is the longest value findProsePasswords reads, in bytes.
 const maxProseValue = 128
+
+// proseAfterContext is how much text after a value the judge may look at.
+const proseAfterContext = 64
 
 // withoutPlaceholders returns v with every placeholder taken out, and
 // whether it had any.

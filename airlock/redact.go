@@ -120,7 +120,7 @@ func Redact(text string) (string, []Redaction) {
 			if !found && si > lastPrev {
 				break
 			}
-			spans = find(text, spans[:0])
+			spans = disjoint(find(text, spans[:0]))
 			if len(spans) > 0 {
 				text = r.apply(text, spans, true)
 				found, last = true, si
@@ -1278,15 +1278,21 @@ func cardNumber(s string) bool {
 // A bare run of digits is never a phone number: it is far more often a
 // build, a count or an id.
 func findPhones(text string, spans []redSpan) []redSpan {
-	floor, plus, paren := 0, -1, -1
+	floor, plus, paren, digit := 0, -1, -1, -1
 	for i := 0; i < len(text); {
+		// Each next position is kept until passed: looking for the next
+		// digit afresh after every '(' made a text of parentheses and no
+		// digits quadratic.
 		if plus < i {
 			plus = nextByte(text, i, '+')
 		}
 		if paren < i {
 			paren = nextByte(text, i, '(')
 		}
-		if i = min(nextDigit(text, i), plus, paren); i == len(text) {
+		if digit < i {
+			digit = nextDigit(text, i)
+		}
+		if i = min(digit, plus, paren); i == len(text) {
 			break
 		}
 		next := i + 1 // after a '+' or '(', or after the run of digits
@@ -1528,4 +1534,28 @@ func hasASCIIDigit(s string) bool {
 		}
 	}
 	return false
+}
+
+// disjoint returns spans sorted and without overlaps. Every stage promises
+// that already, and the check costs one pass; a stage that broke it would
+// otherwise make apply slice out of range on a reporter's text.
+func disjoint(spans []redSpan) []redSpan {
+	ok := true
+	for i := 1; i < len(spans); i++ {
+		if spans[i].start < spans[i-1].end {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return spans
+	}
+	slices.SortStableFunc(spans, func(a, b redSpan) int { return a.start - b.start })
+	out := spans[:1]
+	for _, s := range spans[1:] {
+		if s.start >= out[len(out)-1].end {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -52,9 +52,27 @@ func verdictTurn(r *rule, f string, start, cs int) bool {
 			p++
 		}
 		label := f[start:p]
-		return label != "user" && label != "human" && !weakAuthority[label]
+		if label == "user" || label == "human" || weakAuthority[label] {
+			return false
+		}
+		// A transcript pasted into a report ("user: it crashes" /
+		// "assistant: this is not a bug") has the other side's lines
+		// too; its assistant and system lines are quoted, not forged. A
+		// forged turn's orders still fire through ordersIn.
+		return !hasUserLine(f)
 	}
 	return true
+}
+
+// hasUserLine reports whether the folded text f has a line that opens with
+// a user's or human's role label, as transcripts do.
+func hasUserLine(f string) bool {
+	for _, l := range [...]string{"\nuser:", "\nhuman:", "\n> user:", "\nuser :", "\n**user**:"} {
+		if strings.Contains(f, l) {
+			return true
+		}
+	}
+	return false
 }
 
 // verdictIn reports whether text states a triage or review decision, vouches
