@@ -21,7 +21,7 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/signoff ./cmd/signoff
 
 test: vet
-	$(GO) test -short -count=1 -timeout 15m $$($(GO) list ./... | grep -v -e '/sqlite$$' -e '/postgres$$')
+	$(GO) test -short -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e '/sqlite$$' -e '/postgres$$')
 	$(GO) test -short -count=1 -race $(RACE_PKGS)
 	@echo "$(GO) test -short -count=1 -race -v $(STORAGE_PKGS)   (full log: storage-test.log)"
 	@$(GO) test -short -count=1 -race -v $(STORAGE_PKGS) > storage-test.log 2>&1 || { cat storage-test.log; exit 1; }
