@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -169,17 +170,31 @@ func (e *clusterEnv) addBugs(n int) {
 
 // tryServes calls f on the serve processes in turn from start until one
 // answers below 500, twice round at most.
+//
+// A refused connection never reached a server, so it is retried until the
+// killed process is back (up to 30 s), even when it is the only one: a slow
+// machine takes seconds to restart serve, and a flow should not count as
+// stopped by a crash it never met.
 func tryServes(serves []*proc, start int, f func(base string) (int, []byte)) (int, []byte) {
 	var st int
 	var raw []byte
-	for k := range 2 * len(serves) {
+	deadline := time.Now().Add(30 * time.Second)
+	for k := 0; ; k++ {
 		st, raw = f("http://" + serves[(start+k)%len(serves)].addr)
 		if st != 0 && st < 500 {
 			return st, raw
 		}
+		if k+1 >= 2*len(serves) && !(refused(st, raw) && time.Now().Before(deadline)) {
+			return st, raw
+		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return st, raw
+}
+
+// refused reports whether call's answer is a connection refused: the
+// request provably reached no server, so sending it again is safe.
+func refused(st int, raw []byte) bool {
+	return st == 0 && bytes.Contains(raw, []byte("connection refused"))
 }
 
 // bug submits case k's fix through one instance, waits (reading through

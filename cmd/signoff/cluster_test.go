@@ -443,7 +443,11 @@ func (w *workload) change(ctx context.Context, e *clusterEnv, serves []*proc, n 
 	for _, p := range serves {
 		wg.Go(func() {
 			var x changedesk.Execution
-			st, _ := call(ctx, "POST", "http://"+p.addr+"/api/v1/cases/"+run.caseID+"/execute", e.opTok, map[string]string{}, &x)
+			st, raw := call(ctx, "POST", "http://"+p.addr+"/api/v1/cases/"+run.caseID+"/execute", e.opTok, map[string]string{}, &x)
+			for deadline := time.Now().Add(30 * time.Second); refused(st, raw) && time.Now().Before(deadline); {
+				time.Sleep(200 * time.Millisecond)
+				st, raw = call(ctx, "POST", "http://"+p.addr+"/api/v1/cases/"+run.caseID+"/execute", e.opTok, map[string]string{}, &x)
+			}
 			if st == http.StatusOK {
 				mu.Lock()
 				run.executed++
