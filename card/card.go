@@ -90,14 +90,9 @@ func ChatApprovable(kind string) bool {
 	return kind == TriageGate || strings.HasPrefix(kind, DecisionPrefix)
 }
 
-// Responder is who answered, as the server established it.
-type Responder struct {
-	// ActorID is the registered person (or the reporter's link id).
-	ActorID string
-	Role    signoff.Role
-	// Reporter: the answer came with the case's reporter capability.
-	Reporter bool
-}
+// Responder is who answered, as the server established it
+// (signoff.CardResponder, where the store's answer input names it).
+type Responder = signoff.CardResponder
 
 // Current is where the card's case is now.
 type Current struct {

@@ -18,7 +18,6 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/chat"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 func decode(raw json.RawMessage, v any) error {
@@ -108,7 +107,7 @@ func (d *Desk) Answer(ctx context.Context, in Inbound) (Reply, error) {
 		allowed, why = false, fmt.Sprintf("the reason is longer than %d bytes", maxChatReason)
 	}
 	channel := a.Platform + ":" + ch.ID
-	c, outcome, err := d.Store.AnswerCard(ctx, sqlstore.CardAnswerInput{WorkspaceID: ch.WorkspaceID, CardID: c.ID, Channel: channel,
+	c, outcome, err := d.Store.AnswerCard(ctx, signoff.CardAnswerInput{WorkspaceID: ch.WorkspaceID, CardID: c.ID, Channel: channel,
 		PlatformUser: a.TeamID + "/" + a.UserID, Responder: resp, Option: a.Option, DigestPrefix: a.DigestPrefix, Allowed: allowed, SentAt: sentAt})
 	if err != nil {
 		return Reply{}, err

@@ -11,11 +11,10 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/outbox"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // AddWorkers adds the outbox's workers to w: delivery, card opening and
-// card expiry. They work the sqlstore.NotifyQueue queue.
+// card expiry. They work the signoff.QueueOutbox queue.
 func (d *Desk) AddWorkers(w *river.Workers) {
 	river.AddWorker(w, &notifyWorker{d: d})
 	river.AddWorker(w, &cardWorker{d: d})
@@ -36,9 +35,9 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[signoff.NotifyJo
 		return err
 	}
 	res, err := w.d.Deliver(ctx, m.MessageID)
-	var wait *sqlstore.WaitError
+	var wait *signoff.WaitError
 	switch {
-	case errors.Is(err, sqlstore.ErrSettled):
+	case errors.Is(err, signoff.ErrSettled):
 		return nil
 	case errors.As(err, &wait):
 		// Not a failed attempt: look again when the lease ends or the

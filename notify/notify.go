@@ -31,7 +31,6 @@ import (
 	"github.com/signoff-dev/signoff/chat"
 	"github.com/signoff-dev/signoff/mail"
 	"github.com/signoff-dev/signoff/outbox"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/webhook"
 )
 
@@ -48,7 +47,7 @@ type Subjects func(ctx context.Context, c signoff.Case, spec card.Spec) (digest 
 
 // Desk delivers messages and runs cards.
 type Desk struct {
-	Store *sqlstore.DB
+	Store Store
 	Log   *slog.Logger
 	// Retry is the retry schedule (outbox.DefaultRetry when zero).
 	Retry outbox.Retry
@@ -208,8 +207,8 @@ var ErrNoAck = errors.New("notify: delivery cut short, not acknowledged")
 
 // Deliver makes one attempt at message id: claim it under a lease, send
 // it, and acknowledge with the lease's token. It returns
-// sqlstore.ErrSettled for a message that needs nothing, a
-// *sqlstore.WaitError while another lease runs or an earlier message of
+// signoff.ErrSettled for a message that needs nothing, a
+// *signoff.WaitError while another lease runs or an earlier message of
 // the case waits, and ErrNoAck when ctx ended mid-delivery (a crash, as
 // far as the outbox can tell: it acknowledges nothing).
 func (d *Desk) Deliver(ctx context.Context, id string) (Delivery, error) {
@@ -223,7 +222,7 @@ func (d *Desk) Deliver(ctx context.Context, id string) (Delivery, error) {
 		return out, fmt.Errorf("%w: %v", ErrNoAck, ctx.Err())
 	}
 	out.Status, out.Skipped = status, skipped
-	res := sqlstore.Result{Status: status, Err: serr, Skipped: skipped}
+	res := signoff.OutboxResult{Status: status, Err: serr, Skipped: skipped}
 	if serr != nil && !skipped {
 		out.Err = serr
 		out.Dead = claim.Budget >= d.retry().Attempts

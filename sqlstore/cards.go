@@ -94,11 +94,8 @@ func (s *DB) cardsOnEvent(ctx context.Context, tx *sql.Tx, e signoff.Event) erro
 }
 
 // CardCause is the ledger event a card job was enqueued for, and where its
-// case was then.
-type CardCause struct {
-	Event signoff.Event
-	Case  signoff.Case
-}
+// case was then (signoff.CardCause).
+type CardCause = signoff.CardCause
 
 // CardCauseOf reads the event of card job j and its case as it is now.
 func (s *DB) CardCauseOf(ctx context.Context, j signoff.CardJob) (CardCause, error) {
@@ -222,25 +219,9 @@ func (s *DB) ExpireCard(ctx context.Context, ws, id string) error {
 // ReaskEvery is the shortest time between two re-asks of one card.
 const ReaskEvery = 5 * time.Minute
 
-// CardAnswerInput is an answer to a card as the server established it:
-// the responder is resolved (a mapped chat user, a person, the reporter's
-// capability) before the card is looked at.
-type CardAnswerInput struct {
-	WorkspaceID  string
-	CardID       string
-	Channel      string
-	PlatformUser string
-	Responder    card.Responder
-	Option       string
-	DigestPrefix string
-	// Allowed: the channel's policy lets this answer count (chat approval
-	// of this kind, the digest quoted). An answer that would be accepted
-	// but is not allowed is recorded as refused and changes nothing.
-	Allowed bool
-	// SentAt, when known, is when the answer was sent: a card opened
-	// after it (allowing SentSkew) was not the card its sender saw.
-	SentAt time.Time
-}
+// CardAnswerInput is an answer to a card as the server established it
+// (signoff.CardAnswerInput).
+type CardAnswerInput = signoff.CardAnswerInput
 
 // SentSkew is how far the sender's clock may be behind the server's.
 const SentSkew = 5 * time.Second

@@ -24,30 +24,12 @@ import (
 // MaxStateChanges bounds one CaseStateChanges answer.
 const MaxStateChanges = 20000
 
-// StateChange is one change of a case's state: its creation (From is
-// empty) or a transition.
-type StateChange struct {
-	Seq    int64
-	CaseID string
-	Time   time.Time
-	From   string
-	To     string
-}
+// StateChange is one change of a case's state (signoff.StateChange).
+type StateChange = signoff.StateChange
 
 // CaseStates are the states of a workspace's cases now and the changes
-// that led there since a time, read as of one instant.
-type CaseStates struct {
-	// Now counts the workspace's cases per state now.
-	Now map[string]int
-	// Changes are the creations and transitions from Since on, oldest
-	// first (ledger order).
-	Changes []StateChange
-	// Since is the time from which Changes are complete: the time asked
-	// for, or a later one when the limit cut older changes off.
-	Since time.Time
-	// Truncated says the limit cut older changes off.
-	Truncated bool
-}
+// that led there (signoff.CaseStates).
+type CaseStates = signoff.CaseStates
 
 // CaseStateChanges returns the states of by's workspace's cases now and
 // the changes of state since since, at most limit of them (the newest;
@@ -167,15 +149,9 @@ func (s *DB) firstSeqSince(ctx context.Context, ws string, t time.Time) (int64, 
 // MaxCrashWindow bounds the crash events CrashWindow returns.
 const MaxCrashWindow = 100000
 
-// CrashWindow is the part of a project's crash log the charts draw: the
-// events of the days before its newest one (newest first, at most the
-// limit asked for), and how many are older.
-type CrashWindow struct {
-	Events []triage.CrashEvent
-	// Older counts the events before the window; Cut those inside it
-	// left out by the limit (the oldest of the window).
-	Older, Cut int
-}
+// CrashWindow is the part of a project's crash log the charts draw
+// (signoff.CrashWindow).
+type CrashWindow = signoff.CrashWindow
 
 // CrashWindow reads the crash events of the days before the project's
 // newest one, by time through an index: a long log costs its window, not

@@ -445,32 +445,15 @@ func wants(c subscriber, e signoff.Event) bool {
 // that slow agent jobs never hold them up.
 const NotifyQueue = signoff.QueueOutbox
 
-// Claim is a message leased to one deliverer.
-type Claim struct {
-	Message signoff.OutboxMessage
-	// Token acknowledges the delivery; only the lease holder has it.
-	Token   string
-	Attempt int
-	// Budget is how many attempts this message has had since it was last
-	// re-driven (this one included).
-	Budget int
-}
+// Claim is a message leased to one deliverer (signoff.OutboxClaim).
+type Claim = signoff.OutboxClaim
 
-// Outbox claim errors. A claim refused with ErrLeased or ErrWaiting says
-// when to look again.
-var (
-	// ErrSettled: the message is delivered, dead or skipped.
-	ErrSettled = errors.New("outbox: message settled")
-)
+// ErrSettled: the message is delivered, dead or skipped
+// (signoff.ErrSettled).
+var ErrSettled = signoff.ErrSettled
 
-// WaitError says a message cannot be delivered yet: another worker holds
-// its lease, or an earlier message of its case is still pending.
-type WaitError struct {
-	Until  time.Time
-	Reason string
-}
-
-func (e *WaitError) Error() string { return "outbox: " + e.Reason }
+// WaitError says a message cannot be delivered yet (signoff.WaitError).
+type WaitError = signoff.WaitError
 
 const outboxColumns = `message_id, job_id, workspace_id, channel_id, case_id, seq, event_type, card_id, state, attempts, budget_from, last_error, lease_holder, lease_until, created_at, delivered_at`
 
@@ -579,19 +562,8 @@ func (s *DB) ClaimMessage(ctx context.Context, id, holder string, lease time.Dur
 // state is the new holder's to set.
 var ErrLeaseLost = errors.New("outbox: lease lost")
 
-// Result is how a delivery attempt ended.
-type Result struct {
-	// Status is the receiver's HTTP status, 0 when none came back.
-	Status int
-	// Err is nil for a delivered message.
-	Err error
-	// Dead parks the message: no more attempts until re-driven.
-	Dead bool
-	// Skipped: nothing to deliver (no recipient, the channel disabled).
-	Skipped bool
-	// NextAt is when a failed message is tried again.
-	NextAt time.Time
-}
+// Result is how a delivery attempt ended (signoff.OutboxResult).
+type Result = signoff.OutboxResult
 
 // FinishMessage records how the attempt of claim c ended and, if c's
 // lease is still the message's, settles or releases it. Only the lease

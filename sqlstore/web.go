@@ -23,18 +23,12 @@ import (
 // by title). Sessions and links are stored by the SHA-256 of their secret,
 // as tokens are.
 
-// WebSession is a person's browser session. CSRF is the token every form
-// of the session must carry.
-type WebSession struct {
-	Actor     signoff.Actor
-	CSRF      string
-	CreatedAt time.Time
-	ExpiresAt time.Time
-}
+// WebSession is a person's browser session (signoff.WebSession).
+type WebSession = signoff.WebSession
 
-// LoginLinkPrefix starts every one-time sign-in code, so secret scanners
-// can find a leaked one.
-const LoginLinkPrefix = "sol_"
+// LoginLinkPrefix starts every one-time sign-in code
+// (signoff.LoginLinkPrefix).
+const LoginLinkPrefix = signoff.LoginLinkPrefix
 
 // secretBytes is the randomness of a session secret, a CSRF token and a
 // sign-in code: 256 bits.
@@ -272,41 +266,11 @@ func (s *DB) CreateLoginLink(ctx context.Context, actorID string, ttl time.Durat
 	return code, link, nil
 }
 
-// DeskCase is a case as the desk lists it: with the severity and owner of
-// its ticket, when triage filed one, its project's name, and the facts the
-// desk needs to say who must act next on it (read in a few batched
-// queries for the whole page, never one per row).
-type DeskCase struct {
-	signoff.Case
-	Severity    string `json:"severity,omitempty"`
-	Owner       string `json:"owner,omitempty"`
-	ProjectName string `json:"project_name,omitempty"`
-	// PendingDecisions counts its unexpired pending decisions.
-	PendingDecisions int `json:"pending_decisions,omitempty"`
-	// Approvers approved it and their approvals still count (valid and
-	// unexpired); read for cases awaiting approval only.
-	Approvers []string `json:"approvers,omitempty"`
-	// PlanProposer proposed the change case's newest plan.
-	PlanProposer string `json:"plan_proposer,omitempty"`
-	// Loop is the bug loop's record, read only for bug cases in a state
-	// where it says who acts (awaiting approval, a reproduction under
-	// review).
-	Loop *signoff.BugLoopState `json:"-"`
-}
+// DeskCase is a case as the desk lists it (signoff.DeskCase).
+type DeskCase = signoff.DeskCase
 
-// DeskFilter selects the desk's cases; empty fields select all. Query
-// matches titles (case-insensitive for ASCII). Before pages: cases older
-// than that case id. ID selects one case. States, when set, selects cases
-// in any of them (the inbox's states, read through the cases_state index).
-type DeskFilter struct {
-	Kind   signoff.CaseKind
-	State  string
-	States []string
-	Query  string
-	Before string
-	ID     string
-	Limit  int
-}
+// DeskFilter selects the desk's cases (signoff.DeskFilter).
+type DeskFilter = signoff.DeskFilter
 
 // DeskCases lists the cases of by's workspace newest first, for the people
 // who run and watch the desk. EFORBIDDEN for anyone else, EINVALID for an

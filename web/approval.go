@@ -14,7 +14,6 @@ import (
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/repair"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // The approval page shows what a person would sign: the complete subject
@@ -97,7 +96,7 @@ type approverRow struct {
 	At                    time.Time
 }
 
-func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) approvalPage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	c, err := s.store.GetCase(ctx, by, r.PathValue("id"))
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/ledger"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -73,7 +72,7 @@ func awaitingApproval(c signoff.Case) bool {
 	return false
 }
 
-func (s *server) casePage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) casePage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	c, err := s.store.GetCase(ctx, by, r.PathValue("id"))
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // The case page's own routes besides the page itself: its live stream
@@ -25,7 +24,7 @@ func (s *server) caseRoutes() {
 // tar `signoff evidence verify` checks once unpacked) as a file to save.
 // The store decides who reads it, as for the API: people of the
 // workspace, never reporters or agents.
-func (s *server) evidenceDownload(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) evidenceDownload(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	caseID, candID := r.PathValue("id"), r.PathValue("candidate")
 	b, digest, err := s.store.GetEvidence(r.Context(), sess.Actor, caseID, candID)
 	if err != nil {
@@ -66,7 +65,7 @@ func mergeRefusalFrom(ctx context.Context) string {
 // check of its own: the form names the case version and the subject the
 // person saw, and a case that moved since is refused, not merged. A
 // refusal is the case page again with the reason above the merge form.
-func (s *server) mergeFromPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) mergeFromPage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	caseID := r.PathValue("id")
 	if s.o.BugDesk == nil {
@@ -107,7 +106,7 @@ func (s *server) mergeFromPage(w http.ResponseWriter, r *http.Request, sess sqls
 // mergeRefused shows a desk's refusal (a role that may not merge, a
 // quorum that lapsed, main that moved) on the case page; anything else is
 // an error page.
-func (s *server) mergeRefused(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession, err error) error {
+func (s *server) mergeRefused(w http.ResponseWriter, r *http.Request, sess signoff.WebSession, err error) error {
 	switch signoff.ErrorCode(err) {
 	case signoff.EFORBIDDEN, signoff.ECONFLICT, signoff.EINVALID, signoff.EUNAVAILABLE:
 		return s.caseWithRefusal(w, r, sess, signoff.Mapping(err).HTTPStatus, signoff.ErrorMessage(err))
@@ -117,7 +116,7 @@ func (s *server) mergeRefused(w http.ResponseWriter, r *http.Request, sess sqlst
 
 // caseWithRefusal renders the case page with status and the refusal msg
 // in its merge section.
-func (s *server) caseWithRefusal(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession, status int, msg string) error {
+func (s *server) caseWithRefusal(w http.ResponseWriter, r *http.Request, sess signoff.WebSession, status int, msg string) error {
 	r = r.WithContext(context.WithValue(r.Context(), mergeRefusalKey{}, msg))
 	return s.casePage(statusWriter{ResponseWriter: w, status: status}, r, sess)
 }

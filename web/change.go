@@ -14,7 +14,6 @@ import (
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/evidence"
 	"github.com/signoff-dev/signoff/identity"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -343,7 +342,7 @@ func (s *server) changeRoutes() {
 // rollback asks the change desk for a compensating change of an executed
 // one and goes to the new case. The desk decides who may (owners and
 // operators) and whether the case can be rolled back.
-func (s *server) rollback(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) rollback(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by, caseID := r.Context(), sess.Actor, r.PathValue("id")
 	if !signoff.ValidID(signoff.PrefixCase, caseID) {
 		return signoff.Errorf(signoff.ENOTFOUND, "There is no such case in your workspace.")

@@ -15,7 +15,6 @@ import (
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/identity"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -158,7 +157,7 @@ func formRefusal(err error) bool {
 // (changedesk.Desk.Plan, as `signoff change plan --builtin`) or from a
 // person's proposal (changedesk.Desk.Propose, as the API's plan route,
 // with the project's default health check when none is given).
-func (s *server) planChange(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) planChange(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by, caseID := r.Context(), sess.Actor, r.PathValue("id")
 	if !signoff.ValidID(signoff.PrefixCase, caseID) {
 		return signoff.Errorf(signoff.ENOTFOUND, "There is no such case in your workspace.")
@@ -269,7 +268,7 @@ func (s *server) proposal(ctx context.Context, by signoff.Actor, caseID string, 
 // Execute, the one path to an actuator, as `signoff change execute`).
 // The form names the plan the page showed: a case whose plan changed
 // since is refused before the gate is asked.
-func (s *server) executeChange(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) executeChange(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by, caseID := r.Context(), sess.Actor, r.PathValue("id")
 	if !signoff.ValidID(signoff.PrefixCase, caseID) {
 		return signoff.Errorf(signoff.ENOTFOUND, "There is no such case in your workspace.")
@@ -319,11 +318,11 @@ type changeNewForm struct {
 	Builtin                                   bool
 }
 
-func (s *server) changeNewPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) changeNewPage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	return s.renderChangeNew(w, r, sess, http.StatusOK, changeNewForm{Project: r.URL.Query().Get("project"), Incident: r.URL.Query().Get("incident"), Builtin: true})
 }
 
-func (s *server) renderChangeNew(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession, status int, f changeNewForm) error {
+func (s *server) renderChangeNew(w http.ResponseWriter, r *http.Request, sess signoff.WebSession, status int, f changeNewForm) error {
 	ctx, by := r.Context(), sess.Actor
 	v := changeNew{CanRequest: identity.Can(by.Role, identity.OpChangeRequest), Form: f, MinReason: change.DefaultMinReasonLength}
 	if !v.CanRequest {
@@ -352,7 +351,7 @@ func (s *server) renderChangeNew(w http.ResponseWriter, r *http.Request, sess sq
 // when asked, has the builtin planner draft its plan at once. A request
 // the desk refuses comes back on the form; a plan the planner cannot
 // draft leaves the request open, and its page says why.
-func (s *server) requestChange(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) requestChange(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	f := changeNewForm{Project: r.PostFormValue("project"), Title: strings.TrimSpace(r.PostFormValue("title")),
 		Reason: r.PostFormValue("reason"), Incident: strings.TrimSpace(r.PostFormValue("incident")), Builtin: r.PostFormValue("builtin") == "yes"}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/triage"
 )
 
@@ -55,7 +54,7 @@ func (s *server) chartRoutes() {
 	s.mux.HandleFunc("GET /charts", s.signedIn(s.chartsPage))
 }
 
-func (s *server) chartsPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) chartsPage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	days, err := chartDays(r.URL.Query().Get("days"))
 	if err != nil {
 		return err
@@ -359,7 +358,7 @@ func topSeries(all []chartSeries, n int) []chartSeries {
 // a period's count leaves out every change at or after its end. Only
 // changes no older than the first period's end matter. A count that the
 // data would make negative is 0.
-func stateCounts(now map[string]int, changes []sqlstore.StateChange, b chartBuckets) map[string][]int {
+func stateCounts(now map[string]int, changes []signoff.StateChange, b chartBuckets) map[string][]int {
 	cur := maps.Clone(now)
 	if cur == nil {
 		cur = map[string]int{}
@@ -611,7 +610,7 @@ func crashChart(idx int, project string, evs []triage.CrashEvent, days int, now 
 // stateChart charts the workspace's cases by state from hist.Since to
 // now, stacked, in the order of states; past chartTopStates states the
 // smallest are stacked as one. The table lists every state.
-func stateChart(hist sqlstore.CaseStates, now time.Time, states []string) stateChartView {
+func stateChart(hist signoff.CaseStates, now time.Time, states []string) stateChartView {
 	var v stateChartView
 	for _, n := range hist.Now {
 		v.Cases += n

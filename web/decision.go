@@ -15,7 +15,6 @@ import (
 	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/crew"
 	"github.com/signoff-dev/signoff/identity"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/triage"
 )
 
@@ -407,7 +406,7 @@ const maxWebReason = 2000
 // amendment (store.DecideAmended, as the API sends it), so the ticket is
 // filed with it. A refused answer comes back on the case page, the
 // message beside the form and what was typed kept.
-func (s *server) decide(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) decide(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	caseID, id := r.PathValue("id"), r.PathValue("decision")
 	if !identity.Can(by.Role, identity.OpDecisionDecide) {
@@ -469,7 +468,7 @@ func (s *server) decide(w http.ResponseWriter, r *http.Request, sess sqlstore.We
 // refusal's status and the form's state in the context under key, where
 // the section that owns the form finds it. A refusal that is not about
 // the form (the case is gone) is the error page.
-func (s *server) caseAgain(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession, refusal error, key, form any) error {
+func (s *server) caseAgain(w http.ResponseWriter, r *http.Request, sess signoff.WebSession, refusal error, key, form any) error {
 	status := signoff.Mapping(refusal).HTTPStatus
 	if status < 400 || signoff.ErrorCode(refusal) == signoff.EINTERNAL {
 		return refusal

@@ -16,7 +16,6 @@ import (
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/nextstep"
 	"github.com/signoff-dev/signoff/repair"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/sse"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -69,8 +68,8 @@ type deskView struct {
 }
 
 // deskFilter reads the desk's filters from the query.
-func deskFilter(q url.Values) sqlstore.DeskFilter {
-	return sqlstore.DeskFilter{Kind: signoff.CaseKind(q.Get("kind")), State: q.Get("state"), Query: q.Get("q"), Before: q.Get("before")}
+func deskFilter(q url.Values) signoff.DeskFilter {
+	return signoff.DeskFilter{Kind: signoff.CaseKind(q.Get("kind")), State: q.Get("state"), Query: q.Get("q"), Before: q.Get("before")}
 }
 
 // kindTable is the loop of kind, or nil.
@@ -161,7 +160,7 @@ func (p *deskPolicies) of(ctx context.Context, c signoff.Case) *approval.Policy 
 
 // deskStep says who acts next on a listed case, from the facts the desk's
 // query read with it (no further read per row but the policies).
-func (s *server) deskStep(ctx context.Context, by signoff.Actor, d sqlstore.DeskCase, pols *deskPolicies) nextstep.Step {
+func (s *server) deskStep(ctx context.Context, by signoff.Actor, d signoff.DeskCase, pols *deskPolicies) nextstep.Step {
 	c := d.Case
 	f := nextstep.Facts{Kind: c.Kind, State: c.State, Me: by, OpenedBy: c.CreatedBy, PendingDecisions: d.PendingDecisions,
 		Approvers: d.Approvers, ProposedBy: d.PlanProposer}
@@ -188,7 +187,7 @@ func (s *server) deskStep(ctx context.Context, by signoff.Actor, d sqlstore.Desk
 	return nextstep.Next(f)
 }
 
-func (s *server) rowView(ctx context.Context, by signoff.Actor, d sqlstore.DeskCase, pols *deskPolicies, base string) deskRowView {
+func (s *server) rowView(ctx context.Context, by signoff.Actor, d signoff.DeskCase, pols *deskPolicies, base string) deskRowView {
 	c := d.Case
 	st := s.deskStep(ctx, by, d, pols)
 	project := d.ProjectName
@@ -233,7 +232,7 @@ func counts(rows []deskRowView) []countView {
 	return out
 }
 
-func (s *server) desk(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) desk(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	q := r.URL.Query()
 	f := deskFilter(q)
@@ -247,7 +246,7 @@ func (s *server) desk(w http.ResponseWriter, r *http.Request, sess sqlstore.WebS
 	if err != nil {
 		return err
 	}
-	needs, err := s.store.DeskCases(ctx, by, sqlstore.DeskFilter{States: inboxStates, Limit: needsLimit + 1})
+	needs, err := s.store.DeskCases(ctx, by, signoff.DeskFilter{States: inboxStates, Limit: needsLimit + 1})
 	if err != nil {
 		return err
 	}
@@ -306,12 +305,12 @@ func (s *server) desk(w http.ResponseWriter, r *http.Request, sess sqlstore.WebS
 // case does not match the filters in the query (the desk the script runs
 // on). With needs=1 it answers the row only when the case waits on the
 // signed-in person (the "Needs me" table).
-func (s *server) deskRow(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) deskRow(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx := r.Context()
 	f := deskFilter(r.URL.Query())
 	needs := r.URL.Query().Get("needs") == "1"
 	if needs {
-		f = sqlstore.DeskFilter{}
+		f = signoff.DeskFilter{}
 	}
 	f.Before, f.ID, f.Limit = "", r.PathValue("id"), 1
 	if err := signoff.CheckID("case", signoff.PrefixCase, f.ID); err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/identity"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // The reproduction review page (the SYNKAI rule): a reproduction test is
@@ -39,7 +38,7 @@ type harnessPage struct {
 // maxWebNote bounds a staff note typed on the page.
 const maxWebNote = 4000
 
-func (s *server) harnessPage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) harnessPage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	c, err := s.store.GetCase(ctx, by, r.PathValue("id"))
 	if err != nil {
@@ -84,7 +83,7 @@ func (s *server) harnessPage(w http.ResponseWriter, r *http.Request, sess sqlsto
 // reviewHarness takes the decision from the review page's form. The form
 // carries the review digest the page showed: a reproduction that changed
 // since is refused as a conflict, never decided on unseen.
-func (s *server) reviewHarness(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) reviewHarness(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	caseID := r.PathValue("id")
 	if !identity.Can(by.Role, identity.OpHarnessReview) {

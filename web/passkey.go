@@ -13,7 +13,6 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/passkey"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // Passkey approvals (WebAuthn). A person registers a passkey on the
@@ -31,15 +30,13 @@ import (
 // never leaves the authenticator.
 
 // passkeyStore is the storage passkeys need beyond Store; *sqlstore.DB
-// implements it.
+// implements it (checked in storeiface_internal_test.go).
 type passkeyStore interface {
 	RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey.Credential, signCount uint32, origin string) (signoff.ApproverKey, error)
 	AdvancePasskeyCounter(ctx context.Context, ws, keyID, origin string, got uint32) error
 	WebSessionByToken(ctx context.Context, secret string) (bool, error)
 	Authenticate(ctx context.Context, secret string) (signoff.Actor, error)
 }
-
-var _ passkeyStore = (*sqlstore.DB)(nil)
 
 const (
 	// passkeyPendingTTL bounds the time from asking the authenticator to
@@ -110,7 +107,7 @@ func (cs *ceremonies) put(c passkeyCeremony, now time.Time) (string, error) {
 
 // take removes and returns the pending ceremony id of sess, when
 // it is live: a second answer to one challenge finds nothing.
-func (cs *ceremonies) take(id string, sess sqlstore.WebSession, register bool, now time.Time) (passkeyCeremony, error) {
+func (cs *ceremonies) take(id string, sess signoff.WebSession, register bool, now time.Time) (passkeyCeremony, error) {
 	cs.Lock()
 	defer cs.Unlock()
 	p, ok := cs.m[id]
@@ -162,7 +159,7 @@ func (s *server) passkeyRoutes() {
 
 // passkeyPost is signedInPost for passkey.js: the same session and CSRF
 // checks, answered in JSON ({"error": ...} with the status on a refusal).
-func (s *server) passkeyPost(fn func(r *http.Request, sess sqlstore.WebSession, secret string) (any, error)) http.HandlerFunc {
+func (s *server) passkeyPost(fn func(r *http.Request, sess signoff.WebSession, secret string) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out, err := func() (any, error) {
 			if err := parseForm(w, r); err != nil {
@@ -233,7 +230,7 @@ func credentialList(cs []passkey.Credential) []map[string]any {
 
 // ---- Registration ----
 
-func (s *server) passkeyRegisterBegin(r *http.Request, sess sqlstore.WebSession, secret string) (any, error) {
+func (s *server) passkeyRegisterBegin(r *http.Request, sess signoff.WebSession, secret string) (any, error) {
 	ctx, me := r.Context(), sess.Actor
 	if me.Role != signoff.RoleOwner && me.Role != signoff.RoleOperator {
 		return nil, signoff.Errorf(signoff.EFORBIDDEN, "Only owners and operators approve, so only they register passkeys.")
@@ -299,7 +296,7 @@ func (s *server) passkeyRegisterBegin(r *http.Request, sess sqlstore.WebSession,
 	}}, nil
 }
 
-func (s *server) passkeyRegisterFinish(r *http.Request, sess sqlstore.WebSession, _ string) (any, error) {
+func (s *server) passkeyRegisterFinish(r *http.Request, sess signoff.WebSession, _ string) (any, error) {
 	ctx, me := r.Context(), sess.Actor
 	ps, err := s.passkeyStorage()
 	if err != nil {
@@ -321,7 +318,7 @@ func (s *server) passkeyRegisterFinish(r *http.Request, sess sqlstore.WebSession
 	return map[string]any{"key_id": k.ID, "redirect": "/people?registered=" + k.ID + "#passkeys"}, nil
 }
 
-func (s *server) passkeyRevoke(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) passkeyRevoke(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	// The store decides who may revoke what (the holder their own, an
 	// owner any) and voids the approvals made with it.
 	if _, _, err := s.store.RevokeKey(r.Context(), sess.Actor, r.PathValue("key")); err != nil {
@@ -363,7 +360,7 @@ func (s *server) passkeyCard(ctx context.Context, by signoff.Actor, c signoff.Ca
 	return "", pol, signoff.Errorf(signoff.ECONFLICT, "Cases of kind %s have no approval card.", c.Kind)
 }
 
-func (s *server) passkeyApproveBegin(r *http.Request, sess sqlstore.WebSession, _ string) (any, error) {
+func (s *server) passkeyApproveBegin(r *http.Request, sess signoff.WebSession, _ string) (any, error) {
 	ctx, me := r.Context(), sess.Actor
 	c, err := s.store.GetCase(ctx, me, r.PathValue("id"))
 	if err != nil {
@@ -433,7 +430,7 @@ type assertionJSON struct {
 	} `json:"response"`
 }
 
-func (s *server) passkeyApproveFinish(r *http.Request, sess sqlstore.WebSession, _ string) (any, error) {
+func (s *server) passkeyApproveFinish(r *http.Request, sess signoff.WebSession, _ string) (any, error) {
 	ctx, me := r.Context(), sess.Actor
 	ps, err := s.passkeyStorage()
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/passkey"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // The people page: who is in the workspace and which of them are
@@ -58,7 +57,7 @@ func (s *server) peopleRoutes() {
 	s.passkeyRoutes()
 }
 
-func (s *server) peoplePage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) peoplePage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, me := r.Context(), sess.Actor
 	v := peopleView{Owner: me.Role == signoff.RoleOwner, CSRF: sess.CSRF,
 		CanPasskey: me.Role == signoff.RoleOwner || me.Role == signoff.RoleOperator}

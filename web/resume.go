@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -38,7 +37,7 @@ func resumeCommand(c signoff.Case, role signoff.Role, ticketed bool) string {
 
 // resumeTriage sends a bug back to triage from the case page, on the
 // version the page showed.
-func (s *server) resumeTriage(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error {
+func (s *server) resumeTriage(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error {
 	ctx, by := r.Context(), sess.Actor
 	caseID := r.PathValue("id")
 	c, err := s.store.GetCase(ctx, by, caseID)

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/sqlstore"
 )
 
 // Cookie names.
@@ -35,24 +34,24 @@ var (
 )
 
 // session returns the live session of r's cookie, with its secret.
-func (s *server) session(r *http.Request) (sqlstore.WebSession, string, bool) {
+func (s *server) session(r *http.Request) (signoff.WebSession, string, bool) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" {
-		return sqlstore.WebSession{}, "", false
+		return signoff.WebSession{}, "", false
 	}
 	sess, err := s.store.WebSession(r.Context(), c.Value)
 	if err != nil {
 		if signoff.ErrorCode(err) == signoff.EINTERNAL {
 			s.log.ErrorContext(r.Context(), "read web session", "err", err)
 		}
-		return sqlstore.WebSession{}, "", false
+		return signoff.WebSession{}, "", false
 	}
 	infoFrom(r.Context()).actorID = sess.Actor.ID
 	return sess, c.Value, true
 }
 
 // sessionFunc is a page handler for a signed-in person.
-type sessionFunc func(w http.ResponseWriter, r *http.Request, sess sqlstore.WebSession) error
+type sessionFunc func(w http.ResponseWriter, r *http.Request, sess signoff.WebSession) error
 
 // signedIn serves a page to a signed-in person and sends anyone else to
 // the sign-in page.
@@ -209,7 +208,7 @@ func tokensMatch(got, want string) bool {
 
 // checkCSRF checks a signed-in person's post against their session's
 // token. The form must have been parsed.
-func checkCSRF(r *http.Request, sess sqlstore.WebSession) error {
+func checkCSRF(r *http.Request, sess signoff.WebSession) error {
 	if !sameOrigin(r) || !tokensMatch(submittedToken(r), sess.CSRF) {
 		return errCSRF
 	}
@@ -305,7 +304,7 @@ var errBadLink = signoff.Errorf(signoff.EFORBIDDEN, "This sign-in link is unknow
 // tokenShapedCode reports whether a link's code could be one: the rest is
 // the store's to judge, on the post.
 func tokenShapedCode(code string) bool {
-	return strings.HasPrefix(code, sqlstore.LoginLinkPrefix) && len(code) <= 64
+	return strings.HasPrefix(code, signoff.LoginLinkPrefix) && len(code) <= 64
 }
 
 // loginLink signs a person in with a one-time link from signoff
@@ -337,7 +336,7 @@ func (s *server) loginLink(w http.ResponseWriter, r *http.Request) error {
 // startSession ends the browser's previous session, if any, sets the new
 // session's cookie and goes to the page the person came from
 // (nextAfterSignIn), else the desk. The form must have been parsed.
-func (s *server) startSession(w http.ResponseWriter, r *http.Request, secret string, sess sqlstore.WebSession) {
+func (s *server) startSession(w http.ResponseWriter, r *http.Request, secret string, sess signoff.WebSession) {
 	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
 		if err := s.store.SignOut(r.Context(), c.Value); err != nil {
 			s.log.ErrorContext(r.Context(), "end previous web session", "err", err)

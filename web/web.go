@@ -35,7 +35,6 @@ import (
 	"github.com/signoff-dev/signoff/httplog"
 	"github.com/signoff-dev/signoff/ledger"
 	"github.com/signoff-dev/signoff/ratelimit"
-	"github.com/signoff-dev/signoff/sqlstore"
 	"github.com/signoff-dev/signoff/sse"
 )
 
@@ -47,34 +46,32 @@ var staticFS embed.FS
 
 // Store is what the web UI reads and writes: the domain store plus ledger
 // verification, browser sessions, sign-in links and the desk's list.
-// *sqlstore.DB implements it.
+// *sqlstore.DB implements it (checked in storeiface_internal_test.go).
 type Store interface {
 	signoff.Store
 	// VerifyLedger checks a workspace's chain (store.VerifyLedger).
 	VerifyLedger(ctx context.Context, ws string, trusted map[string]ed25519.PublicKey) (ledger.Result, error)
 	// SignIn opens a session with an API token; EUNAUTHORIZED for a bad
 	// token, EFORBIDDEN for a role that does not use the web UI.
-	SignIn(ctx context.Context, token string, ttl time.Duration) (string, sqlstore.WebSession, error)
+	SignIn(ctx context.Context, token string, ttl time.Duration) (string, signoff.WebSession, error)
 	// SignInWithLink redeems a one-time sign-in link; EUNAUTHORIZED for an
 	// unknown, expired or used one.
-	SignInWithLink(ctx context.Context, code string, ttl time.Duration) (string, sqlstore.WebSession, error)
+	SignInWithLink(ctx context.Context, code string, ttl time.Duration) (string, signoff.WebSession, error)
 	// WebSession resolves a session secret; EUNAUTHORIZED when there is
 	// no such live session.
-	WebSession(ctx context.Context, secret string) (sqlstore.WebSession, error)
+	WebSession(ctx context.Context, secret string) (signoff.WebSession, error)
 	// SignOut ends a session.
 	SignOut(ctx context.Context, secret string) error
 	// DeskCases lists the desk's cases with severity and owner.
-	DeskCases(ctx context.Context, by signoff.Actor, f sqlstore.DeskFilter) ([]sqlstore.DeskCase, error)
+	DeskCases(ctx context.Context, by signoff.Actor, f signoff.DeskFilter) ([]signoff.DeskCase, error)
 	// IntakeProject names a project for its public report form.
 	IntakeProject(ctx context.Context, id string) (string, error)
 	// CaseStateChanges reads the case states now and their changes since a time, for the charts.
-	CaseStateChanges(ctx context.Context, by signoff.Actor, since time.Time, limit int) (sqlstore.CaseStates, error)
+	CaseStateChanges(ctx context.Context, by signoff.Actor, since time.Time, limit int) (signoff.CaseStates, error)
 	// CrashWindow reads a project's crash events of the days before its
 	// newest, for the charts.
-	CrashWindow(ctx context.Context, by signoff.Actor, projectID string, days, limit int) (sqlstore.CrashWindow, error)
+	CrashWindow(ctx context.Context, by signoff.Actor, projectID string, days, limit int) (signoff.CrashWindow, error)
 }
-
-var _ Store = (*sqlstore.DB)(nil)
 
 // Limit is a token bucket: Rate requests per second on average, Burst at
 // once.
