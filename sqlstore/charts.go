@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/triage"
 )
 
 // The web UI's charts: how many cases were in each state over time. The
@@ -171,7 +170,7 @@ const MaxCrashWindow = 100000
 // events of the days before its newest one (newest first, at most the
 // limit asked for), and how many are older.
 type CrashWindow struct {
-	Events []triage.CrashEvent
+	Events []signoff.CrashEvent
 	// Older counts the events before the window; Cut those inside it
 	// left out by the limit (the oldest of the window).
 	Older, Cut int
@@ -193,11 +192,11 @@ func (s *DB) CrashWindow(ctx context.Context, by signoff.Actor, projectID string
 		return w, fmt.Errorf("crash window: %w", err)
 	}
 	if !newest.Valid {
-		w.Events = []triage.CrashEvent{}
+		w.Events = []signoff.CrashEvent{}
 		return w, nil
 	}
 	from := micros(fromMicros(newest.Int64).Add(-time.Duration(days) * 24 * time.Hour))
-	evs, err := queryAll(ctx, s.db, func(sc scanner, e *triage.CrashEvent) error {
+	evs, err := queryAll(ctx, s.db, func(sc scanner, e *signoff.CrashEvent) error {
 		var at int64
 		if err := sc.Scan(&at, &e.Signature); err != nil {
 			return err
