@@ -251,8 +251,8 @@ type CardAnswerInput struct {
 const SentSkew = 5 * time.Second
 
 // AnswerCard records an answer to a card and decides what becomes of it
-// (in.Evaluate, card.Evaluate) against where the case is now. The answer is kept
-// whatever its outcome. A wrong responder's answer is discarded and the
+// (in.Evaluate, that is card.Evaluate) against where the case is now. The
+// answer is kept whatever its outcome. A wrong responder's answer is discarded and the
 // card asked again (card.reasked, which notifies the channels again); an
 // answer to a card whose case moved on is acknowledged and dropped; an
 // expired card is marked expired. An accepted answer is only recorded:
