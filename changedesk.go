@@ -12,9 +12,11 @@ import (
 // what the gate executed. Package change holds the pure rules; package
 // changedesk runs them against the store and the actuators.
 
-// Id prefixes of the change desk. Plans use change.PrefixPlan ("plan").
+// Id prefixes of the change desk.
 const (
 	PrefixReceipt = "rcpt"
+	// PrefixPlan is the id prefix of a stored plan (change.PrefixPlan).
+	PrefixPlan = "plan"
 )
 
 // Receipt kinds.
@@ -207,7 +209,9 @@ type ChangeService interface {
 	// or server). expectedVersion is the version replaced (0 when none);
 	// ECONFLICT when it moved on, EINVALID for a bad policy. Every
 	// approval made under the old digest stops counting at the gate.
-	SetChangePolicy(ctx context.Context, by Actor, yaml string, expectedVersion int64) (ChangePolicy, error)
+	// digestOf is the parser (change.PolicyDigest); without it nothing is
+	// stored.
+	SetChangePolicy(ctx context.Context, by Actor, yaml string, expectedVersion int64, digestOf PolicyDigester) (ChangePolicy, error)
 
 	// GetChangeLoop returns ENOTFOUND when the case has no loop yet.
 	GetChangeLoop(ctx context.Context, by Actor, caseID string) (ChangeLoop, error)

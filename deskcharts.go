@@ -2,8 +2,6 @@ package signoff
 
 import (
 	"time"
-
-	"github.com/signoff-dev/signoff/triage"
 )
 
 // What the desk's charts read from the store, in the domain so that the
@@ -38,7 +36,7 @@ type CaseStates struct {
 // events of the days before its newest one (newest first, at most the
 // limit asked for), and how many are older.
 type CrashWindow struct {
-	Events []triage.CrashEvent
+	Events []CrashEvent
 	// Older counts the events before the window; Cut those inside it
 	// left out by the limit (the oldest of the window).
 	Older, Cut int

@@ -59,13 +59,11 @@ var pendingFloors = []string{
 	"sqlstore: imports airlock",
 	"sqlstore: imports approval",
 	"sqlstore: imports card",
-	"sqlstore: imports change",
 	"sqlstore: imports keys",
 	"sqlstore: imports metrics",
 	"sqlstore: imports netguard",
 	"sqlstore: imports outbox",
 	"sqlstore: imports passkey",
-	"sqlstore: imports triage",
 	"sqlstore: imports webhook",
 }
 

@@ -1,10 +1,6 @@
 package signoff
 
-import (
-	"context"
-
-	"github.com/signoff-dev/signoff/triage"
-)
+import "context"
 
 // Tracker is a project's issue tracker. The built-in one lives in Signoff's
 // store; adapters for GitHub or Jira implement the same interface.
@@ -17,24 +13,24 @@ import (
 type Tracker interface {
 	// ListTickets returns the project's tickets in tracker order (imported
 	// order, then creation order).
-	ListTickets(ctx context.Context, by Actor, projectID string) ([]triage.Ticket, error)
-	GetTicket(ctx context.Context, by Actor, projectID, ticketID string) (triage.Ticket, error)
+	ListTickets(ctx context.Context, by Actor, projectID string) ([]Ticket, error)
+	GetTicket(ctx context.Context, by Actor, projectID, ticketID string) (Ticket, error)
 	// CreateTicket files a ticket. An empty t.ID gets the next id
 	// "<PREFIX>-<n>": the most common alphabetic prefix of the project's
 	// ticket ids (else "T") and one more than the highest number filed
 	// under it. Status defaults to open; severity must be one of
-	// triage.Severities; the component must exist in the project's
+	// Severities; the component must exist in the project's
 	// CODEOWNERS when it has any, and an empty owner is taken from there.
 	// EINVALID for bad fields, ECONFLICT for a duplicate id.
-	CreateTicket(ctx context.Context, by Actor, projectID string, t triage.Ticket) (triage.Ticket, error)
+	CreateTicket(ctx context.Context, by Actor, projectID string, t Ticket) (Ticket, error)
 	// AddComment appends a comment (a +1 or a note) and returns the
 	// ticket. An empty author is by's name and an empty time is now.
-	AddComment(ctx context.Context, by Actor, projectID, ticketID string, c triage.Comment) (triage.Ticket, error)
+	AddComment(ctx context.Context, by Actor, projectID, ticketID string, c Comment) (Ticket, error)
 	// UpdateTicket replaces the editable fields of the ticket t.ID (title,
 	// status, severity, component, affected versions, fixed_in, owner,
 	// created, description). Comments and approved_by are history: they
 	// are kept as stored whatever t says.
-	UpdateTicket(ctx context.Context, by Actor, projectID string, t triage.Ticket) (triage.Ticket, error)
+	UpdateTicket(ctx context.Context, by Actor, projectID string, t Ticket) (Ticket, error)
 }
 
 // TicketPatch changes some fields of a ticket; a nil field keeps its value.
@@ -59,22 +55,22 @@ type ProjectDataService interface {
 	// PatchTicket applies the patch atomically under the ticket's lock, so
 	// concurrent patches of different fields both take effect. Same rules
 	// and errors as UpdateTicket.
-	PatchTicket(ctx context.Context, by Actor, projectID, ticketID string, p TicketPatch) (triage.Ticket, error)
+	PatchTicket(ctx context.Context, by Actor, projectID, ticketID string, p TicketPatch) (Ticket, error)
 	// ImportDataset replaces the project's tickets, crashes, releases and
 	// owners with d's in one transaction; d.Items and d.Expected are not
 	// project data and are ignored here.
-	ImportDataset(ctx context.Context, by Actor, projectID string, d triage.Dataset) error
+	ImportDataset(ctx context.Context, by Actor, projectID string, d Dataset) error
 	// ListCrashes returns the project's crash log in arrival order.
-	ListCrashes(ctx context.Context, by Actor, projectID string) ([]triage.CrashEvent, error)
+	ListCrashes(ctx context.Context, by Actor, projectID string) ([]CrashEvent, error)
 	// AddCrashes appends events to the crash log.
-	AddCrashes(ctx context.Context, by Actor, projectID string, evs []triage.CrashEvent) error
+	AddCrashes(ctx context.Context, by Actor, projectID string, evs []CrashEvent) error
 	// GetReleases returns the project's release data (empty when none was
 	// ever put).
-	GetReleases(ctx context.Context, by Actor, projectID string) (triage.Releases, error)
-	PutReleases(ctx context.Context, by Actor, projectID string, r triage.Releases) error
+	GetReleases(ctx context.Context, by Actor, projectID string) (Releases, error)
+	PutReleases(ctx context.Context, by Actor, projectID string, r Releases) error
 	// GetOwners returns the project's CODEOWNERS in file order.
-	GetOwners(ctx context.Context, by Actor, projectID string) ([]triage.Owner, error)
+	GetOwners(ctx context.Context, by Actor, projectID string) ([]Owner, error)
 	// PutOwners replaces the project's CODEOWNERS. Components are unique
 	// and contain no white space.
-	PutOwners(ctx context.Context, by Actor, projectID string, o []triage.Owner) error
+	PutOwners(ctx context.Context, by Actor, projectID string, o []Owner) error
 }

@@ -31,7 +31,7 @@ const (
 
 // TriageDecisionKind is the decision kind of the triage gate (the crew's
 // GateKind; card does not import crew).
-const TriageDecisionKind = "triage_ticket"
+const TriageDecisionKind = signoff.TriageDecisionKind
 
 // DefaultTTL is how long a card stays open when its decision has no
 // expiry of its own.
@@ -90,41 +90,32 @@ func ChatApprovable(kind string) bool {
 	return kind == TriageGate || strings.HasPrefix(kind, DecisionPrefix)
 }
 
-// Responder is who answered, as the server established it
-// (signoff.CardResponder, where the store's answer input names it).
-type Responder = signoff.CardResponder
-
-// Current is where the card's case is now.
-type Current struct {
-	State   string
-	Version int64
-	// DecisionPending: for a decision card, its decision still waits.
-	DecisionPending bool
-}
-
-// Outcome is what becomes of an answer.
-type Outcome string
-
-// Outcomes.
-const (
-	// Accepted: the answer is the card's to act on.
-	Accepted Outcome = "accepted"
-	// WrongResponder: discarded; the card is asked again.
-	WrongResponder Outcome = "wrong_responder"
-	// Stale: the case moved on, or the card was settled: acknowledged and
-	// dropped, and it blocks nothing.
-	Stale Outcome = "stale"
-	// Expiry fails closed.
-	ExpiredCard Outcome = "expired"
-	// BadOption: not one of the card's options.
-	BadOption Outcome = "bad_option"
-	// DigestMismatch: the answer quotes a digest that is not the card's.
-	DigestMismatch Outcome = "digest_mismatch"
-	// Refused: the right person answered, but the channel's policy does
-	// not let this answer count (chat approval not allowed for the kind,
-	// or an approval that does not quote the digest).
-	Refused Outcome = "refused"
+// The answer's vocabulary lives in the domain package, so that the store
+// records answers without importing this package (it is handed Evaluate
+// as a signoff.CardRule).
+type (
+	// Responder is who answered, as the server established it.
+	Responder = signoff.CardResponder
+	// Current is where the card's case is now.
+	Current = signoff.CardCurrent
+	// Outcome is what becomes of an answer.
+	Outcome = signoff.CardOutcome
 )
+
+// Outcomes (see signoff.CardOutcome).
+const (
+	Accepted       = signoff.AnswerAccepted
+	WrongResponder = signoff.AnswerWrongResponder
+	Stale          = signoff.AnswerStale
+	ExpiredCard    = signoff.AnswerExpired
+	BadOption      = signoff.AnswerBadOption
+	DigestMismatch = signoff.AnswerDigestMismatch
+	Refused        = signoff.AnswerRefused
+)
+
+// Evaluate is the rule the store applies to an answer, in the transaction
+// that records it.
+var _ signoff.CardRule = Evaluate
 
 // MinDigestPrefix is the shortest digest prefix a command may quote.
 const MinDigestPrefix = 12

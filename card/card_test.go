@@ -97,3 +97,18 @@ func TestSpecs(t *testing.T) {
 		}
 	}
 }
+
+// The store enqueues a card job only for the states workflow.AsksPerson
+// lists (it does not import this package): every state of every kind
+// must agree with ForState, or a card would never open.
+func TestForStateAgreesWithWorkflow(t *testing.T) {
+	t.Parallel()
+	for _, tbl := range []*workflow.Table{workflow.Bug, workflow.Change} {
+		for _, s := range tbl.States {
+			_, ok := ForState(tbl.Kind, s)
+			if got := workflow.AsksPerson(tbl.Kind, s); got != ok {
+				t.Errorf("%s %s: workflow.AsksPerson = %v, ForState = %v", tbl.Kind, s, got, ok)
+			}
+		}
+	}
+}

@@ -8,46 +8,26 @@ import (
 	"github.com/signoff-dev/signoff"
 )
 
-// Gate checks, in the order Check applies them. The first that fails is
-// the one a refusal names, so a caller that fixes it and retries meets the
-// next. The order puts who may act before what they approved: a forged or
-// foreign approval is refused as such even if the plan also changed.
+// Gate checks, in the order Check applies them (signoff.GateCheck*: the
+// refusal's vocabulary lives in the domain, so that the store refuses a
+// consumed or expired approval in the same words without importing this
+// package).
 const (
-	CheckIDFormat      = "id_format"        // case, plan, approval and approver ids; decisions
-	CheckSignature     = "signature"        // each approval verifies under a registered key
-	CheckApprover      = "approver_allowed" // in the group; no self-approval; proposer excluded
-	CheckQuorum        = "quorum"           // no rejection; enough distinct approvers
-	CheckExpired       = "expired"          // no approval and not the plan past its expiry
-	CheckConsumed      = "consumed"         // no approval used before
-	CheckPlanDigest    = "plan_digest"      // the plan recomputed now is what was approved
-	CheckPolicyDigest  = "policy_digest"    // the policy is the one approved under
-	CheckBeforeState   = "before_state"     // the live state is the approved before-state
-	CheckTargetAllowed = "target_allowed"   // the policy allows the target now
-	CheckLock          = "lock"             // the caller holds the target's lock
+	CheckIDFormat      = signoff.GateCheckIDFormat
+	CheckSignature     = signoff.GateCheckSignature
+	CheckApprover      = signoff.GateCheckApprover
+	CheckQuorum        = signoff.GateCheckQuorum
+	CheckExpired       = signoff.GateCheckExpired
+	CheckConsumed      = signoff.GateCheckConsumed
+	CheckPlanDigest    = signoff.GateCheckPlanDigest
+	CheckPolicyDigest  = signoff.GateCheckPolicyDigest
+	CheckBeforeState   = signoff.GateCheckBeforeState
+	CheckTargetAllowed = signoff.GateCheckTargetAllowed
+	CheckLock          = signoff.GateCheckLock
 )
 
 // GateChecks lists the gate checks in order.
-var GateChecks = []string{CheckIDFormat, CheckSignature, CheckApprover, CheckQuorum,
-	CheckExpired, CheckConsumed, CheckPlanDigest, CheckPolicyDigest, CheckBeforeState,
-	CheckTargetAllowed, CheckLock}
-
-// checkCodes maps each check to the signoff error code of its refusal:
-// EINVALID for malformed input, EFORBIDDEN for who may not act or what
-// may not change, ECONFLICT for what no longer holds (expired, used,
-// edited, drifted, locked by another execution).
-var checkCodes = map[string]string{
-	CheckIDFormat:      signoff.EINVALID,
-	CheckSignature:     signoff.EFORBIDDEN,
-	CheckApprover:      signoff.EFORBIDDEN,
-	CheckQuorum:        signoff.EFORBIDDEN,
-	CheckExpired:       signoff.ECONFLICT,
-	CheckConsumed:      signoff.ECONFLICT,
-	CheckPlanDigest:    signoff.ECONFLICT,
-	CheckPolicyDigest:  signoff.ECONFLICT,
-	CheckBeforeState:   signoff.ECONFLICT,
-	CheckTargetAllowed: signoff.EFORBIDDEN,
-	CheckLock:          signoff.ECONFLICT,
-}
+var GateChecks = signoff.GateChecks
 
 // Decisions an approval may carry; the same strings as package approval.
 const (
@@ -55,29 +35,8 @@ const (
 	DecisionReject  = "reject"
 )
 
-// GateError is a refusal. Check names the failed check (one of
-// GateChecks); Drifted is set when the live before-state differs from the
-// approved one, which moves the case to drifted and needs a new approval.
-// signoff.ErrorCode finds its code through Unwrap.
-type GateError struct {
-	Check   string
-	Detail  string
-	Drifted bool
-}
-
-func (e *GateError) Error() string { return "gate refused (" + e.Check + "): " + e.Detail }
-
-// Code is the signoff error code of the refusal.
-func (e *GateError) Code() string {
-	if c, ok := checkCodes[e.Check]; ok {
-		return c
-	}
-	return signoff.EINTERNAL
-}
-
-// Unwrap returns the refusal as a *signoff.Error, so transports map it like
-// any other application error.
-func (e *GateError) Unwrap() error { return &signoff.Error{Code: e.Code(), Message: e.Error()} }
+// GateError is a refusal (signoff.GateError).
+type GateError = signoff.GateError
 
 // Quorum is the policy's approval rule as the gate applies it
 // (Policy.Quorum).

@@ -24,7 +24,7 @@ import (
 )
 
 // PrefixPlan is the id prefix of a stored plan (signoff.NewID(PrefixPlan)).
-const PrefixPlan = "plan"
+const PrefixPlan = signoff.PrefixPlan
 
 // Plan is one proposed change, exactly as the approval card shows it and
 // the approver signs its digest. Every field is part of PlanDigest, so any

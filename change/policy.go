@@ -476,3 +476,15 @@ func (p Policy) Quorum() Quorum {
 	return Quorum{Required: p.Approvals.Required, Group: p.Approvals.Group,
 		NoSelfApproval: p.NoSelfApproval, ProposerCannotApprove: p.ProposerCannotApprove}
 }
+
+// PolicyDigest parses b and returns the digest of the policy it states
+// (the store's signoff.PolicyDigester).
+func PolicyDigest(b []byte) (string, error) {
+	p, err := Parse(b)
+	if err != nil {
+		return "", err
+	}
+	return p.Digest(), nil
+}
+
+var _ signoff.PolicyDigester = PolicyDigest

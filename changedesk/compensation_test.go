@@ -423,9 +423,9 @@ func TestNoDeadEnds(t *testing.T) {
 				// Through the store alone (the desk not told): the same.
 				again := e.request("false")
 				e.approve(e.alice, again.ID)
-				_, err = e.store.SetChangePolicy(e.ctx, e.owner, p2, version())
+				_, err = e.store.SetChangePolicy(e.ctx, e.owner, p2, version(), change.PolicyDigest)
 				must(t, err)
-				_, err = e.store.SetChangePolicy(e.ctx, e.owner, p1, version())
+				_, err = e.store.SetChangePolicy(e.ctx, e.owner, p1, version(), change.PolicyDigest)
 				must(t, err)
 				if _, err := e.desk.Execute(e.ctx, e.alice, again.ID); err == nil || e.flag().Version != 1 {
 					t.Fatalf("executed on an approval voided through the store: %v", err)

@@ -168,7 +168,7 @@ func (e *env) setPolicy(y string) {
 	if err == nil {
 		v = cur.Version
 	}
-	_, err = e.store.SetChangePolicy(e.ctx, e.owner, y, v)
+	_, err = e.store.SetChangePolicy(e.ctx, e.owner, y, v, change.PolicyDigest)
 	must(e.t, err)
 }
 

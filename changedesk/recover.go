@@ -20,7 +20,7 @@ import (
 // policy in the same transaction as the write, so putting the old policy
 // back does not bring them back.
 func (d *Desk) SetPolicy(ctx context.Context, by signoff.Actor, yaml string, expectedVersion int64) (signoff.ChangePolicy, error) {
-	rec, err := d.Store.SetChangePolicy(ctx, by, yaml, expectedVersion)
+	rec, err := d.Store.SetChangePolicy(ctx, by, yaml, expectedVersion, change.PolicyDigest)
 	if err != nil {
 		return rec, err
 	}

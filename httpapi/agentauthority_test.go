@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/identity"
@@ -123,7 +124,7 @@ func TestAgentAuthority(t *testing.T) {
 	if _, err := store.CreateFlag(ctx, w.owner, w.proj.ID, "prod", "authority_flag", signoff.FlagBoolean, json.RawMessage("false")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.SetChangePolicy(ctx, w.owner, changePolicyYAML(op.ID), 0); err != nil {
+	if _, err := store.SetChangePolicy(ctx, w.owner, changePolicyYAML(op.ID), 0, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	desk := newChangeDesk(store)

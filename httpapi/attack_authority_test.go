@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/storetest"
 	"github.com/signoff-dev/signoff/triage"
 	"github.com/signoff-dev/signoff/workflow"
@@ -24,7 +25,7 @@ func TestAgentKeepsPeoplesSignatures(t *testing.T) {
 	ctx := context.Background()
 	bob := e.actor(t, "bob", signoff.RoleOperator)
 	two := strings.Replace(changePolicyYAML(e.alice.ID, bob.ID), "required: 1", "required: 2", 1)
-	if _, err := e.store.SetChangePolicy(ctx, e.owner, two, 1); err != nil {
+	if _, err := e.store.SetChangePolicy(ctx, e.owner, two, 1, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	c := e.request(t)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,7 +91,9 @@ func (s *server) putChangePolicy(w http.ResponseWriter, r *http.Request, by sign
 	if err := decodeJSONLimit(w, r, &in, 128<<10); err != nil {
 		return err
 	}
-	set := s.store.SetChangePolicy
+	set := func(ctx context.Context, by signoff.Actor, yaml string, version int64) (signoff.ChangePolicy, error) {
+		return s.store.SetChangePolicy(ctx, by, yaml, version, change.PolicyDigest)
+	}
 	if s.opts.change != nil {
 		// The desk also reviews the waiting changes again under it.
 		set = s.opts.change.SetPolicy

@@ -114,7 +114,7 @@ func newChangeEnv(t *testing.T) *changeEnv {
 		Smoke: []signoff.SmokeCheck{{Name: "checkout", Method: "GET", Path: "/checkout", ExpectStatus: 200, ExpectBody: "total"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.SetChangePolicy(ctx, e.owner, changePolicyYAML(e.alice.ID), 0); err != nil {
+	if _, err := store.SetChangePolicy(ctx, e.owner, changePolicyYAML(e.alice.ID), 0, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	e.desk = newChangeDesk(store)
@@ -669,7 +669,7 @@ func (e *changeEnv) setPolicyBehindTheDesk(t *testing.T, yaml, revive string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.SetChangePolicy(ctx, e.owner, yaml, cur.Version); err != nil {
+	if _, err := e.store.SetChangePolicy(ctx, e.owner, yaml, cur.Version, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	if revive != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
+	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/notify"
@@ -600,7 +601,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		t.Fatal(err)
 	}
 	f.changePolicy = changePolicyYAML(f.actors["operator"].ID)
-	if _, err := f.store.SetChangePolicy(ctx, f.owner, f.changePolicy, 0); err != nil {
+	if _, err := f.store.SetChangePolicy(ctx, f.owner, f.changePolicy, 0, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	f.changeDesk = newChangeDesk(f.store)

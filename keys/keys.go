@@ -6,9 +6,7 @@ package keys
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -16,14 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/signoff-dev/signoff/identity"
 )
 
 // ID is a short, stable name for a public key: the first 16 hex digits of the
-// SHA-256 of the raw key.
-func ID(pub ed25519.PublicKey) string {
-	h := sha256.Sum256(pub)
-	return hex.EncodeToString(h[:8])
-}
+// SHA-256 of the raw key (identity.KeyID).
+func ID(pub ed25519.PublicKey) string { return identity.KeyID(pub) }
 
 // LoadOrCreate loads the private key at path, or creates one with mode 0600
 // when the file does not exist. created reports which happened.
@@ -125,14 +122,9 @@ func LoadPublic(path string) (ed25519.PublicKey, error) {
 	return nil, fmt.Errorf("load public key %s: unexpected PEM block %q", path, blk.Type)
 }
 
-// EncodePublic returns pub as a PEM public key block.
-func EncodePublic(pub ed25519.PublicKey) ([]byte, error) {
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
-}
+// EncodePublic returns pub as a PEM public key block
+// (identity.EncodePublicKey).
+func EncodePublic(pub ed25519.PublicKey) ([]byte, error) { return identity.EncodePublicKey(pub) }
 
 // ParsePublic reads one PEM "PUBLIC KEY" block holding an Ed25519 key, as
 // stored for a registered approver.

@@ -51,7 +51,7 @@ windows:
   - days: [mon, tue, wed, thu, fri, sat, sun]
     from: "00:00"
     to: "24:00"
-`, 0); err != nil {
+`, 0, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	_, key, err := ed25519.GenerateKey(nil)

@@ -108,7 +108,7 @@ func (d *Desk) Answer(ctx context.Context, in Inbound) (Reply, error) {
 	}
 	channel := a.Platform + ":" + ch.ID
 	c, outcome, err := d.Store.AnswerCard(ctx, signoff.CardAnswerInput{WorkspaceID: ch.WorkspaceID, CardID: c.ID, Channel: channel,
-		PlatformUser: a.TeamID + "/" + a.UserID, Responder: resp, Option: a.Option, DigestPrefix: a.DigestPrefix, Allowed: allowed, SentAt: sentAt})
+		PlatformUser: a.TeamID + "/" + a.UserID, Responder: resp, Option: a.Option, DigestPrefix: a.DigestPrefix, Allowed: allowed, SentAt: sentAt, Evaluate: card.Evaluate})
 	if err != nil {
 		return Reply{}, err
 	}

@@ -19,8 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/change"
-	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/identity"
 )
 
 // Limits of the bug loop's records, in bytes unless said otherwise.
@@ -571,7 +570,7 @@ func scanKey(sc scanner, k *signoff.ApproverKey) error {
 }
 
 // parsePublicKeyPEM reads one PEM "PUBLIC KEY" block holding an Ed25519
-// key, as keys.EncodePublic writes it.
+// key, as identity.EncodePublicKey writes it.
 func parsePublicKeyPEM(s string) (ed25519.PublicKey, error) {
 	if len(s) > maxPublicKeyPEM {
 		return nil, signoff.Errorf(signoff.EINVALID, "public key is larger than %d bytes", maxPublicKeyPEM)
@@ -605,11 +604,11 @@ func (s *DB) RegisterKey(ctx context.Context, by signoff.Actor, publicKeyPEM str
 	if err != nil {
 		return signoff.ApproverKey{}, err
 	}
-	enc, err := keys.EncodePublic(pub)
+	enc, err := identity.EncodePublicKey(pub)
 	if err != nil {
 		return signoff.ApproverKey{}, err
 	}
-	k := signoff.ApproverKey{ID: keys.ID(pub), WorkspaceID: by.WorkspaceID, ActorID: by.ID, PublicKey: string(enc), CreatedAt: s.clock()}
+	k := signoff.ApproverKey{ID: identity.KeyID(pub), WorkspaceID: by.WorkspaceID, ActorID: by.ID, PublicKey: string(enc), CreatedAt: s.clock()}
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
 		// A key id is unique within its workspace only, so this names
 		// nothing of another workspace's.
@@ -805,11 +804,7 @@ func (s *DB) checkApprovalPolicy(ctx context.Context, tx *sql.Tx, a signoff.Appr
 	var cur string
 	err := tx.QueryRowContext(ctx, `SELECT digest FROM change_policies WHERE workspace_id = $1`+s.d.ForUpdate, a.WorkspaceID).Scan(&cur)
 	if errors.Is(err, sql.ErrNoRows) {
-		empty, perr := change.Parse(nil)
-		if perr != nil {
-			return perr
-		}
-		cur, err = empty.Digest(), nil
+		cur, err = signoff.EmptyChangePolicyDigest, nil
 	}
 	if err != nil {
 		return fmt.Errorf("change policy: %w", err)

@@ -11,7 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/card"
+	"github.com/signoff-dev/signoff/workflow"
 )
 
 const cardColumns = `id, workspace_id, case_id, kind, cause_seq, case_state, case_version, decision_id, subject_digest, options, addressee,
@@ -68,7 +68,7 @@ func (s *DB) cardsOnEvent(ctx context.Context, tx *sql.Tx, e signoff.Event) erro
 		if err := tx.QueryRowContext(ctx, `SELECT kind FROM cases WHERE id = $1 AND workspace_id = $2`, e.CaseID, e.WorkspaceID).Scan(&kind); err != nil {
 			return fmt.Errorf("cards: case kind: %w", err)
 		}
-		if _, ok := card.ForState(signoff.CaseKind(kind), p.To); !ok {
+		if !workflow.AsksPerson(signoff.CaseKind(kind), p.To) {
 			return nil
 		}
 	case "decision.requested":
@@ -227,15 +227,19 @@ type CardAnswerInput = signoff.CardAnswerInput
 const SentSkew = 5 * time.Second
 
 // AnswerCard records an answer to a card and decides what becomes of it
-// (card.Evaluate) against where the case is now. The answer is kept
-// whatever its outcome. A wrong responder's answer is discarded and the
+// (in.Evaluate, that is card.Evaluate) against where the case is now. The
+// answer is kept whatever its outcome. A wrong responder's answer is discarded and the
 // card asked again (card.reasked, which notifies the channels again); an
 // answer to a card whose case moved on is acknowledged and dropped; an
 // expired card is marked expired. An accepted answer is only recorded:
 // acting on it is the caller's (SettleCard once it has).
-func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, card.Outcome, error) {
+func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, signoff.CardOutcome, error) {
 	var c signoff.Card
-	var outcome card.Outcome
+	var outcome signoff.CardOutcome
+	if in.Evaluate == nil {
+		// Fail closed: an answer nobody judged is never recorded as taken.
+		return c, outcome, errors.New("answer card: no rule to evaluate the answer")
+	}
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		err := scanCard(tx.QueryRowContext(ctx, `SELECT `+cardColumns+` FROM cards WHERE id = $1 AND workspace_id = $2`+s.d.ForUpdate, in.CardID, in.WorkspaceID), &c)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -248,7 +252,7 @@ func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, 
 		if err != nil {
 			return err
 		}
-		cur := card.Current{State: cs.State, Version: cs.Version}
+		cur := signoff.CardCurrent{State: cs.State, Version: cs.Version}
 		if c.DecisionID != "" {
 			d, err := s.getDecision(ctx, tx, in.WorkspaceID, c.DecisionID)
 			if err != nil {
@@ -256,15 +260,15 @@ func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, 
 			}
 			cur.DecisionPending = effective(d, now).Status == signoff.DecisionPending
 		}
-		outcome = card.Evaluate(c, in.Responder, in.Option, in.DigestPrefix, cur, now)
+		outcome = in.Evaluate(c, in.Responder, in.Option, in.DigestPrefix, cur, now)
 		// An answer sent before the card opened is dropped as stale, but
 		// the card stays open: it is the answer that is old, not the card.
-		sentEarlier := !in.SentAt.IsZero() && c.OpenedAt.After(in.SentAt.Add(SentSkew)) && outcome != card.ExpiredCard && outcome != card.Stale
+		sentEarlier := !in.SentAt.IsZero() && c.OpenedAt.After(in.SentAt.Add(SentSkew)) && outcome != signoff.AnswerExpired && outcome != signoff.AnswerStale
 		if sentEarlier {
-			outcome = card.Stale
+			outcome = signoff.AnswerStale
 		}
-		if outcome == card.Accepted && !in.Allowed {
-			outcome = card.Refused
+		if outcome == signoff.AnswerAccepted && !in.Allowed {
+			outcome = signoff.AnswerRefused
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO card_answers (id, card_id, workspace_id, channel, platform_user, actor_id, option, outcome, detail, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '', $9)`,
@@ -273,7 +277,7 @@ func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, 
 			return fmt.Errorf("record answer: %w", err)
 		}
 		switch outcome {
-		case card.WrongResponder:
+		case signoff.AnswerWrongResponder:
 			// Asked again, but at most once per ReaskEvery: anyone in a chat
 			// workspace can answer, and each re-ask goes to every channel.
 			res, err := tx.ExecContext(ctx, `UPDATE cards SET asked = asked + 1, reasked_at = $1 WHERE id = $2 AND reasked_at <= $3`,
@@ -289,13 +293,13 @@ func (s *DB) AnswerCard(ctx context.Context, in CardAnswerInput) (signoff.Card, 
 				"card_id": c.ID, "kind": c.Kind, "asked": c.Asked, "reason": "an answer came from someone the card does not ask", "channel": in.Channel,
 			})
 			return err
-		case card.Stale:
+		case signoff.AnswerStale:
 			if sentEarlier {
 				return nil
 			}
 			_, err := tx.ExecContext(ctx, `UPDATE cards SET status = 'closed', closed_at = $1 WHERE id = $2 AND status = 'open'`, micros(now), c.ID)
 			return err
-		case card.ExpiredCard:
+		case signoff.AnswerExpired:
 			res, err := tx.ExecContext(ctx, `UPDATE cards SET status = 'expired', closed_at = $1 WHERE id = $2 AND status = 'open'`, micros(now), c.ID)
 			if err != nil {
 				return err
@@ -402,25 +406,25 @@ func (s *DB) MapChatUser(ctx context.Context, by signoff.Actor, u signoff.ChatUs
 // ChatResponder resolves a chat user of ws to the person they are mapped
 // to; an unmapped user (or one whose person is gone) is an empty
 // responder, whom no card addresses.
-func (s *DB) ChatResponder(ctx context.Context, ws, platform, team, user string) (card.Responder, error) {
+func (s *DB) ChatResponder(ctx context.Context, ws, platform, team, user string) (signoff.CardResponder, error) {
 	var actorID string
 	err := s.db.QueryRowContext(ctx, `SELECT actor_id FROM chat_users WHERE workspace_id = $1 AND platform = $2 AND team_id = $3 AND user_id = $4`,
 		ws, platform, team, user).Scan(&actorID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return card.Responder{}, nil
+		return signoff.CardResponder{}, nil
 	} else if err != nil {
-		return card.Responder{}, err
+		return signoff.CardResponder{}, err
 	}
 	a, err := s.getActor(ctx, s.db, ws, actorID)
 	if signoff.ErrorCode(err) == signoff.ENOTFOUND {
-		return card.Responder{}, nil
+		return signoff.CardResponder{}, nil
 	} else if err != nil {
-		return card.Responder{}, err
+		return signoff.CardResponder{}, err
 	}
 	if a.DisabledAt != nil {
-		return card.Responder{}, nil
+		return signoff.CardResponder{}, nil
 	}
-	return card.Responder{ActorID: a.ID, Role: a.Role}, nil
+	return signoff.CardResponder{ActorID: a.ID, Role: a.Role}, nil
 }
 
 // ActorOf returns a person of ws (for acting on an accepted chat answer).

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -89,7 +88,7 @@ func checkProposer(p string) error {
 
 func checkPlan(u signoff.ChangeUpdate) error {
 	p := u.Plan
-	if err := signoff.CheckID("plan", change.PrefixPlan, p.ID); err != nil {
+	if err := signoff.CheckID("plan", signoff.PrefixPlan, p.ID); err != nil {
 		return err
 	}
 	if p.CaseID != u.CaseID {
@@ -148,7 +147,7 @@ func checkChangeUpdate(u signoff.ChangeUpdate) (state []byte, digest string, pay
 		}
 	}
 	if u.State.PlanID != "" {
-		if err := signoff.CheckID("state plan", change.PrefixPlan, u.State.PlanID); err != nil {
+		if err := signoff.CheckID("state plan", signoff.PrefixPlan, u.State.PlanID); err != nil {
 			return fail(err)
 		}
 		if err := checkDigest("state plan_digest", u.State.PlanDigest); err != nil {
@@ -222,8 +221,9 @@ func (s *DB) getChangePolicy(ctx context.Context, q queryer, ws string) (signoff
 }
 
 // SetChangePolicy implements signoff.ChangeService. The write is guarded
-// by the version replaced, and recorded in the ledger with the YAML.
-func (s *DB) SetChangePolicy(ctx context.Context, by signoff.Actor, yaml string, expectedVersion int64) (signoff.ChangePolicy, error) {
+// by the version replaced, and recorded in the ledger with the YAML and
+// the digest digestOf (change.PolicyDigest) finds for it.
+func (s *DB) SetChangePolicy(ctx context.Context, by signoff.Actor, yaml string, expectedVersion int64, digestOf signoff.PolicyDigester) (signoff.ChangePolicy, error) {
 	if by.Role != signoff.RoleOwner && !isServer(by) {
 		return signoff.ChangePolicy{}, signoff.Errorf(signoff.EFORBIDDEN, "only owners set the change policy, not role %s", by.Role)
 	}
@@ -233,12 +233,16 @@ func (s *DB) SetChangePolicy(ctx context.Context, by signoff.Actor, yaml string,
 	if err := checkProse("policy", yaml, false, 64<<10); err != nil {
 		return signoff.ChangePolicy{}, err
 	}
-	pol, err := change.Parse([]byte(yaml))
+	if digestOf == nil {
+		// Fail closed: a policy nobody parsed is never stored.
+		return signoff.ChangePolicy{}, errors.New("set change policy: no parser for the policy")
+	}
+	digest, err := digestOf([]byte(yaml))
 	if err != nil {
 		return signoff.ChangePolicy{}, err
 	}
 	now := s.clock()
-	out := signoff.ChangePolicy{WorkspaceID: by.WorkspaceID, YAML: yaml, Digest: pol.Digest(), Version: expectedVersion + 1, UpdatedAt: now, UpdatedBy: by.ID}
+	out := signoff.ChangePolicy{WorkspaceID: by.WorkspaceID, YAML: yaml, Digest: digest, Version: expectedVersion + 1, UpdatedAt: now, UpdatedBy: by.ID}
 	err = s.InTx(ctx, func(tx *sql.Tx) error {
 		prev := ""
 		if expectedVersion == 0 {
@@ -400,9 +404,9 @@ func (s *DB) consumeApproval(ctx context.Context, tx *sql.Tx, c signoff.Case, id
 	case err != nil:
 		return err
 	case status == signoff.ApprovalConsumed:
-		return &change.GateError{Check: change.CheckConsumed, Detail: fmt.Sprintf("approval %s has already been consumed", id)}
+		return &signoff.GateError{Check: signoff.GateCheckConsumed, Detail: fmt.Sprintf("approval %s has already been consumed", id)}
 	case status == signoff.ApprovalValid && !fromMicros(ea).After(now):
-		return &change.GateError{Check: change.CheckExpired, Detail: fmt.Sprintf("approval %s expired at %s", id, fromMicros(ea).Format(time.RFC3339))}
+		return &signoff.GateError{Check: signoff.GateCheckExpired, Detail: fmt.Sprintf("approval %s expired at %s", id, fromMicros(ea).Format(time.RFC3339))}
 	}
 	return &signoff.Error{Code: signoff.ECONFLICT, State: c.State, Message: fmt.Sprintf("approval %s is %s, not valid", id, status)}
 }
@@ -655,7 +659,7 @@ func (s *DB) GetPlan(ctx context.Context, by signoff.Actor, planID string) (sign
 	if err := checkChangeReader(by); err != nil {
 		return signoff.ChangePlan{}, err
 	}
-	if err := signoff.CheckID("plan", change.PrefixPlan, planID); err != nil {
+	if err := signoff.CheckID("plan", signoff.PrefixPlan, planID); err != nil {
 		return signoff.ChangePlan{}, err
 	}
 	var p signoff.ChangePlan

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/triage"
 )
 
 // The web UI's charts: how many cases were in each state over time. The
@@ -169,11 +168,11 @@ func (s *DB) CrashWindow(ctx context.Context, by signoff.Actor, projectID string
 		return w, fmt.Errorf("crash window: %w", err)
 	}
 	if !newest.Valid {
-		w.Events = []triage.CrashEvent{}
+		w.Events = []signoff.CrashEvent{}
 		return w, nil
 	}
 	from := micros(fromMicros(newest.Int64).Add(-time.Duration(days) * 24 * time.Hour))
-	evs, err := queryAll(ctx, s.db, func(sc scanner, e *triage.CrashEvent) error {
+	evs, err := queryAll(ctx, s.db, func(sc scanner, e *signoff.CrashEvent) error {
 		var at int64
 		if err := sc.Scan(&at, &e.Signature); err != nil {
 			return err

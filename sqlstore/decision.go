@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -97,7 +96,7 @@ func (s *DB) RequestDecisionMoving(ctx context.Context, by signoff.Actor, caseID
 	// crew recorded: only the triage crew asks for one. Another agent's (or
 	// a person's) request would supersede the crew's pending gate with a
 	// subject nobody files.
-	if kind == card.TriageDecisionKind && by.Role != signoff.RoleTriager && by.Role != signoff.RoleSystem {
+	if kind == signoff.TriageDecisionKind && by.Role != signoff.RoleTriager && by.Role != signoff.RoleSystem {
 		return signoff.Decision{}, signoff.Errorf(signoff.EFORBIDDEN, "only the triage crew asks for a %s decision, not role %s", kind, by.Role)
 	}
 	if ttl == 0 {
@@ -192,7 +191,7 @@ type decisionMove struct{ kind, from, command string }
 
 // decisionMoves are the only such moves.
 var decisionMoves = map[decisionMove]bool{
-	{card.TriageDecisionKind, workflow.BugTriaging, "request_triage_approval"}: true,
+	{signoff.TriageDecisionKind, workflow.BugTriaging, "request_triage_approval"}: true,
 }
 
 // GetDecision implements signoff.DecisionService: people of the workspace,

@@ -18,7 +18,6 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/canonical"
-	"github.com/signoff-dev/signoff/triage"
 )
 
 // Size limits of project data. Text limits count runes unless said
@@ -105,7 +104,7 @@ func (s *DB) lockProject(ctx context.Context, tx *sql.Tx, ws, projectID string) 
 // ---- tickets ----
 
 // normComment checks a comment and fills its defaults.
-func normComment(c *triage.Comment, by signoff.Actor, now time.Time) error {
+func normComment(c *signoff.Comment, by signoff.Actor, now time.Time) error {
 	// An agent comments as itself, now: it does not put words under a
 	// person's name, nor date them.
 	if by.Role.IsAgent() {
@@ -127,7 +126,7 @@ func normComment(c *triage.Comment, by signoff.Actor, now time.Time) error {
 }
 
 // ticketLabel names a ticket in messages.
-func ticketLabel(t *triage.Ticket) string {
+func ticketLabel(t *signoff.Ticket) string {
 	if t.ID == "" {
 		return "new ticket"
 	}
@@ -136,10 +135,10 @@ func ticketLabel(t *triage.Ticket) string {
 
 // normTicket checks a ticket's own fields and fills the defaults that need
 // no database: status open, empty lists. Severity must be one of
-// triage.Severities when strict (empty is allowed otherwise, for imported
+// signoff.Severities when strict (empty is allowed otherwise, for imported
 // trackers that have none). An empty id is allowed when the store is to
 // number the ticket.
-func normTicket(t *triage.Ticket, strictSeverity, numbered bool) error {
+func normTicket(t *signoff.Ticket, strictSeverity, numbered bool) error {
 	if !numbered || t.ID != "" {
 		if err := checkTicketID(t.ID); err != nil {
 			return err
@@ -201,8 +200,8 @@ func checkSeverity(s string, strict bool) error {
 	if s == "" && !strict {
 		return nil
 	}
-	if triage.SeverityRank(s) < 0 {
-		return signoff.Errorf(signoff.EINVALID, "severity must be one of %s, not %q", strings.Join(triage.Severities, ", "), cleanLine(s, 40))
+	if signoff.SeverityRank(s) < 0 {
+		return signoff.Errorf(signoff.EINVALID, "severity must be one of %s, not %q", strings.Join(signoff.Severities, ", "), cleanLine(s, 40))
 	}
 	return nil
 }
@@ -243,11 +242,11 @@ func (s *DB) checkApprover(ctx context.Context, tx *sql.Tx, ws, a string) error 
 }
 
 // ownerIndex is a project's CODEOWNERS by component.
-type ownerIndex map[string]triage.Owner
+type ownerIndex map[string]signoff.Owner
 
 // checkComponent requires component to be in the project's CODEOWNERS when
 // it has any, and fills an empty owner from there.
-func (o ownerIndex) checkComponent(t *triage.Ticket) error {
+func (o ownerIndex) checkComponent(t *signoff.Ticket) error {
 	if len(o) == 0 {
 		return nil
 	}
@@ -286,7 +285,7 @@ func (s *DB) ownerIndex(ctx context.Context, q rowsQueryer, projectID string) (o
 
 const ticketColumns = `id, title, status, severity, component, affected_versions, fixed_in, owner, created, description, comments, approved_by`
 
-func scanTicket(sc scanner, t *triage.Ticket) error {
+func scanTicket(sc scanner, t *signoff.Ticket) error {
 	var versions, comments string
 	var fixed sql.NullString
 	if err := sc.Scan(&t.ID, &t.Title, &t.Status, &t.Severity, &t.Component, &versions, &fixed, &t.Owner, &t.Created, &t.Description, &comments, &t.ApprovedBy); err != nil {
@@ -312,7 +311,7 @@ func scanTicket(sc scanner, t *triage.Ticket) error {
 
 // ticketRow is a ticket's column values in ticketColumns order, then the
 // bookkeeping columns of an insert.
-func ticketRow(dst []any, t triage.Ticket) ([]any, error) {
+func ticketRow(dst []any, t signoff.Ticket) ([]any, error) {
 	versions, err := json.Marshal(t.AffectedVersions)
 	if err != nil {
 		return nil, err
@@ -332,8 +331,8 @@ func ticketRow(dst []any, t triage.Ticket) ([]any, error) {
 
 var ticketInsertColumns = append(strings.Split(ticketColumns, ", "), "workspace_id", "project_id", "position", "created_by", "created_at", "updated_at")
 
-func (s *DB) getTicket(ctx context.Context, q queryer, projectID, id string, lock bool) (triage.Ticket, error) {
-	var t triage.Ticket
+func (s *DB) getTicket(ctx context.Context, q queryer, projectID, id string, lock bool) (signoff.Ticket, error) {
+	var t signoff.Ticket
 	suffix := ""
 	if lock {
 		suffix = strings.Replace(s.d.ForUpdate, "FOR UPDATE", "FOR NO KEY UPDATE", 1)
@@ -348,7 +347,7 @@ func (s *DB) getTicket(ctx context.Context, q queryer, projectID, id string, loc
 }
 
 // ListTickets implements signoff.Tracker.
-func (s *DB) ListTickets(ctx context.Context, by signoff.Actor, projectID string) ([]triage.Ticket, error) {
+func (s *DB) ListTickets(ctx context.Context, by signoff.Actor, projectID string) ([]signoff.Ticket, error) {
 	if err := s.readProject(ctx, by, projectID); err != nil {
 		return nil, err
 	}
@@ -360,12 +359,12 @@ func (s *DB) ListTickets(ctx context.Context, by signoff.Actor, projectID string
 }
 
 // GetTicket implements signoff.Tracker.
-func (s *DB) GetTicket(ctx context.Context, by signoff.Actor, projectID, ticketID string) (triage.Ticket, error) {
+func (s *DB) GetTicket(ctx context.Context, by signoff.Actor, projectID, ticketID string) (signoff.Ticket, error) {
 	if err := s.readProject(ctx, by, projectID); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
 	if err := checkTicketID(ticketID); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
 	return s.getTicket(ctx, s.db, projectID, ticketID, false)
 }
@@ -416,12 +415,12 @@ func alphaPrefix(id string) string {
 }
 
 // CreateTicket implements signoff.Tracker.
-func (s *DB) CreateTicket(ctx context.Context, by signoff.Actor, projectID string, t triage.Ticket) (triage.Ticket, error) {
+func (s *DB) CreateTicket(ctx context.Context, by signoff.Actor, projectID string, t signoff.Ticket) (signoff.Ticket, error) {
 	if !canFileTickets(by) {
-		return triage.Ticket{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not file tickets", by.Role)
+		return signoff.Ticket{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not file tickets", by.Role)
 	}
 	if err := signoff.CheckID("project", signoff.PrefixProject, projectID); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
 	now := s.clock()
 	if t.Created == "" {
@@ -429,12 +428,12 @@ func (s *DB) CreateTicket(ctx context.Context, by signoff.Actor, projectID strin
 	}
 	for i := range t.Comments {
 		if err := normComment(&t.Comments[i], by, now); err != nil {
-			return triage.Ticket{}, err
+			return signoff.Ticket{}, err
 		}
 	}
 	assign := t.ID == ""
 	if err := normTicket(&t, true, true); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		if err := s.lockProject(ctx, tx, by.WorkspaceID, projectID); err != nil {
@@ -479,28 +478,28 @@ func (s *DB) CreateTicket(ctx context.Context, by signoff.Actor, projectID strin
 		return err
 	})
 	if err != nil {
-		return triage.Ticket{}, fmt.Errorf("create ticket: %w", err)
+		return signoff.Ticket{}, fmt.Errorf("create ticket: %w", err)
 	}
 	return t, nil
 }
 
 // AddComment implements signoff.Tracker. The ledger keeps the body's
 // SHA-256, not the body: comments may carry a reporter's details.
-func (s *DB) AddComment(ctx context.Context, by signoff.Actor, projectID, ticketID string, c triage.Comment) (triage.Ticket, error) {
+func (s *DB) AddComment(ctx context.Context, by signoff.Actor, projectID, ticketID string, c signoff.Comment) (signoff.Ticket, error) {
 	if !canFileTickets(by) {
-		return triage.Ticket{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not comment on tickets", by.Role)
+		return signoff.Ticket{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not comment on tickets", by.Role)
 	}
 	if err := signoff.CheckID("project", signoff.PrefixProject, projectID); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
 	if err := checkTicketID(ticketID); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
 	now := s.clock()
 	if err := normComment(&c, by, now); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
-	var t triage.Ticket
+	var t signoff.Ticket
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		if err := s.lockProject(ctx, tx, by.WorkspaceID, projectID); err != nil {
 			return err
@@ -528,14 +527,14 @@ func (s *DB) AddComment(ctx context.Context, by signoff.Actor, projectID, ticket
 		return err
 	})
 	if err != nil {
-		return triage.Ticket{}, fmt.Errorf("comment on ticket %s: %w", ticketID, err)
+		return signoff.Ticket{}, fmt.Errorf("comment on ticket %s: %w", ticketID, err)
 	}
 	return t, nil
 }
 
 // UpdateTicket implements signoff.Tracker.
-func (s *DB) UpdateTicket(ctx context.Context, by signoff.Actor, projectID string, in triage.Ticket) (triage.Ticket, error) {
-	return s.editTicket(ctx, by, projectID, in.ID, func(t *triage.Ticket, _ ownerIndex) {
+func (s *DB) UpdateTicket(ctx context.Context, by signoff.Actor, projectID string, in signoff.Ticket) (signoff.Ticket, error) {
+	return s.editTicket(ctx, by, projectID, in.ID, func(t *signoff.Ticket, _ ownerIndex) {
 		t.Title, t.Status, t.Severity, t.Component = in.Title, in.Status, in.Severity, in.Component
 		t.AffectedVersions, t.FixedIn, t.Owner, t.Created, t.Description = in.AffectedVersions, in.FixedIn, in.Owner, in.Created, in.Description
 	})
@@ -543,8 +542,8 @@ func (s *DB) UpdateTicket(ctx context.Context, by signoff.Actor, projectID strin
 
 // PatchTicket implements signoff.ProjectDataService. A new component
 // without a new owner takes its owner from CODEOWNERS.
-func (s *DB) PatchTicket(ctx context.Context, by signoff.Actor, projectID, ticketID string, p signoff.TicketPatch) (triage.Ticket, error) {
-	return s.editTicket(ctx, by, projectID, ticketID, func(t *triage.Ticket, owners ownerIndex) {
+func (s *DB) PatchTicket(ctx context.Context, by signoff.Actor, projectID, ticketID string, p signoff.TicketPatch) (signoff.Ticket, error) {
+	return s.editTicket(ctx, by, projectID, ticketID, func(t *signoff.Ticket, owners ownerIndex) {
 		for _, f := range []struct{ dst, src *string }{{&t.Title, p.Title}, {&t.Status, p.Status}, {&t.Severity, p.Severity},
 			{&t.Owner, p.Owner}, {&t.Created, p.Created}, {&t.Description, p.Description}} {
 			if f.src != nil {
@@ -572,17 +571,17 @@ func (s *DB) PatchTicket(ctx context.Context, by signoff.Actor, projectID, ticke
 // changed severity must be a known one and a changed component must be in
 // CODEOWNERS; unchanged ones are left alone (an imported ticket may have
 // neither).
-func (s *DB) editTicket(ctx context.Context, by signoff.Actor, projectID, ticketID string, edit func(*triage.Ticket, ownerIndex)) (triage.Ticket, error) {
+func (s *DB) editTicket(ctx context.Context, by signoff.Actor, projectID, ticketID string, edit func(*signoff.Ticket, ownerIndex)) (signoff.Ticket, error) {
 	if !canEditProjectData(by) {
-		return triage.Ticket{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not edit tickets", by.Role)
+		return signoff.Ticket{}, signoff.Errorf(signoff.EFORBIDDEN, "role %s may not edit tickets", by.Role)
 	}
 	if err := signoff.CheckID("project", signoff.PrefixProject, projectID); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
 	if err := checkTicketID(ticketID); err != nil {
-		return triage.Ticket{}, err
+		return signoff.Ticket{}, err
 	}
-	var t triage.Ticket
+	var t signoff.Ticket
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
 		if err := s.lockProject(ctx, tx, by.WorkspaceID, projectID); err != nil {
 			return err
@@ -626,14 +625,14 @@ func (s *DB) editTicket(ctx context.Context, by signoff.Actor, projectID, ticket
 		return err
 	})
 	if err != nil {
-		return triage.Ticket{}, fmt.Errorf("update ticket %s: %w", ticketID, err)
+		return signoff.Ticket{}, fmt.Errorf("update ticket %s: %w", ticketID, err)
 	}
 	return t, nil
 }
 
 // ticketChanges maps each changed field to its new value; the description
 // is recorded by its SHA-256.
-func ticketChanges(old, t triage.Ticket) map[string]any {
+func ticketChanges(old, t signoff.Ticket) map[string]any {
 	ch := map[string]any{}
 	for _, f := range []struct {
 		name     string
@@ -660,7 +659,7 @@ func ticketChanges(old, t triage.Ticket) map[string]any {
 
 // normCrashes checks events and brings their times to what the store
 // keeps: UTC with microseconds.
-func normCrashes(evs []triage.CrashEvent) error {
+func normCrashes(evs []signoff.CrashEvent) error {
 	if len(evs) > maxCrashesPerCall {
 		return signoff.Errorf(signoff.EINVALID, "more than %d crash events at once", maxCrashesPerCall)
 	}
@@ -693,7 +692,7 @@ func normCrashes(evs []triage.CrashEvent) error {
 // of a million events digests in a fraction of a second instead of several
 // seconds. Keys are in the canonical (sorted) order; times are in UTC, as
 // normCrashes leaves them.
-func crashDigest(evs []triage.CrashEvent) string {
+func crashDigest(evs []signoff.CrashEvent) string {
 	h := sha256.New()
 	buf := make([]byte, 0, 512)
 	buf = append(buf, '[')
@@ -719,7 +718,7 @@ func crashDigest(evs []triage.CrashEvent) string {
 var crashColumns = []string{"workspace_id", "project_id", "seq", "occurred_at", "app_version", "device", "os", "signature", "stack_top", "user_id"}
 
 // insertCrashes appends events after the project's highest sequence.
-func (s *DB) insertCrashes(ctx context.Context, tx *sql.Tx, ws, projectID string, evs []triage.CrashEvent) (first int64, err error) {
+func (s *DB) insertCrashes(ctx context.Context, tx *sql.Tx, ws, projectID string, evs []signoff.CrashEvent) (first int64, err error) {
 	var top int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM crash_events WHERE project_id = $1`, projectID).Scan(&top); err != nil {
 		return 0, err
@@ -737,7 +736,7 @@ func (s *DB) insertCrashes(ctx context.Context, tx *sql.Tx, ws, projectID string
 // insertCrashesUnnest sends PostgreSQL one array per column and lets
 // unnest make the rows: a few statements of ten parameters each instead of
 // thousands of parameters to bind and parse (about a quarter faster).
-func insertCrashesUnnest(ctx context.Context, tx *sql.Tx, ws, projectID string, first int64, evs []triage.CrashEvent) error {
+func insertCrashesUnnest(ctx context.Context, tx *sql.Tx, ws, projectID string, first int64, evs []signoff.CrashEvent) error {
 	const chunk = 25_000
 	for lo := 0; lo < len(evs); lo += chunk {
 		part := evs[lo:min(len(evs), lo+chunk)]
@@ -760,7 +759,7 @@ func insertCrashesUnnest(ctx context.Context, tx *sql.Tx, ws, projectID string, 
 	return nil
 }
 
-func scanCrash(sc scanner, e *triage.CrashEvent) error {
+func scanCrash(sc scanner, e *signoff.CrashEvent) error {
 	var at int64
 	if err := sc.Scan(&at, &e.AppVersion, &e.Device, &e.OS, &e.Signature, &e.StackTop, &e.UserID); err != nil {
 		return err
@@ -770,7 +769,7 @@ func scanCrash(sc scanner, e *triage.CrashEvent) error {
 }
 
 // ListCrashes implements signoff.ProjectDataService.
-func (s *DB) ListCrashes(ctx context.Context, by signoff.Actor, projectID string) ([]triage.CrashEvent, error) {
+func (s *DB) ListCrashes(ctx context.Context, by signoff.Actor, projectID string) ([]signoff.CrashEvent, error) {
 	if err := s.readProject(ctx, by, projectID); err != nil {
 		return nil, err
 	}
@@ -783,7 +782,7 @@ func (s *DB) ListCrashes(ctx context.Context, by signoff.Actor, projectID string
 }
 
 // AddCrashes implements signoff.ProjectDataService.
-func (s *DB) AddCrashes(ctx context.Context, by signoff.Actor, projectID string, evs []triage.CrashEvent) error {
+func (s *DB) AddCrashes(ctx context.Context, by signoff.Actor, projectID string, evs []signoff.CrashEvent) error {
 	if !canEditProjectData(by) {
 		return signoff.Errorf(signoff.EFORBIDDEN, "role %s may not add crash events", by.Role)
 	}
@@ -820,7 +819,7 @@ func (s *DB) AddCrashes(ctx context.Context, by signoff.Actor, projectID string,
 // ---- releases ----
 
 // normReleases checks release data and makes its lists non-nil.
-func normReleases(r *triage.Releases) error {
+func normReleases(r *signoff.Releases) error {
 	for _, f := range []struct{ what, v string }{{"product", r.Product}, {"company", r.Company}} {
 		if err := signoff.CheckText(f.what, f.v, false, maxShortText); err != nil {
 			return err
@@ -836,7 +835,7 @@ func normReleases(r *triage.Releases) error {
 		return signoff.Errorf(signoff.EINVALID, "more than %d releases", maxReleases)
 	}
 	if r.Releases == nil {
-		r.Releases = []triage.Release{}
+		r.Releases = []signoff.Release{}
 	}
 	for _, rel := range r.Releases {
 		if err := signoff.CheckText("release version", rel.Version, true, maxVersionText); err != nil {
@@ -866,9 +865,9 @@ func normReleases(r *triage.Releases) error {
 	return nil
 }
 
-func releasesEmpty(r triage.Releases) bool {
+func releasesEmpty(r signoff.Releases) bool {
 	return r.Product == "" && r.Company == "" && r.CurrentVersion == "" && len(r.Releases) == 0 &&
-		r.NextRelease == (triage.NextRelease{}) && len(r.ActiveUsersByVersion) == 0
+		r.NextRelease == (signoff.NextRelease{}) && len(r.ActiveUsersByVersion) == 0
 }
 
 func (s *DB) putReleases(ctx context.Context, tx *sql.Tx, by signoff.Actor, projectID string, doc []byte) error {
@@ -879,10 +878,10 @@ func (s *DB) putReleases(ctx context.Context, tx *sql.Tx, by signoff.Actor, proj
 }
 
 // GetReleases implements signoff.ProjectDataService.
-func (s *DB) GetReleases(ctx context.Context, by signoff.Actor, projectID string) (triage.Releases, error) {
-	r := triage.Releases{Releases: []triage.Release{}, ActiveUsersByVersion: map[string]float64{}}
+func (s *DB) GetReleases(ctx context.Context, by signoff.Actor, projectID string) (signoff.Releases, error) {
+	r := signoff.Releases{Releases: []signoff.Release{}, ActiveUsersByVersion: map[string]float64{}}
 	if err := s.readProject(ctx, by, projectID); err != nil {
-		return triage.Releases{}, err
+		return signoff.Releases{}, err
 	}
 	var doc string
 	err := s.db.QueryRowContext(ctx, `SELECT doc FROM project_releases WHERE project_id = $1`, projectID).Scan(&doc)
@@ -892,14 +891,14 @@ func (s *DB) GetReleases(ctx context.Context, by signoff.Actor, projectID string
 		return r, fmt.Errorf("get releases: %w", err)
 	}
 	if err := json.Unmarshal([]byte(doc), &r); err != nil {
-		return triage.Releases{}, fmt.Errorf("get releases: %w", err)
+		return signoff.Releases{}, fmt.Errorf("get releases: %w", err)
 	}
 	err = normReleases(&r)
 	return r, err
 }
 
 // PutReleases implements signoff.ProjectDataService.
-func (s *DB) PutReleases(ctx context.Context, by signoff.Actor, projectID string, r triage.Releases) error {
+func (s *DB) PutReleases(ctx context.Context, by signoff.Actor, projectID string, r signoff.Releases) error {
 	if !canEditProjectData(by) {
 		return signoff.Errorf(signoff.EFORBIDDEN, "role %s may not change release data", by.Role)
 	}
@@ -946,7 +945,7 @@ func cloneMap(m map[string]float64) map[string]float64 {
 
 // ---- CODEOWNERS ----
 
-func normOwners(o []triage.Owner) error {
+func normOwners(o []signoff.Owner) error {
 	if len(o) > maxOwners {
 		return signoff.Errorf(signoff.EINVALID, "more than %d CODEOWNERS entries", maxOwners)
 	}
@@ -972,11 +971,11 @@ func normOwners(o []triage.Owner) error {
 	return nil
 }
 
-func scanOwner(sc scanner, o *triage.Owner) error {
+func scanOwner(sc scanner, o *signoff.Owner) error {
 	return sc.Scan(&o.Component, &o.Team, &o.Channel)
 }
 
-func (s *DB) replaceOwners(ctx context.Context, tx *sql.Tx, ws, projectID string, o []triage.Owner) error {
+func (s *DB) replaceOwners(ctx context.Context, tx *sql.Tx, ws, projectID string, o []signoff.Owner) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM code_owners WHERE project_id = $1`, projectID); err != nil {
 		return err
 	}
@@ -987,7 +986,7 @@ func (s *DB) replaceOwners(ctx context.Context, tx *sql.Tx, ws, projectID string
 }
 
 // GetOwners implements signoff.ProjectDataService.
-func (s *DB) GetOwners(ctx context.Context, by signoff.Actor, projectID string) ([]triage.Owner, error) {
+func (s *DB) GetOwners(ctx context.Context, by signoff.Actor, projectID string) ([]signoff.Owner, error) {
 	if err := s.readProject(ctx, by, projectID); err != nil {
 		return nil, err
 	}
@@ -1001,7 +1000,7 @@ func (s *DB) GetOwners(ctx context.Context, by signoff.Actor, projectID string) 
 // PutOwners implements signoff.ProjectDataService. Tickets already filed
 // under a component that is dropped keep it; only new and changed
 // components are checked against CODEOWNERS.
-func (s *DB) PutOwners(ctx context.Context, by signoff.Actor, projectID string, o []triage.Owner) error {
+func (s *DB) PutOwners(ctx context.Context, by signoff.Actor, projectID string, o []signoff.Owner) error {
 	if !canEditProjectData(by) {
 		return signoff.Errorf(signoff.EFORBIDDEN, "role %s may not change CODEOWNERS", by.Role)
 	}
@@ -1013,7 +1012,7 @@ func (s *DB) PutOwners(ctx context.Context, by signoff.Actor, projectID string, 
 	}
 	o = slices.Clone(o)
 	if o == nil {
-		o = []triage.Owner{}
+		o = []signoff.Owner{}
 	}
 	digest, err := canonical.Digest(o)
 	if err != nil {
@@ -1047,7 +1046,7 @@ func (s *DB) PutOwners(ctx context.Context, by signoff.Actor, projectID string, 
 // tickets, crash log, release data and CODEOWNERS become d's, all in one
 // transaction with one ledger event that carries the counts and the
 // SHA-256 of each part as stored.
-func (s *DB) ImportDataset(ctx context.Context, by signoff.Actor, projectID string, d triage.Dataset) error {
+func (s *DB) ImportDataset(ctx context.Context, by signoff.Actor, projectID string, d signoff.Dataset) error {
 	if !canEditProjectData(by) {
 		return signoff.Errorf(signoff.EFORBIDDEN, "role %s may not import project data", by.Role)
 	}
@@ -1056,7 +1055,7 @@ func (s *DB) ImportDataset(ctx context.Context, by signoff.Actor, projectID stri
 	}
 	owners := slices.Clone(d.Owners)
 	if owners == nil {
-		owners = []triage.Owner{}
+		owners = []signoff.Owner{}
 	}
 	if err := normOwners(owners); err != nil {
 		return err
@@ -1068,7 +1067,7 @@ func (s *DB) ImportDataset(ctx context.Context, by signoff.Actor, projectID stri
 	if len(d.Tickets) > maxImportTickets {
 		return signoff.Errorf(signoff.EINVALID, "more than %d tickets", maxImportTickets)
 	}
-	tickets := make([]triage.Ticket, len(d.Tickets))
+	tickets := make([]signoff.Ticket, len(d.Tickets))
 	seen := make(map[string]bool, len(d.Tickets))
 	for i, t := range d.Tickets {
 		t.AffectedVersions = slices.Clone(t.AffectedVersions)
@@ -1099,7 +1098,7 @@ func (s *DB) ImportDataset(ctx context.Context, by signoff.Actor, projectID stri
 	}
 	crashes := slices.Clone(d.Crashes)
 	if crashes == nil {
-		crashes = []triage.CrashEvent{}
+		crashes = []signoff.CrashEvent{}
 	}
 	if err := normCrashes(crashes); err != nil {
 		return err

@@ -192,10 +192,15 @@ func testChangePolicy(t *testing.T, b Backend) {
 		{k.owner, changePolicyYAML, -1, signoff.EINVALID},
 		{k.owner, changePolicyYAML, 1, signoff.ECONFLICT}, // nothing to replace yet
 	} {
-		_, err := s.SetChangePolicy(ctx, r.by, r.yaml, r.version)
+		_, err := s.SetChangePolicy(ctx, r.by, r.yaml, r.version, change.PolicyDigest)
 		if signoff.ErrorCode(err) != r.code {
 			t.Fatalf("SetChangePolicy(%s, %q, %d) = %v, want %s", r.by.Role, r.yaml, r.version, err, r.code)
 		}
+	}
+	// The parser is handed in by the desk: without it even a good policy
+	// from the owner is refused and nothing is written.
+	if _, err := s.SetChangePolicy(ctx, k.owner, changePolicyYAML, 0, nil); err == nil {
+		t.Fatal("SetChangePolicy without a parser stored the policy")
 	}
 	k.unchanged(t, before, "refused policy writes")
 
@@ -203,7 +208,7 @@ func testChangePolicy(t *testing.T, b Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p1, err := s.SetChangePolicy(ctx, k.owner, changePolicyYAML, 0)
+	p1, err := s.SetChangePolicy(ctx, k.owner, changePolicyYAML, 0, change.PolicyDigest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,27 +228,27 @@ func testChangePolicy(t *testing.T, b Backend) {
 
 	// A second first write, and a write over a stale version, conflict.
 	before = k.head(t)
-	_, err = s.SetChangePolicy(ctx, k.owner, "", 0)
+	_, err = s.SetChangePolicy(ctx, k.owner, "", 0, change.PolicyDigest)
 	wantCode(t, err, signoff.ECONFLICT)
-	_, err = s.SetChangePolicy(ctx, k.owner, "", 2)
+	_, err = s.SetChangePolicy(ctx, k.owner, "", 2, change.PolicyDigest)
 	wantCode(t, err, signoff.ECONFLICT)
 	k.unchanged(t, before, "conflicting policy writes")
 
 	// The server and the CLI write too; an empty document is the
 	// all-default policy, with its own digest.
-	p2, err := s.SetChangePolicy(ctx, k.sys, "", 1)
+	p2, err := s.SetChangePolicy(ctx, k.sys, "", 1, change.PolicyDigest)
 	if err != nil || p2.Version != 2 || p2.Digest == p1.Digest {
 		t.Fatalf("server write %+v %v", p2, err)
 	}
-	p3, err := s.SetChangePolicy(ctx, cli, changePolicyYAML, 2)
+	p3, err := s.SetChangePolicy(ctx, cli, changePolicyYAML, 2, change.PolicyDigest)
 	if err != nil || p3.Version != 3 || p3.Digest != p1.Digest || p3.UpdatedBy != cli.ID {
 		t.Fatalf("CLI write %+v %v", p3, err)
 	}
-	_, err = s.SetChangePolicy(ctx, k.owner, changePolicyYAML, 2)
+	_, err = s.SetChangePolicy(ctx, k.owner, changePolicyYAML, 2, change.PolicyDigest)
 	wantCode(t, err, signoff.ECONFLICT)
 
 	// Another workspace starts from nothing.
-	if op, err := s.SetChangePolicy(ctx, k.other, "", 0); err != nil || op.Version != 1 || op.WorkspaceID != k.other.WorkspaceID {
+	if op, err := s.SetChangePolicy(ctx, k.other, "", 0, change.PolicyDigest); err != nil || op.Version != 1 || op.WorkspaceID != k.other.WorkspaceID {
 		t.Fatalf("other workspace %+v %v", op, err)
 	}
 	evs := k.eventsOf(t, "change.policy_set")

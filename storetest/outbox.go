@@ -316,7 +316,7 @@ func testCards(t *testing.T, b Backend) {
 	answer := func(r card.Responder, option, prefix string) card.Outcome {
 		t.Helper()
 		_, o, err := k.store.AnswerCard(k.ctx, sqlstore.CardAnswerInput{WorkspaceID: k.ws.ID, CardID: cd.ID, Channel: "slack:" + k.ch.ID,
-			PlatformUser: "T1/U1", Responder: r, Option: option, DigestPrefix: prefix, Allowed: true})
+			PlatformUser: "T1/U1", Responder: r, Option: option, DigestPrefix: prefix, Allowed: true, Evaluate: card.Evaluate})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,6 +353,13 @@ func testCards(t *testing.T, b Backend) {
 	if reasks != 2 {
 		t.Fatalf("re-ask messages = %d, want 2", reasks)
 	}
+	// The rule is handed in by the desk: an answer nobody judges is
+	// refused before anything is written, even from the right person
+	// quoting the right digest (the answers listed below stay five).
+	if _, o, err := k.store.AnswerCard(k.ctx, sqlstore.CardAnswerInput{WorkspaceID: k.ws.ID, CardID: cd.ID, Channel: "slack:" + k.ch.ID,
+		PlatformUser: "T1/U1", Responder: card.Responder{ActorID: op.ID, Role: op.Role}, Option: "approve", DigestPrefix: dec.SubjectDigest[:12], Allowed: true}); err == nil || o == card.Accepted {
+		t.Fatalf("an answer without a rule = %s, %v; want refused", o, err)
+	}
 	// The operator quoting the digest is accepted; the decision is then
 	// made elsewhere (the notify desk does it), and a later answer is
 	// stale.
@@ -387,7 +394,7 @@ func testCards(t *testing.T, b Backend) {
 	}
 	k.clock.Advance(time.Hour)
 	_, o, err := k.store.AnswerCard(k.ctx, sqlstore.CardAnswerInput{WorkspaceID: k.ws.ID, CardID: cd2.ID, Channel: "web",
-		Responder: card.Responder{ActorID: op.ID, Role: op.Role}, Option: "approve", DigestPrefix: dec2.SubjectDigest, Allowed: true})
+		Responder: card.Responder{ActorID: op.ID, Role: op.Role}, Option: "approve", DigestPrefix: dec2.SubjectDigest, Allowed: true, Evaluate: card.Evaluate})
 	if err != nil || o != card.ExpiredCard {
 		t.Fatalf("answer at expiry = %s, %v", o, err)
 	}

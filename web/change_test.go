@@ -300,7 +300,7 @@ func TestChangeRollback(t *testing.T) {
 	if yaml == pol.YAML {
 		t.Fatalf("policy has no approvers group to extend: %s", pol.YAML)
 	}
-	if _, err := r.store.SetChangePolicy(ctx, r.owner, yaml, pol.Version); err != nil {
+	if _, err := r.store.SetChangePolicy(ctx, r.owner, yaml, pol.Version, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	got := op.post(path+"/rollback", url.Values{"csrf": {token[1]}, "reason": {"checkout_v2 off broke the coupon flow; restore it"}})

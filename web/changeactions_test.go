@@ -14,6 +14,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/approval"
+	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/workflow"
 )
@@ -43,7 +44,7 @@ windows:
     from: "00:00"
     to: "24:00"
 `
-	if _, err := r.store.SetChangePolicy(ctx, r.owner, policy, 0); err != nil {
+	if _, err := r.store.SetChangePolicy(ctx, r.owner, policy, 0, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 }

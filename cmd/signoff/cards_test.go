@@ -63,7 +63,7 @@ func TestChangeApprovalCard(t *testing.T) {
 	// still refused, and nothing changes.
 	_, o, err := e.s.AnswerCard(e.ctx, sqlstore.CardAnswerInput{WorkspaceID: e.ws, CardID: c.ID, Channel: "slack:test",
 		Responder: card.Responder{ActorID: e.alice.ID, Role: e.alice.Role}, Option: "approve", DigestPrefix: c.SubjectDigest[:12],
-		Allowed: card.ChatApprovable(c.Kind)})
+		Allowed: card.ChatApprovable(c.Kind), Evaluate: card.Evaluate})
 	if err != nil || o != card.Refused || e.state(id) != workflow.ChangeAwaitingApproval {
 		t.Fatalf("chat approval of a change = %s, %v (case %s)", o, err, e.state(id))
 	}

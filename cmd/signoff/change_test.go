@@ -259,7 +259,7 @@ func (e *chgEnv) policyVersion() int64 {
 // gate must still refuse them on its own checks.
 func (e *chgEnv) setPolicyBehindTheDesk(p chgPolicy, caseID string) {
 	e.t.Helper()
-	if _, err := e.s.SetChangePolicy(e.ctx, e.owner, p.yaml(), e.policyVersion()); err != nil {
+	if _, err := e.s.SetChangePolicy(e.ctx, e.owner, p.yaml(), e.policyVersion(), change.PolicyDigest); err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := e.s.SQL().ExecContext(e.ctx, `UPDATE approvals SET status = 'valid' WHERE case_id = $1 AND status = 'superseded'`, caseID); err != nil {
@@ -727,7 +727,7 @@ func TestChangeGateRefusalsCLI(t *testing.T) {
 		// gate refuses it, and the case waits for a signature under the
 		// policy in force.
 		{check: change.CheckPolicyDigest, code: signoff.ECONFLICT, state: workflow.ChangeAwaitingApproval, setup: func(t *testing.T, e *chgEnv, id string) string {
-			if _, err := e.s.SetChangePolicy(e.ctx, e.owner, chgPolicy{required: 1, group: []string{e.alice.ID}, extra: "protected_targets: [\"flag:prod/payments_*\"]\n"}.yaml(), e.policyVersion()); err != nil {
+			if _, err := e.s.SetChangePolicy(e.ctx, e.owner, chgPolicy{required: 1, group: []string{e.alice.ID}, extra: "protected_targets: [\"flag:prod/payments_*\"]\n"}.yaml(), e.policyVersion(), change.PolicyDigest); err != nil {
 				t.Fatal(err)
 			}
 			return id

@@ -256,7 +256,7 @@ windows:
     tz: UTC
 approval_ttl_hours: 2
 `
-	if _, err := e.store.SetChangePolicy(ctx, cli, policy, 0); err != nil {
+	if _, err := e.store.SetChangePolicy(ctx, cli, policy, 0, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	health := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))

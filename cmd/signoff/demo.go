@@ -23,6 +23,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/agent"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/samples"
@@ -765,7 +766,7 @@ func openDemo(ctx context.Context, e *env, dir, addr string, log *slog.Logger, a
 		return fail(err)
 	}
 	// The change policy is the workspace's: it names no project.
-	if _, err := s.SetChangePolicy(ctx, cli, demoPolicy(d.operator.ID), 0); err != nil {
+	if _, err := s.SetChangePolicy(ctx, cli, demoPolicy(d.operator.ID), 0, change.PolicyDigest); err != nil {
 		return fail(err)
 	}
 

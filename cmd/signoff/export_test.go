@@ -70,7 +70,7 @@ windows:
   - days: [mon, tue, wed, thu, fri, sat, sun]
     from: "00:00"
     to: "24:00"
-`, 0); err != nil {
+`, 0, change.PolicyDigest); err != nil {
 		t.Fatal(err)
 	}
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("order total 9000")) }))
