@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/client"
 )
 
 // "signoff flags" reads the built-in flag store through the API. It is
@@ -65,13 +66,13 @@ func runFlags(ctx context.Context, e *env, args []string) error {
 	}
 	var raw []byte
 	if verb == "get" {
-		err = c.do(ctx, http.MethodGet, apiPath("projects", project, "flags", envName, key), nil, &raw)
+		err = c.Do(ctx, http.MethodGet, client.Path("projects", project, "flags", envName, key), nil, &raw)
 	} else {
-		path := apiPath("projects", project, "flags")
+		path := client.Path("projects", project, "flags")
 		if envName != "" {
 			path += "?env=" + url.QueryEscape(envName)
 		}
-		err = c.do(ctx, http.MethodGet, path, nil, &raw)
+		err = c.Do(ctx, http.MethodGet, path, nil, &raw)
 	}
 	if err != nil {
 		return err
@@ -152,7 +153,7 @@ func runFlagsSet(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var x changedesk.Execution
-	if err := c.do(ctx, http.MethodPost, apiPath("projects", project, "flags", envName, key, "emergency"),
+	if err := c.Do(ctx, http.MethodPost, client.Path("projects", project, "flags", envName, key, "emergency"),
 		map[string]any{"value": json.RawMessage(value), "reason": reason}, &x); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/client"
 )
 
 // "signoff outbox", "signoff channel" and "signoff chat" are API clients
@@ -67,9 +68,9 @@ func parseArgs(fs *flag.FlagSet, e *env, args []string, names ...string) ([]stri
 
 // callAPI sends a request and decodes the answer into out or, with
 // asJSON, prints it as it came and reports that it did.
-func callAPI(ctx context.Context, e *env, c *apiClient, method, path string, in, out any, asJSON bool) (printed bool, err error) {
+func callAPI(ctx context.Context, e *env, c *client.Client, method, path string, in, out any, asJSON bool) (printed bool, err error) {
 	var raw []byte
-	if err := c.do(ctx, method, path, in, &raw); err != nil {
+	if err := c.Do(ctx, method, path, in, &raw); err != nil {
 		return false, err
 	}
 	if asJSON {
@@ -153,7 +154,7 @@ func runOutboxList(ctx context.Context, e *env, args []string) error {
 	if limit != 0 {
 		q.Set("limit", fmt.Sprint(limit))
 	}
-	path := apiPath("outbox")
+	path := client.Path("outbox")
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
@@ -195,7 +196,7 @@ func runOutboxShow(ctx context.Context, e *env, args []string) error {
 		Message  signoff.OutboxMessage     `json:"message"`
 		Attempts []signoff.DeliveryAttempt `json:"attempts"`
 	}
-	if printed, err := callAPI(ctx, e, c, http.MethodGet, apiPath("outbox", pos[0]), nil, &v, asJSON); printed || err != nil {
+	if printed, err := callAPI(ctx, e, c, http.MethodGet, client.Path("outbox", pos[0]), nil, &v, asJSON); printed || err != nil {
 		return err
 	}
 	d, m, w := &display{}, v.Message, e.stdout
@@ -258,7 +259,7 @@ func runOutboxRetry(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var m signoff.OutboxMessage
-	if printed, err := callAPI(ctx, e, c, http.MethodPost, apiPath("outbox", pos[0], "retry"), nil, &m, asJSON); printed || err != nil {
+	if printed, err := callAPI(ctx, e, c, http.MethodPost, client.Path("outbox", pos[0], "retry"), nil, &m, asJSON); printed || err != nil {
 		return err
 	}
 	d := &display{}
@@ -353,7 +354,7 @@ func runChannelPut(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var ch signoff.Channel
-	if printed, err := callAPI(ctx, e, c, http.MethodPut, apiPath("channels", pos[0]), in, &ch, asJSON); printed || err != nil {
+	if printed, err := callAPI(ctx, e, c, http.MethodPut, client.Path("channels", pos[0]), in, &ch, asJSON); printed || err != nil {
 		return err
 	}
 	d := &display{}
@@ -364,7 +365,7 @@ func runChannelPut(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "chat approves: %s\n", d.line(strings.Join(ch.ChatApproval, ", ")))
 	}
 	if ch.Kind == signoff.ChannelSlack || ch.Kind == signoff.ChannelMattermost {
-		fmt.Fprintf(e.stdout, "chat endpoints: %s/api/v1/chat/%s/%s/commands and .../actions\n", c.base, ch.ID, ch.Kind)
+		fmt.Fprintf(e.stdout, "chat endpoints: %s/api/v1/chat/%s/%s/commands and .../actions\n", c.BaseURL(), ch.ID, ch.Kind)
 	}
 	return nil
 }
@@ -400,7 +401,7 @@ func runChannelList(ctx context.Context, e *env, args []string) error {
 	var page struct {
 		Channels []signoff.Channel `json:"channels"`
 	}
-	if printed, err := callAPI(ctx, e, c, http.MethodGet, apiPath("channels"), nil, &page, asJSON); printed || err != nil {
+	if printed, err := callAPI(ctx, e, c, http.MethodGet, client.Path("channels"), nil, &page, asJSON); printed || err != nil {
 		return err
 	}
 	if len(page.Channels) == 0 {
@@ -451,7 +452,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var got signoff.ChatUser
-	if printed, err := callAPI(ctx, e, c, http.MethodPut, apiPath("chat-users"), u, &got, asJSON); printed || err != nil {
+	if printed, err := callAPI(ctx, e, c, http.MethodPut, client.Path("chat-users"), u, &got, asJSON); printed || err != nil {
 		return err
 	}
 	d := &display{}
