@@ -32,7 +32,14 @@ func addServerFlags(fs *flag.FlagSet, e *env, s *serverFlags) {
 
 // client makes the API client from the flags, falling back to SIGNOFF_TOKEN.
 func (s *serverFlags) client(e *env) (*client.Client, error) {
-	return client.FromEnv(e.getenv, s.url, s.token)
+	c, err := client.FromEnv(e.getenv, s.url, s.token)
+	if err == nil && s.url == "" {
+		// The flag's default already holds SIGNOFF_URL: an explicit
+		// --server "" is refused as before, not defaulted.
+		_, err = client.New(s.url, "")
+		return nil, err
+	}
+	return c, err
 }
 
 // caseCommand parses the flags of a command about one case: --case, the
