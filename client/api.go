@@ -325,3 +325,64 @@ func (c *Client) EmergencyFlag(ctx context.Context, project, env, key string, va
 	in := map[string]any{"value": value, "reason": reason}
 	return raw, c.Do(ctx, http.MethodPost, Path("projects", project, "flags", env, key, "emergency"), in, &raw)
 }
+
+// --- outbox, channels and chat users -------------------------------------
+//
+// These answer with JSON as it came: the CLI prints it verbatim with --json
+// and decodes it otherwise.
+
+// Outbox lists outbox messages; query filters them (state, case, channel,
+// limit).
+func (c *Client) Outbox(ctx context.Context, query url.Values) (json.RawMessage, error) {
+	path := Path("outbox")
+	if len(query) > 0 {
+		path += "?" + query.Encode()
+	}
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodGet, path, nil, &raw)
+}
+
+// OutboxMessage reads one outbox message and its delivery attempts.
+func (c *Client) OutboxMessage(ctx context.Context, id string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodGet, Path("outbox", id), nil, &raw)
+}
+
+// RetryOutbox sends a dead or failing outbox message again.
+func (c *Client) RetryOutbox(ctx context.Context, id string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodPost, Path("outbox", id, "retry"), nil, &raw)
+}
+
+// PutChannel creates or updates a notification channel; the answer is a
+// signoff.Channel (secrets never come back).
+func (c *Client) PutChannel(ctx context.Context, id string, channel any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodPut, Path("channels", id), channel, &raw)
+}
+
+// Channels lists the notification channels.
+func (c *Client) Channels(ctx context.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodGet, Path("channels"), nil, &raw)
+}
+
+// PutChatUser maps a chat platform's user to an actor; the answer is a
+// signoff.ChatUser.
+func (c *Client) PutChatUser(ctx context.Context, user any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodPut, Path("chat-users"), user, &raw)
+}
+
+// Keys lists the approval keys the caller may see, as JSON ({"keys": [...]});
+// ListKeys decodes it.
+func (c *Client) Keys(ctx context.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodGet, Path("keys"), nil, &raw)
+}
+
+// RevokeKeyRaw is RevokeKey's answer as JSON, for callers that print it.
+func (c *Client) RevokeKeyRaw(ctx context.Context, keyID string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.Do(ctx, http.MethodPost, Path("keys", keyID, "revoke"), nil, &raw)
+}

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/keys"
 )
 
@@ -155,7 +153,8 @@ func runKeysList(ctx context.Context, e *env, args []string) error {
 	var out struct {
 		Keys []signoff.ApproverKey `json:"keys"`
 	}
-	if printed, err := callAPI(ctx, e, c, http.MethodGet, client.Path("keys"), nil, &out, asJSON); err != nil || printed {
+	raw, err := c.Keys(ctx)
+	if printed, err := answer(e, raw, err, &out, asJSON); err != nil || printed {
 		return err
 	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
@@ -186,7 +185,8 @@ func runKeysRevoke(ctx context.Context, e *env, args []string) error {
 		Key             signoff.ApproverKey `json:"key"`
 		VoidedApprovals int                 `json:"voided_approvals"`
 	}
-	if printed, err := callAPI(ctx, e, c, http.MethodPost, client.Path("keys", pos[0], "revoke"), nil, &out, asJSON); err != nil || printed {
+	raw, err := c.RevokeKeyRaw(ctx, pos[0])
+	if printed, err := answer(e, raw, err, &out, asJSON); err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "revoked approval key %s of %s; %d approval(s) made with it no longer count\n", out.Key.ID, out.Key.ActorID, out.VoidedApprovals)
