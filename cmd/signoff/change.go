@@ -323,7 +323,7 @@ func runChangeRollback(ctx context.Context, e *env, args []string) error {
 	var card struct {
 		Compensation *change.CompensationDecision `json:"compensation"`
 	}
-	if err := c.Do(ctx, http.MethodGet, client.Path("cases", out.Case.ID, "approval"), nil, &card); err == nil && card.Compensation != nil {
+	if raw, err := c.ApprovalCard(ctx, out.Case.ID); err == nil && json.Unmarshal(raw, &card) == nil && card.Compensation != nil {
 		printCompensation(e.stdout, d, card.Compensation)
 	}
 	switch out.Case.State {

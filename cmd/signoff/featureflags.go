@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/signoff-dev/signoff/changedesk"
 	"net/http"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
@@ -66,13 +65,9 @@ func runFlags(ctx context.Context, e *env, args []string) error {
 	}
 	var raw []byte
 	if verb == "get" {
-		err = c.Do(ctx, http.MethodGet, client.Path("projects", project, "flags", envName, key), nil, &raw)
+		raw, err = c.Flag(ctx, project, envName, key)
 	} else {
-		path := client.Path("projects", project, "flags")
-		if envName != "" {
-			path += "?env=" + url.QueryEscape(envName)
-		}
-		err = c.Do(ctx, http.MethodGet, path, nil, &raw)
+		raw, err = c.Flags(ctx, project, envName)
 	}
 	if err != nil {
 		return err
