@@ -12,9 +12,9 @@ import (
 
 // The typed calls below cover what the signoff CLI and its demo do. An
 // answer whose type lives in a desk package (bug cards, reproductions,
-// change views and executions) comes back as json.RawMessage, so that this
-// package stays free of them and the caller can decode it as strictly as
-// it needs to.
+// change views and executions) comes back as json.RawMessage, or is decoded
+// into the caller's out as Do does, so that this package stays free of
+// those packages and the caller can decode it as strictly as it needs to.
 
 // Me is the actor the token belongs to.
 func (c *Client) Me(ctx context.Context) (signoff.Actor, error) {
@@ -172,10 +172,10 @@ func (c *Client) Harness(ctx context.Context, caseID string) (json.RawMessage, e
 }
 
 // ReviewHarness posts a staff review (bugdesk.HarnessDecision) of a case's
-// reproduction; the answer holds the harness and the case.
-func (c *Client) ReviewHarness(ctx context.Context, caseID string, decision any) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPost, Path("cases", caseID, "harness", "review"), decision, &raw)
+// reproduction and decodes the answer ({"harness", "case"}) into out as Do
+// does (nil discards it).
+func (c *Client) ReviewHarness(ctx context.Context, caseID string, decision, out any) error {
+	return c.Do(ctx, http.MethodPost, Path("cases", caseID, "harness", "review"), decision, out)
 }
 
 // --- reports and tracking (public: no token needed) ---------------------------
@@ -269,17 +269,17 @@ func (c *Client) Change(ctx context.Context, caseID string) (json.RawMessage, er
 	return raw, c.Do(ctx, http.MethodGet, Path("cases", caseID, "change"), nil, &raw)
 }
 
-// Execute runs an approved change; the answer is a changedesk.Execution.
-func (c *Client) Execute(ctx context.Context, caseID string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPost, Path("cases", caseID, "execute"), map[string]string{}, &raw)
+// Execute runs an approved change and decodes the answer (a
+// changedesk.Execution) into out as Do does.
+func (c *Client) Execute(ctx context.Context, caseID string, out any) error {
+	return c.Do(ctx, http.MethodPost, Path("cases", caseID, "execute"), map[string]string{}, out)
 }
 
-// Rollback opens a compensating change for an executed one; the answer
-// holds the new case and, when it ran at once, its execution.
-func (c *Client) Rollback(ctx context.Context, caseID, reason string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPost, Path("cases", caseID, "rollback"), map[string]string{"reason": reason}, &raw)
+// Rollback opens a compensating change for an executed one and decodes the
+// answer ({"case", "execution"}, the execution when it ran at once) into
+// out as Do does.
+func (c *Client) Rollback(ctx context.Context, caseID, reason string, out any) error {
+	return c.Do(ctx, http.MethodPost, Path("cases", caseID, "rollback"), map[string]string{"reason": reason}, out)
 }
 
 // ChangePolicy reads the workspace's change policy.
@@ -318,12 +318,11 @@ func (c *Client) Flag(ctx context.Context, project, env, key string) (json.RawMe
 	return raw, c.Do(ctx, http.MethodGet, Path("projects", project, "flags", env, key), nil, &raw)
 }
 
-// EmergencyFlag writes a flag at once, bypassing approval for a while; the
-// answer is a changedesk.Execution.
-func (c *Client) EmergencyFlag(ctx context.Context, project, env, key string, value json.RawMessage, reason string) (json.RawMessage, error) {
-	var raw json.RawMessage
+// EmergencyFlag writes a flag at once, bypassing approval for a while, and
+// decodes the answer (a changedesk.Execution) into out as Do does.
+func (c *Client) EmergencyFlag(ctx context.Context, project, env, key string, value json.RawMessage, reason string, out any) error {
 	in := map[string]any{"value": value, "reason": reason}
-	return raw, c.Do(ctx, http.MethodPost, Path("projects", project, "flags", env, key, "emergency"), in, &raw)
+	return c.Do(ctx, http.MethodPost, Path("projects", project, "flags", env, key, "emergency"), in, out)
 }
 
 // --- outbox, channels and chat users -------------------------------------

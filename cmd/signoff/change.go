@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -277,7 +276,7 @@ func runChangeExecute(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var x changedesk.Execution
-	if err := c.Do(ctx, http.MethodPost, client.Path("cases", caseID, "execute"), map[string]string{}, &x); err != nil {
+	if err := c.Execute(ctx, caseID, &x); err != nil {
 		return err
 	}
 	printExecution(e.stdout, &display{}, x)
@@ -310,7 +309,7 @@ func runChangeRollback(ctx context.Context, e *env, args []string) error {
 		Case      signoff.Case          `json:"case"`
 		Execution *changedesk.Execution `json:"execution"`
 	}
-	if err := c.Do(ctx, http.MethodPost, client.Path("cases", caseID, "rollback"), map[string]string{"reason": reason}, &out); err != nil {
+	if err := c.Rollback(ctx, caseID, reason, &out); err != nil {
 		return err
 	}
 	d := &display{}

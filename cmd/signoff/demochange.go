@@ -164,12 +164,8 @@ func (w *walker) execute(caseID string) (changedesk.Execution, error) {
 	if err != nil {
 		return x, err
 	}
-	raw, err := op.Execute(w.ctx, caseID)
-	if err != nil {
+	if err := op.Execute(w.ctx, caseID, &x); err != nil {
 		return x, fmt.Errorf("execute change %s: %w", caseID, err)
-	}
-	if err := json.Unmarshal(raw, &x); err != nil {
-		return x, fmt.Errorf("the execution of change %s: %w", caseID, err)
 	}
 	return x, nil
 }
@@ -345,16 +341,12 @@ func (w *walker) walkChange() ([]string, error) {
 
 	// 5. A compensating rollback of the first change (a drill). The policy
 	// pre-approves flag rollbacks, so it runs at once through the gate.
-	raw, err := owner.Rollback(w.ctx, first, "Drill: roll the first change back and prove the restored state equals the original")
-	if err != nil {
-		return nil, fmt.Errorf("roll change %s back: %w", first, err)
-	}
 	var rb struct {
 		Case      signoff.Case          `json:"case"`
 		Execution *changedesk.Execution `json:"execution"`
 	}
-	if err := json.Unmarshal(raw, &rb); err != nil {
-		return nil, fmt.Errorf("the rollback of change %s: %w", first, err)
+	if err := owner.Rollback(w.ctx, first, "Drill: roll the first change back and prove the restored state equals the original", &rb); err != nil {
+		return nil, fmt.Errorf("roll change %s back: %w", first, err)
 	}
 	if rb.Execution == nil || rb.Execution.Outcome != changedesk.OutcomeExecuted || rb.Execution.Predicate.RestoredMatchesOriginal == nil || !*rb.Execution.Predicate.RestoredMatchesOriginal {
 		return nil, fmt.Errorf("the compensating rollback %s is %s and did not restore the original state (execution %+v)", rb.Case.ID, rb.Case.State, rb.Execution)

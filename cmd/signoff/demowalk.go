@@ -678,8 +678,8 @@ func (w *walker) staffReviewsNote(id, token, note string) (bugdesk.HarnessView, 
 	if len(v.TestFiles) == 0 {
 		return v, fmt.Errorf("the reproduction of %s shows no test source", id)
 	}
-	if _, err := c.ReviewHarness(w.ctx, id, bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: signoff.HarnessApprove,
-		Note: note}); err != nil {
+	if err := c.ReviewHarness(w.ctx, id, bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: signoff.HarnessApprove,
+		Note: note}, nil); err != nil {
 		return v, fmt.Errorf("review the reproduction of case %s: %w", id, err)
 	}
 	return v, nil

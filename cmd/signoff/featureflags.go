@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/signoff-dev/signoff/changedesk"
-	"net/http"
 	"text/tabwriter"
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/client"
 )
 
 // "signoff flags" reads the built-in flag store through the API. It is
@@ -148,8 +146,7 @@ func runFlagsSet(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var x changedesk.Execution
-	if err := c.Do(ctx, http.MethodPost, client.Path("projects", project, "flags", envName, key, "emergency"),
-		map[string]any{"value": json.RawMessage(value), "reason": reason}, &x); err != nil {
+	if err := c.EmergencyFlag(ctx, project, envName, key, json.RawMessage(value), reason, &x); err != nil {
 		return err
 	}
 	d := &display{}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -126,7 +125,7 @@ func runHarnessReview(ctx context.Context, e *env, args []string) error {
 		Case    signoff.Case        `json:"case"`
 	}
 	in := bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: decision, Note: note}
-	if err := c.Do(ctx, http.MethodPost, client.Path("cases", caseID, "harness", "review"), in, &out); err != nil {
+	if err := c.ReviewHarness(ctx, caseID, in, &out); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\n%sd reproduction %s of case %s over review digest %s\n", verb, d.line(v.ID), caseID, v.ReviewDigest)
