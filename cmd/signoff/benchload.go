@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/loadgen"
 )
 
@@ -59,7 +60,7 @@ func runBenchLoad(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("bench load", "signoff bench load --rate R --duration D --scenario intake|track|ofrep [--url URL] [--project ID] [--flag-key SECRET --flag KEY] [--max-inflight N] [--max-requests N] [--allow-remote] [--json]")
 	def := e.getenv("SIGNOFF_URL")
 	if def == "" {
-		def = defaultServerURL
+		def = client.DefaultURL
 	}
 	fs.StringVar(&a.url, "url", def, "base URL of the server under load (env SIGNOFF_URL); loopback only unless --allow-remote")
 	fs.Float64Var(&a.rate, "rate", 0, "arrivals per second, open loop (required; at most 100000)")
@@ -197,7 +198,7 @@ func loadBase(raw string) (string, error) {
 	case u.User != nil:
 		return "", signoff.Errorf(signoff.EINVALID, "--url must not carry credentials")
 	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
-		return "", signoff.Errorf(signoff.EINVALID, "--url must be an http:// or https:// base URL such as %s, got %q", defaultServerURL, raw)
+		return "", signoff.Errorf(signoff.EINVALID, "--url must be an http:// or https:// base URL such as %s, got %q", client.DefaultURL, raw)
 	}
 	return strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
 }

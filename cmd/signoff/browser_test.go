@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/shoplite"
 	"github.com/signoff-dev/signoff/workflow"
@@ -338,17 +338,13 @@ func TestBrowser(t *testing.T) {
 // apiReport files a public report through the API and returns its case.
 func apiReport(t *testing.T, base, project, text string) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"text": text, "app_version": "1.0.0"})
-	resp, err := http.Post(base+"/api/v1/projects/"+project+"/reports", "application/json", bytes.NewReader(body))
+	public, err := client.New(base, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		CaseID string `json:"case_id"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.CaseID == "" {
-		t.Fatalf("report: %s %v", resp.Status, err)
+	out, err := public.SubmitReport(context.Background(), project, map[string]string{"text": text, "app_version": "1.0.0"})
+	if err != nil || out.CaseID == "" {
+		t.Fatalf("report: %+v %v", out, err)
 	}
 	return out.CaseID
 }
@@ -367,21 +363,14 @@ func apiChange(t *testing.T, d *demo) string {
 		Key: shoplite.CheckoutFlag, Value: json.RawMessage("true"), ExpectedVersion: f.Version, Reason: "browser test: the incident"}); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(map[string]any{"reason": "Disable " + shoplite.CheckoutFlag + " in prod: checkout answers 500 since the new payment flow went live", "plan": "builtin"})
-	req, _ := http.NewRequest("POST", d.url+"/api/v1/projects/"+d.shop.ID+"/changes", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+d.ownerToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	owner, err := client.New(d.url, d.ownerToken)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Case signoff.Case `json:"case"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Case.State != workflow.ChangeAwaitingApproval {
-		t.Fatalf("change request: %s %s", resp.Status, raw)
+	out, err := owner.RequestChange(ctx, d.shop.ID, client.ChangeRequest{
+		Reason: "Disable " + shoplite.CheckoutFlag + " in prod: checkout answers 500 since the new payment flow went live", Plan: "builtin"})
+	if err != nil || out.Case.State != workflow.ChangeAwaitingApproval {
+		t.Fatalf("change request: %+v %v", out.Case, err)
 	}
 	return out.Case.ID
 }

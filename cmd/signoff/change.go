@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/signoff-dev/signoff/canonical"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/client"
 )
 
 // The change desk's commands are API clients like approve: the server
@@ -42,18 +42,6 @@ func runChange(ctx context.Context, e *env, args []string) error {
 	return runChangePolicy(ctx, e, rest)
 }
 
-// changeCreated is the answer to a change request.
-type changeCreated struct {
-	Case signoff.Case       `json:"case"`
-	Loop signoff.ChangeLoop `json:"loop"`
-	// PlannerError is the server's {code, detail} when the builtin
-	// planner could not draft a plan for the request it opened.
-	PlannerError *struct {
-		Code   string `json:"code"`
-		Detail string `json:"detail"`
-	} `json:"planner_error,omitempty"`
-}
-
 func runChangeRequest(ctx context.Context, e *env, args []string) error {
 	var sf serverFlags
 	var project, reason, title, incident string
@@ -75,12 +63,12 @@ func runChangeRequest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	in := map[string]string{"title": title, "reason": reason, "incident": incident}
+	in := client.ChangeRequest{Title: title, Reason: reason, Incident: incident}
 	if builtin {
-		in["plan"] = "builtin"
+		in.Plan = "builtin"
 	}
-	var out changeCreated
-	if err := c.do(ctx, http.MethodPost, apiPath("projects", project, "changes"), in, &out); err != nil {
+	out, err := c.RequestChange(ctx, project, in)
+	if err != nil {
 		return err
 	}
 	d := &display{}
@@ -126,11 +114,8 @@ func runChangePlan(ctx context.Context, e *env, args []string) error {
 		}
 		in = b
 	}
-	var out struct {
-		Case signoff.Case       `json:"case"`
-		Loop signoff.ChangeLoop `json:"loop"`
-	}
-	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "plan"), in, &out); err != nil {
+	out, err := c.Plan(ctx, caseID, in)
+	if err != nil {
 		return err
 	}
 	d := &display{}
@@ -200,8 +185,8 @@ func runChangeShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var raw []byte
-	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID, "change"), nil, &raw); err != nil {
+	raw, err := c.Change(ctx, caseID)
+	if err != nil {
 		return err
 	}
 	if asJSON {
@@ -291,7 +276,7 @@ func runChangeExecute(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var x changedesk.Execution
-	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "execute"), map[string]string{}, &x); err != nil {
+	if err := c.Execute(ctx, caseID, &x); err != nil {
 		return err
 	}
 	printExecution(e.stdout, &display{}, x)
@@ -324,7 +309,7 @@ func runChangeRollback(ctx context.Context, e *env, args []string) error {
 		Case      signoff.Case          `json:"case"`
 		Execution *changedesk.Execution `json:"execution"`
 	}
-	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "rollback"), map[string]string{"reason": reason}, &out); err != nil {
+	if err := c.Rollback(ctx, caseID, reason, &out); err != nil {
 		return err
 	}
 	d := &display{}
@@ -337,7 +322,7 @@ func runChangeRollback(ctx context.Context, e *env, args []string) error {
 	var card struct {
 		Compensation *change.CompensationDecision `json:"compensation"`
 	}
-	if err := c.do(ctx, http.MethodGet, apiPath("cases", out.Case.ID, "approval"), nil, &card); err == nil && card.Compensation != nil {
+	if raw, err := c.ApprovalCard(ctx, out.Case.ID); err == nil && json.Unmarshal(raw, &card) == nil && card.Compensation != nil {
 		printCompensation(e.stdout, d, card.Compensation)
 	}
 	switch out.Case.State {
@@ -385,15 +370,13 @@ func runChangePolicy(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var cur struct {
-		Policy signoff.ChangePolicy `json:"policy"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/api/v1/change-policy", nil, &cur); err != nil {
+	cur, err := c.ChangePolicy(ctx)
+	if err != nil {
 		return err
 	}
 	d := &display{}
 	if file == "" {
-		fmt.Fprintf(e.stdout, "policy version %d, digest %s\n%s\n", cur.Policy.Version, d.line(cur.Policy.Digest), d.text(cur.Policy.YAML))
+		fmt.Fprintf(e.stdout, "policy version %d, digest %s\n%s\n", cur.Version, d.line(cur.Digest), d.text(cur.YAML))
 		return nil
 	}
 	b, err := readInput(e, file)
@@ -405,13 +388,10 @@ func runChangePolicy(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var stored struct {
-		Policy signoff.ChangePolicy `json:"policy"`
-	}
-	if err := c.do(ctx, http.MethodPut, "/api/v1/change-policy", map[string]any{"yaml": string(b), "expected_version": cur.Policy.Version}, &stored); err != nil {
+	out, err := c.SetChangePolicy(ctx, string(b), cur.Version)
+	if err != nil {
 		return err
 	}
-	out := stored.Policy
 	if out.Digest != p.Digest() {
 		return signoff.Errorf(signoff.EUNAVAILABLE, "the server stored policy digest %s, this CLI computed %s", out.Digest, p.Digest())
 	}
@@ -429,7 +409,7 @@ type changeCard struct {
 
 // approveChange shows a change's card in full, recomputes the plan's
 // digest and the policy's digest from what it shows, and signs that.
-func approveChange(ctx context.Context, e *env, c *apiClient, raw []byte, a approveArgs) error {
+func approveChange(ctx context.Context, e *env, c *client.Client, raw []byte, a approveArgs) error {
 	var card changeCard
 	if err := strictDecode(raw, &card); err != nil {
 		return signoff.Errorf(signoff.EINVALID, "the server sent a change card this CLI cannot show in full (%v): nothing was signed; upgrade signoff", err)

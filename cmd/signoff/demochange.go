@@ -14,6 +14,7 @@ import (
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/shoplite"
 )
@@ -115,12 +116,20 @@ func firstN(s string, n int) string {
 // signChange signs the change card as the demo operator (a simulated
 // person; the Ed25519 signature is real).
 func (w *walker) signChange(caseID string) (signoff.Case, error) {
+	op, err := w.api(w.d.operatorToken)
+	if err != nil {
+		return signoff.Case{}, err
+	}
+	raw, err := op.ApprovalCard(w.ctx, caseID)
+	if err != nil {
+		return signoff.Case{}, fmt.Errorf("read the approval card of change %s: %w", caseID, err)
+	}
 	var card struct {
 		changedesk.Card
 		Kind string `json:"kind"`
 	}
-	if _, err := w.call("GET", "/api/v1/cases/"+caseID+"/approval", w.d.operatorToken, nil, &card); err != nil {
-		return signoff.Case{}, err
+	if err := json.Unmarshal(raw, &card); err != nil {
+		return signoff.Case{}, fmt.Errorf("the approval card of change %s: %w", caseID, err)
 	}
 	plan, err := change.DecodePlan(card.Plan)
 	if err != nil {
@@ -138,22 +147,40 @@ func (w *walker) signChange(caseID string) (signoff.Case, error) {
 	if err != nil {
 		return signoff.Case{}, err
 	}
-	raw, err := json.Marshal(env)
+	envelope, err := json.Marshal(env)
 	if err != nil {
 		return signoff.Case{}, err
 	}
-	var out struct {
-		Case signoff.Case `json:"case"`
+	out, err := op.Approve(w.ctx, caseID, client.ApprovalRequest{Envelope: envelope, Via: "cli-signed-yes"})
+	if err != nil {
+		return out.Case, fmt.Errorf("approve change %s: %w", caseID, err)
 	}
-	_, err = w.call("POST", "/api/v1/cases/"+caseID+"/approvals", w.d.operatorToken,
-		map[string]any{"envelope": json.RawMessage(raw), "via": "cli-signed-yes"}, &out)
-	return out.Case, err
+	return out.Case, nil
 }
 
 func (w *walker) execute(caseID string) (changedesk.Execution, error) {
 	var x changedesk.Execution
-	_, err := w.call("POST", "/api/v1/cases/"+caseID+"/execute", w.d.operatorToken, map[string]string{}, &x)
-	return x, err
+	op, err := w.api(w.d.operatorToken)
+	if err != nil {
+		return x, err
+	}
+	if err := op.Execute(w.ctx, caseID, &x); err != nil {
+		return x, fmt.Errorf("execute change %s: %w", caseID, err)
+	}
+	return x, nil
+}
+
+// changeView reads a change case's view.
+func (w *walker) changeView(c *client.Client, caseID string) (changeView, error) {
+	var v changeView
+	raw, err := c.Change(w.ctx, caseID)
+	if err != nil {
+		return v, fmt.Errorf("read change %s: %w", caseID, err)
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, fmt.Errorf("the view of change %s: %w", caseID, err)
+	}
+	return v, nil
 }
 
 func passed(r changedesk.HealthReport) string {
@@ -189,26 +216,26 @@ func (w *walker) walkChange() ([]string, error) {
 	fmt.Fprintf(w.e.stdout, "%-22s %-10s %9s  %s is on; ShopLite reads it over OFREP: %s\n", "incident", "["+signoff.EvidenceSimulated+"]", "-", flagTarget, what)
 
 	// 1. The request and the builtin planner's plan.
-	var created struct {
-		Case         signoff.Case       `json:"case"`
-		Loop         signoff.ChangeLoop `json:"loop"`
-		PlannerError json.RawMessage    `json:"planner_error"`
-	}
-	if _, err := w.call("POST", "/api/v1/projects/"+d.shop.ID+"/changes", d.ownerToken, map[string]string{
-		"reason": "Disable " + shoplite.CheckoutFlag + " in prod: checkout answers 500 since the new payment flow went live",
-		"plan":   "builtin"}, &created); err != nil {
+	owner, err := w.api(d.ownerToken)
+	if err != nil {
 		return nil, err
+	}
+	created, err := owner.RequestChange(w.ctx, d.shop.ID, client.ChangeRequest{
+		Reason: "Disable " + shoplite.CheckoutFlag + " in prod: checkout answers 500 since the new payment flow went live",
+		Plan:   "builtin"})
+	if err != nil {
+		return nil, fmt.Errorf("request the first change: %w", err)
 	}
 	first := created.Case.ID
 	w.changeCases = append(w.changeCases, first)
-	if len(created.PlannerError) > 0 && string(created.PlannerError) != "null" {
-		return nil, fmt.Errorf("the builtin planner failed: %s", created.PlannerError)
+	if pe := created.PlannerError; pe != nil {
+		return nil, fmt.Errorf("the builtin planner failed: %s: %s", pe.Code, pe.Detail)
 	}
 	if created.Case.State != "awaiting_approval" {
 		return nil, fmt.Errorf("change %s is %s after planning, not awaiting_approval", first, created.Case.State)
 	}
-	var view changeView
-	if _, err := w.call("GET", "/api/v1/cases/"+first+"/change", d.ownerToken, nil, &view); err != nil {
+	view, err := w.changeView(owner, first)
+	if err != nil {
 		return nil, err
 	}
 	var rev change.Result
@@ -221,7 +248,7 @@ func (w *walker) walkChange() ([]string, error) {
 	}
 
 	// The advisory reviewer's note on the card (builtin, deterministic).
-	if _, err := w.call("GET", "/api/v1/cases/"+first+"/change", d.ownerToken, nil, &view); err != nil {
+	if view, err = w.changeView(owner, first); err != nil {
 		return nil, err
 	}
 	note := "no note"
@@ -267,20 +294,18 @@ func (w *walker) walkChange() ([]string, error) {
 	// 4. A second plan, drafted by a person, turns the flow back on with a
 	// health check on checkout itself: it fails, and the gate restores the
 	// flag on its own.
-	if _, err := w.call("POST", "/api/v1/projects/"+d.shop.ID+"/changes", d.ownerToken, map[string]string{
-		"reason": "Turn " + shoplite.CheckoutFlag + " back on in prod: the payment provider says v2 is fixed"}, &created); err != nil {
-		return nil, err
+	if created, err = owner.RequestChange(w.ctx, d.shop.ID, client.ChangeRequest{
+		Reason: "Turn " + shoplite.CheckoutFlag + " back on in prod: the payment provider says v2 is fixed"}); err != nil {
+		return nil, fmt.Errorf("request the second change: %w", err)
 	}
 	second := created.Case.ID
 	w.changeCases = append(w.changeCases, second)
 	hc := change.HealthCheck{Kind: change.HealthHTTP, Method: "POST", URL: d.live.URL + "/checkout",
 		Body: `{"items":[{"sku":"lamp","price_cents":10000,"quantity":1}]}`, ExpectStatus: 200, WindowSeconds: 4, IntervalSeconds: 2}
-	var planned struct {
-		Case signoff.Case `json:"case"`
-	}
-	if _, err := w.call("POST", "/api/v1/cases/"+second+"/plan", d.ownerToken, map[string]any{
-		"target": flagTarget, "params": json.RawMessage(`{"value":true}`), "health_check": hc}, &planned); err != nil {
-		return nil, err
+	planned, err := owner.Plan(w.ctx, second, map[string]any{
+		"target": flagTarget, "params": json.RawMessage(`{"value":true}`), "health_check": hc})
+	if err != nil {
+		return nil, fmt.Errorf("plan change %s: %w", second, err)
 	}
 	if planned.Case.State != "awaiting_approval" {
 		return nil, fmt.Errorf("change %s is %s after planning", second, planned.Case.State)
@@ -320,9 +345,8 @@ func (w *walker) walkChange() ([]string, error) {
 		Case      signoff.Case          `json:"case"`
 		Execution *changedesk.Execution `json:"execution"`
 	}
-	if _, err := w.call("POST", "/api/v1/cases/"+first+"/rollback", d.ownerToken, map[string]string{
-		"reason": "Drill: roll the first change back and prove the restored state equals the original"}, &rb); err != nil {
-		return nil, err
+	if err := owner.Rollback(w.ctx, first, "Drill: roll the first change back and prove the restored state equals the original", &rb); err != nil {
+		return nil, fmt.Errorf("roll change %s back: %w", first, err)
 	}
 	if rb.Execution == nil || rb.Execution.Outcome != changedesk.OutcomeExecuted || rb.Execution.Predicate.RestoredMatchesOriginal == nil || !*rb.Execution.Predicate.RestoredMatchesOriginal {
 		return nil, fmt.Errorf("the compensating rollback %s is %s and did not restore the original state (execution %+v)", rb.Case.ID, rb.Case.State, rb.Execution)

@@ -106,16 +106,18 @@ func (n *demoNotify) slackHook(w http.ResponseWriter, r *http.Request) {
 // the operator's slash command: signed with the channel's signing secret,
 // quoting the first 12 hex of the card's digest.
 func (w *walker) answerGate(n *demoNotify, id string) error {
-	var cards struct {
-		Cards []signoff.Card `json:"cards"`
+	op, err := w.api(w.d.operatorToken)
+	if err != nil {
+		return err
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	var gate signoff.Card
 	for gate.ID == "" {
-		if _, err := w.call("GET", "/api/v1/cases/"+id+"/cards", w.d.operatorToken, nil, &cards); err != nil {
-			return err
+		cards, err := op.Cards(w.ctx, id)
+		if err != nil {
+			return fmt.Errorf("read the cards of case %s: %w", id, err)
 		}
-		for _, c := range cards.Cards {
+		for _, c := range cards {
 			if c.Kind == "triage_gate" && c.Status == signoff.CardOpen {
 				gate = c
 			}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,11 +15,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/ratelimit"
 	"github.com/signoff-dev/signoff/shoplite"
@@ -85,49 +88,61 @@ type walker struct {
 	notify *demoNotify
 	// changeCases are the change walk's cases, for the desk's links.
 	changeCases []string
+
+	mu      sync.Mutex
+	clients map[string]*client.Client // by token; see api
 }
 
 // stageTimeout bounds how long the walk waits for one stage.
 const stageTimeout = 5 * time.Minute
 
+// api is the API client that calls as the holder of token ("" for the
+// public endpoints). The walk plays the people of the loop: every call is
+// marked as made by a simulated person (the demo's server honours this; no
+// other does).
+func (w *walker) api(token string) (*client.Client, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.clients[token]; ok {
+		return c, nil
+	}
+	c, err := client.New(w.d.url, token, client.WithHTTPClient(w.hc),
+		client.WithHeader(signoff.SimulatedPersonHeader, signoff.SimulatedPersonValue))
+	if err != nil {
+		return nil, fmt.Errorf("demo API client: %w", err)
+	}
+	if w.clients == nil {
+		w.clients = map[string]*client.Client{}
+	}
+	w.clients[token] = c
+	return c, nil
+}
+
+// call sends one API request as the holder of token and returns the HTTP
+// status of a refused request (0 for any other outcome).
 func (w *walker) call(method, path, token string, in, out any) (int, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return 0, err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(w.ctx, method, w.d.url+path, body)
+	c, err := w.api(token)
 	if err != nil {
 		return 0, err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	err = c.Do(w.ctx, method, path, in, out)
+	if p, ok := errors.AsType[*client.Problem](err); ok {
+		return p.Status, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	// The walk plays the people of the loop: what they do is recorded as
-	// simulated (the demo's server honours this; no other does).
-	req.Header.Set(signoff.SimulatedPersonHeader, signoff.SimulatedPersonValue)
-	resp, err := w.hc.Do(req)
+	return 0, err
+}
+
+// caseState reads a case as the owner.
+func (w *walker) caseState(id string) (signoff.Case, error) {
+	c, err := w.api(w.d.ownerToken)
 	if err != nil {
-		return 0, err
+		return signoff.Case{}, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	cs, err := c.Case(w.ctx, id)
 	if err != nil {
-		return resp.StatusCode, err
+		return cs, fmt.Errorf("read case %s: %w", id, err)
 	}
-	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b))
-	}
-	if out != nil {
-		return resp.StatusCode, json.Unmarshal(b, out)
-	}
-	return resp.StatusCode, nil
+	return cs, nil
 }
 
 // waitState polls the case until it is in one of states; a state in fail
@@ -135,8 +150,8 @@ func (w *walker) call(method, path, token string, in, out any) (int, error) {
 func (w *walker) waitState(caseID string, states []string, fail ...string) (signoff.Case, error) {
 	deadline := time.Now().Add(stageTimeout)
 	for {
-		var c signoff.Case
-		if _, err := w.call("GET", "/api/v1/cases/"+caseID, w.d.ownerToken, nil, &c); err != nil {
+		c, err := w.caseState(caseID)
+		if err != nil {
 			return c, err
 		}
 		if slices.Contains(states, c.State) {
@@ -157,27 +172,35 @@ func (w *walker) waitState(caseID string, states []string, fail ...string) (sign
 }
 
 func (w *walker) loop(caseID string) (signoff.BugLoop, error) {
-	var l signoff.BugLoop
-	_, err := w.call("GET", "/api/v1/cases/"+caseID+"/loop", w.d.ownerToken, nil, &l)
-	return l, err
+	c, err := w.api(w.d.ownerToken)
+	if err != nil {
+		return signoff.BugLoop{}, err
+	}
+	l, err := c.Loop(w.ctx, caseID)
+	if err != nil {
+		return l, fmt.Errorf("read the loop of case %s: %w", caseID, err)
+	}
+	return l, nil
 }
 
 // stage prints one line: the stage, its evidence type, what happened and
 // how long it took by the ledger's clock (from the previous stage's last
 // event to this one's).
 func (w *walker) stage(caseID, name, evidence, what string) error {
+	c, err := w.api(w.d.ownerToken)
+	if err != nil {
+		return err
+	}
 	at := w.last
 	for {
-		var out struct {
-			Events []signoff.Event `json:"events"`
+		events, err := c.Events(w.ctx, caseID, w.seq, 500)
+		if err != nil {
+			return fmt.Errorf("read the events of case %s: %w", caseID, err)
 		}
-		if _, err := w.call("GET", fmt.Sprintf("/api/v1/cases/%s/events?limit=500&after=%d", caseID, w.seq), w.d.ownerToken, nil, &out); err != nil {
-			return err
-		}
-		if len(out.Events) == 0 {
+		if len(events) == 0 {
 			break
 		}
-		last := out.Events[len(out.Events)-1]
+		last := events[len(events)-1]
 		at, w.seq = last.Time, last.Seq
 	}
 	took := "-"
@@ -341,14 +364,13 @@ func (w *walker) walkStory(b bugStory) (walkResult, error) {
 	d := w.d
 	res := walkResult{story: b}
 	// 1. The report: a person's words, here written by the demo.
-	var rep struct {
-		CaseID   string `json:"case_id"`
-		Tracking struct {
-			Token string `json:"token"`
-		} `json:"tracking"`
-	}
-	if _, err := w.call("POST", "/api/v1/projects/"+d.shop.ID+"/reports", "", b.report, &rep); err != nil {
+	public, err := w.api("")
+	if err != nil {
 		return res, err
+	}
+	rep, err := public.SubmitReport(w.ctx, d.shop.ID, b.report)
+	if err != nil {
+		return res, fmt.Errorf("report the %s bug: %w", b.name, err)
 	}
 	id, tok := rep.CaseID, rep.Tracking.Token
 	res.caseID = id
@@ -493,9 +515,17 @@ func (w *walker) ship(id string) error {
 	d := w.d
 	// 8. Approval of the exact card (its test source included), signed
 	// with the operator's key.
-	var card bugdesk.CardView
-	if _, err := w.call("GET", "/api/v1/cases/"+id+"/approval", d.operatorToken, nil, &card); err != nil {
+	op, err := w.api(d.operatorToken)
+	if err != nil {
 		return err
+	}
+	raw, err := op.ApprovalCard(w.ctx, id)
+	if err != nil {
+		return fmt.Errorf("read the approval card of case %s: %w", id, err)
+	}
+	var card bugdesk.CardView
+	if err := json.Unmarshal(raw, &card); err != nil {
+		return fmt.Errorf("the approval card of case %s: %w", id, err)
 	}
 	if dg, err := card.Card.Digest(); err != nil || dg != card.SubjectDigest {
 		return fmt.Errorf("the card's digest %s is not the subject digest %s", dg, card.SubjectDigest)
@@ -505,8 +535,12 @@ func (w *walker) ship(id string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.call("POST", "/api/v1/cases/"+id+"/approvals", d.operatorToken, map[string]any{"envelope": env, "via": "cli-signed-yes"}, nil); err != nil {
+	envelope, err := json.Marshal(env)
+	if err != nil {
 		return err
+	}
+	if _, err := op.Approve(w.ctx, id, client.ApprovalRequest{Envelope: envelope, Via: "cli-signed-yes"}); err != nil {
+		return fmt.Errorf("approve case %s: %w", id, err)
 	}
 	if _, err := w.waitState(id, []string{"approved"}); err != nil {
 		return err
@@ -516,9 +550,9 @@ func (w *walker) ship(id string) error {
 	}
 
 	// 9. The merge, a person's act.
-	var m signoff.MergeRecord
-	if _, err := w.call("POST", "/api/v1/cases/"+id+"/merge", d.operatorToken, nil, &m); err != nil {
-		return err
+	m, err := op.Merge(w.ctx, id)
+	if err != nil {
+		return fmt.Errorf("merge case %s: %w", id, err)
 	}
 	if err := w.stage(id, "merge", signoff.EvidenceSimulated, "the demo operator merged; merge commit "+short(m.Commit)+" on main (git, live)"); err != nil {
 		return err
@@ -586,8 +620,8 @@ func (w *walker) verdictOf(id string, i int) (signoff.Candidate, error) {
 		if i < len(l.State.Candidates) && l.State.Candidates[i].Verdict != "" {
 			return l.State.Candidates[i], nil
 		}
-		var c signoff.Case
-		if _, err := w.call("GET", "/api/v1/cases/"+id, w.d.ownerToken, nil, &c); err != nil {
+		c, err := w.caseState(id)
+		if err != nil {
 			return signoff.Candidate{}, err
 		}
 		if c.State == "needs_human" {
@@ -627,8 +661,16 @@ func (w *walker) staffReviews(id, token string) (bugdesk.HarnessView, error) {
 // staffReviewsNote is staffReviews with the reviewer's note.
 func (w *walker) staffReviewsNote(id, token, note string) (bugdesk.HarnessView, error) {
 	var v bugdesk.HarnessView
-	if _, err := w.call("GET", "/api/v1/cases/"+id+"/harness", token, nil, &v); err != nil {
+	c, err := w.api(token)
+	if err != nil {
 		return v, err
+	}
+	raw, err := c.Harness(w.ctx, id)
+	if err != nil {
+		return v, fmt.Errorf("read the reproduction of case %s: %w", id, err)
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, fmt.Errorf("the reproduction of case %s: %w", id, err)
 	}
 	if dg, err := v.Subject().Digest(); err != nil || dg != v.ReviewDigest {
 		return v, fmt.Errorf("the reproduction's digest %s is not its review digest %s (%v)", dg, v.ReviewDigest, err)
@@ -636,35 +678,51 @@ func (w *walker) staffReviewsNote(id, token, note string) (bugdesk.HarnessView, 
 	if len(v.TestFiles) == 0 {
 		return v, fmt.Errorf("the reproduction of %s shows no test source", id)
 	}
-	_, err := w.call("POST", "/api/v1/cases/"+id+"/harness/review", token, bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: signoff.HarnessApprove,
-		Note: note}, nil)
-	return v, err
+	if err := c.ReviewHarness(w.ctx, id, bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: signoff.HarnessApprove,
+		Note: note}, nil); err != nil {
+		return v, fmt.Errorf("review the reproduction of case %s: %w", id, err)
+	}
+	return v, nil
 }
 
 func (w *walker) reporterSays(tok, answer, text string) error {
-	var page bugdesk.TrackView
-	if _, err := w.call("GET", "/api/v1/track/"+tok, "", nil, &page); err != nil {
+	public, err := w.api("")
+	if err != nil {
 		return err
+	}
+	raw, err := public.Track(w.ctx, tok)
+	if err != nil {
+		return fmt.Errorf("read the tracking page: %w", err)
+	}
+	var page bugdesk.TrackView
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return fmt.Errorf("the tracking page: %w", err)
 	}
 	if page.Digest == "" {
 		return fmt.Errorf("the tracking page asks nothing (state %s)", page.State)
 	}
-	_, err := w.call("POST", "/api/v1/track/"+tok+"/decision", "", bugdesk.Answer{Digest: page.Digest, Answer: answer, Text: text}, nil)
-	return err
+	if err := public.TrackDecision(w.ctx, tok, bugdesk.Answer{Digest: page.Digest, Answer: answer, Text: text}); err != nil {
+		return fmt.Errorf("answer on the tracking page: %w", err)
+	}
+	return nil
 }
 
 // decideGate approves the triage gate's pending decision as the operator.
 func (w *walker) decideGate(id string) error {
-	var tr struct {
-		Decisions []signoff.Decision `json:"decisions"`
-	}
-	if _, err := w.call("GET", "/api/v1/cases/"+id+"/triage", w.d.operatorToken, nil, &tr); err != nil {
+	op, err := w.api(w.d.operatorToken)
+	if err != nil {
 		return err
 	}
-	for _, dec := range tr.Decisions {
+	decisions, err := op.Decisions(w.ctx, id)
+	if err != nil {
+		return fmt.Errorf("read the triage of case %s: %w", id, err)
+	}
+	for _, dec := range decisions {
 		if dec.Status == signoff.DecisionPending {
-			_, err := w.call("POST", "/api/v1/decisions/"+dec.ID+"/decide", w.d.operatorToken, map[string]any{"subject_digest": dec.SubjectDigest, "approve": true}, nil)
-			return err
+			if err := op.Decide(w.ctx, dec.ID, dec.SubjectDigest, true); err != nil {
+				return fmt.Errorf("decide %s: %w", dec.ID, err)
+			}
+			return nil
 		}
 	}
 	return fmt.Errorf("case %s waits at the gate but has no pending decision", id)

@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/verify"
 )
 
@@ -51,8 +51,8 @@ func runEvidenceExport(ctx context.Context, e *env, args []string) error {
 	if candID == "" {
 		return exportChangeEvidence(ctx, e, c, caseID, out)
 	}
-	var loop signoff.BugLoop
-	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID, "loop"), nil, &loop); err != nil {
+	loop, err := c.Loop(ctx, caseID)
+	if err != nil {
 		return err
 	}
 	want := ""
@@ -64,8 +64,8 @@ func runEvidenceExport(ctx context.Context, e *env, args []string) error {
 	if want == "" {
 		return signoff.Errorf(signoff.ENOTFOUND, "candidate %s of case %s has no evidence bundle on record", candID, caseID)
 	}
-	var archive []byte
-	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID, "candidates", candID, "evidence"), nil, &archive); err != nil {
+	archive, err := c.CandidateEvidence(ctx, caseID, candID)
+	if err != nil {
 		return err
 	}
 	sum := sha256.Sum256(archive)
@@ -80,21 +80,17 @@ func runEvidenceExport(ctx context.Context, e *env, args []string) error {
 }
 
 // exportChangeEvidence downloads a change case's evidence bundle.
-func exportChangeEvidence(ctx context.Context, e *env, c *apiClient, caseID, out string) error {
-	var cs signoff.Case
-	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID), nil, &cs); err != nil {
+func exportChangeEvidence(ctx context.Context, e *env, c *client.Client, caseID, out string) error {
+	cs, err := c.Case(ctx, caseID)
+	if err != nil {
 		return err
 	}
 	if cs.Kind != signoff.KindChange {
 		return signoff.Errorf(signoff.EINVALID, "case %s is a %s: name the candidate whose evidence to export with --candidate ID", caseID, cs.Kind)
 	}
-	archive, hdr, err := c.download(ctx, apiPath("cases", caseID, "change", "evidence"))
+	archive, want, err := c.ChangeEvidence(ctx, caseID)
 	if err != nil {
 		return err
-	}
-	want := hdr.Get("X-Signoff-Bundle-Digest")
-	if want == "" {
-		want = hdr.Get("X-Bundle-Digest")
 	}
 	sum := sha256.Sum256(archive)
 	switch got := hex.EncodeToString(sum[:]); {
@@ -110,36 +106,6 @@ func exportChangeEvidence(ctx context.Context, e *env, c *apiClient, caseID, out
 	fmt.Fprintf(e.stdout, "wrote the evidence of change case %s (%s, bundle %s) to %s\ncheck it offline: signoff evidence verify %s --key SERVER.pub\n",
 		caseID, d.line(cs.State), want, out, out)
 	return nil
-}
-
-// download GETs path and returns the body and headers of a successful
-// answer; problems come back as *signoff.Error, as from do.
-func (c *apiClient) download(ctx context.Context, path string) ([]byte, http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return nil, nil, signoff.Errorf(signoff.EINVALID, "build request for %s: %v", path, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/gzip, application/problem+json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "cannot reach the server: %v", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
-	if err != nil {
-		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "read the answer to GET %s: %v", path, err)
-	}
-	if len(b) > maxResponse {
-		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "the answer to GET %s is larger than %d bytes", path, maxResponse)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, nil, problemError(resp.StatusCode, resp.Header.Get("Content-Type"), b)
-	}
-	return b, resp.Header, nil
 }
 
 // untarGz unpacks regular files only, each under dir, refusing absolute

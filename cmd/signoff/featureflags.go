@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/signoff-dev/signoff/changedesk"
-	"net/http"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
@@ -65,13 +63,9 @@ func runFlags(ctx context.Context, e *env, args []string) error {
 	}
 	var raw []byte
 	if verb == "get" {
-		err = c.do(ctx, http.MethodGet, apiPath("projects", project, "flags", envName, key), nil, &raw)
+		raw, err = c.Flag(ctx, project, envName, key)
 	} else {
-		path := apiPath("projects", project, "flags")
-		if envName != "" {
-			path += "?env=" + url.QueryEscape(envName)
-		}
-		err = c.do(ctx, http.MethodGet, path, nil, &raw)
+		raw, err = c.Flags(ctx, project, envName)
 	}
 	if err != nil {
 		return err
@@ -152,8 +146,7 @@ func runFlagsSet(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var x changedesk.Execution
-	if err := c.do(ctx, http.MethodPost, apiPath("projects", project, "flags", envName, key, "emergency"),
-		map[string]any{"value": json.RawMessage(value), "reason": reason}, &x); err != nil {
+	if err := c.EmergencyFlag(ctx, project, envName, key, json.RawMessage(value), reason, &x); err != nil {
 		return err
 	}
 	d := &display{}

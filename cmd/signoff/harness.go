@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/bugdesk"
+	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/repair"
 )
 
@@ -125,7 +125,7 @@ func runHarnessReview(ctx context.Context, e *env, args []string) error {
 		Case    signoff.Case        `json:"case"`
 	}
 	in := bugdesk.HarnessDecision{ReviewDigest: v.ReviewDigest, Decision: decision, Note: note}
-	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "harness", "review"), in, &out); err != nil {
+	if err := c.ReviewHarness(ctx, caseID, in, &out); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\n%sd reproduction %s of case %s over review digest %s\n", verb, d.line(v.ID), caseID, v.ReviewDigest)
@@ -144,9 +144,9 @@ func runHarnessReview(ctx context.Context, e *env, args []string) error {
 // about to show: decoded strictly (a field this CLI does not know would be
 // covered by the review digest without being shown), for this case, and
 // with the review digest of exactly what it holds.
-func fetchHarness(ctx context.Context, c *apiClient, caseID string) (bugdesk.HarnessView, error) {
-	var raw []byte
-	if err := c.do(ctx, http.MethodGet, apiPath("cases", caseID, "harness"), nil, &raw); err != nil {
+func fetchHarness(ctx context.Context, c *client.Client, caseID string) (bugdesk.HarnessView, error) {
+	raw, err := c.Harness(ctx, caseID)
+	if err != nil {
 		return bugdesk.HarnessView{}, err
 	}
 	var v bugdesk.HarnessView

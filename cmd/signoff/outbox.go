@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"text/tabwriter"
@@ -65,11 +64,10 @@ func parseArgs(fs *flag.FlagSet, e *env, args []string, names ...string) ([]stri
 	return pos, nil
 }
 
-// callAPI sends a request and decodes the answer into out or, with
-// asJSON, prints it as it came and reports that it did.
-func callAPI(ctx context.Context, e *env, c *apiClient, method, path string, in, out any, asJSON bool) (printed bool, err error) {
-	var raw []byte
-	if err := c.do(ctx, method, path, in, &raw); err != nil {
+// answer takes an API call's raw answer and error: it decodes the answer
+// into out or, with asJSON, prints it as it came and reports that it did.
+func answer(e *env, raw json.RawMessage, err error, out any, asJSON bool) (printed bool, _ error) {
+	if err != nil {
 		return false, err
 	}
 	if asJSON {
@@ -153,14 +151,11 @@ func runOutboxList(ctx context.Context, e *env, args []string) error {
 	if limit != 0 {
 		q.Set("limit", fmt.Sprint(limit))
 	}
-	path := apiPath("outbox")
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
 	var page struct {
 		Messages []signoff.OutboxMessage `json:"messages"`
 	}
-	if printed, err := callAPI(ctx, e, c, http.MethodGet, path, nil, &page, asJSON); printed || err != nil {
+	raw, err := c.Outbox(ctx, q)
+	if printed, err := answer(e, raw, err, &page, asJSON); printed || err != nil {
 		return err
 	}
 	if len(page.Messages) == 0 {
@@ -195,7 +190,8 @@ func runOutboxShow(ctx context.Context, e *env, args []string) error {
 		Message  signoff.OutboxMessage     `json:"message"`
 		Attempts []signoff.DeliveryAttempt `json:"attempts"`
 	}
-	if printed, err := callAPI(ctx, e, c, http.MethodGet, apiPath("outbox", pos[0]), nil, &v, asJSON); printed || err != nil {
+	raw, err := c.OutboxMessage(ctx, pos[0])
+	if printed, err := answer(e, raw, err, &v, asJSON); printed || err != nil {
 		return err
 	}
 	d, m, w := &display{}, v.Message, e.stdout
@@ -258,7 +254,8 @@ func runOutboxRetry(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var m signoff.OutboxMessage
-	if printed, err := callAPI(ctx, e, c, http.MethodPost, apiPath("outbox", pos[0], "retry"), nil, &m, asJSON); printed || err != nil {
+	raw, err := c.RetryOutbox(ctx, pos[0])
+	if printed, err := answer(e, raw, err, &m, asJSON); printed || err != nil {
 		return err
 	}
 	d := &display{}
@@ -353,7 +350,8 @@ func runChannelPut(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var ch signoff.Channel
-	if printed, err := callAPI(ctx, e, c, http.MethodPut, apiPath("channels", pos[0]), in, &ch, asJSON); printed || err != nil {
+	raw, err := c.PutChannel(ctx, pos[0], in)
+	if printed, err := answer(e, raw, err, &ch, asJSON); printed || err != nil {
 		return err
 	}
 	d := &display{}
@@ -364,7 +362,7 @@ func runChannelPut(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "chat approves: %s\n", d.line(strings.Join(ch.ChatApproval, ", ")))
 	}
 	if ch.Kind == signoff.ChannelSlack || ch.Kind == signoff.ChannelMattermost {
-		fmt.Fprintf(e.stdout, "chat endpoints: %s/api/v1/chat/%s/%s/commands and .../actions\n", c.base, ch.ID, ch.Kind)
+		fmt.Fprintf(e.stdout, "chat endpoints: %s/api/v1/chat/%s/%s/commands and .../actions\n", c.BaseURL(), ch.ID, ch.Kind)
 	}
 	return nil
 }
@@ -400,7 +398,8 @@ func runChannelList(ctx context.Context, e *env, args []string) error {
 	var page struct {
 		Channels []signoff.Channel `json:"channels"`
 	}
-	if printed, err := callAPI(ctx, e, c, http.MethodGet, apiPath("channels"), nil, &page, asJSON); printed || err != nil {
+	raw, err := c.Channels(ctx)
+	if printed, err := answer(e, raw, err, &page, asJSON); printed || err != nil {
 		return err
 	}
 	if len(page.Channels) == 0 {
@@ -451,7 +450,8 @@ func runChat(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var got signoff.ChatUser
-	if printed, err := callAPI(ctx, e, c, http.MethodPut, apiPath("chat-users"), u, &got, asJSON); printed || err != nil {
+	raw, err := c.PutChatUser(ctx, u)
+	if printed, err := answer(e, raw, err, &got, asJSON); printed || err != nil {
 		return err
 	}
 	d := &display{}

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-
-	"github.com/signoff-dev/signoff"
 )
 
 // runReverify asks the server to move an approved (or awaiting) candidate
@@ -16,8 +13,8 @@ func runReverify(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var cand signoff.Candidate
-	if err := c.do(ctx, http.MethodPost, apiPath("cases", caseID, "reverify"), nil, &cand); err != nil {
+	cand, err := c.Reverify(ctx, caseID)
+	if err != nil {
 		return err
 	}
 	d := &display{}

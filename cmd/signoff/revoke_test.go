@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/client"
 	"github.com/signoff-dev/signoff/httpapi"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -80,15 +82,19 @@ func TestRevokeAndDisableCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	opClient, err := client.New(srv.URL, opTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// me is the HTTP status of the operator's GET /me.
 	me := func() int {
-		req, _ := http.NewRequest("GET", srv.URL+"/api/v1/me", nil)
-		req.Header.Set("Authorization", "Bearer "+opTok)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
+		_, err := opClient.Me(ctx)
+		if p, ok := errors.AsType[*client.Problem](err); ok {
+			return p.Status
+		} else if err != nil {
 			t.Fatal(err)
 		}
-		res.Body.Close()
-		return res.StatusCode
+		return http.StatusOK
 	}
 
 	steps := []struct {
