@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,7 +87,30 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(c)
 	}
+	// A caller's own client (a custom CA, a proxy) keeps its settings but
+	// never follows a redirect either: net/http would carry the token to
+	// another port of the same host, or from https down to http.
+	hc := *c.hc
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.hc = &hc
 	return c, nil
+}
+
+// shown is a request path as errors may print it: a reporter's tracking
+// secret is a capability (the server logs route patterns, never that
+// path), so the segment after /track/ is left out.
+func shown(path string) string {
+	const seg = "/track/"
+	i := strings.Index(path, seg)
+	if i < 0 {
+		return path
+	}
+	rest := path[i+len(seg):]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	return path[:i+len(seg)] + "[tracking-token]" + rest[end:]
 }
 
 // URLFromEnv is the base URL the CLI uses when --server is not given:
@@ -169,7 +193,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return signoff.Errorf(signoff.EUNAVAILABLE, "unexpected answer to %s %s: %v", method, path, err)
+		return signoff.Errorf(signoff.EUNAVAILABLE, "unexpected answer to %s %s: %v", method, shown(path), err)
 	}
 	return nil
 }
@@ -185,7 +209,7 @@ func (c *Client) Download(ctx context.Context, path string) ([]byte, http.Header
 func (c *Client) send(ctx context.Context, method, path string, body io.Reader, h http.Header) ([]byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
-		return nil, nil, signoff.Errorf(signoff.EINVALID, "build request for %s: %v", path, err)
+		return nil, nil, signoff.Errorf(signoff.EINVALID, "build request for %s", shown(path))
 	}
 	for k, v := range c.header {
 		req.Header[k] = v
@@ -201,15 +225,21 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "cannot reach the server: %v", err)
+		// net/http's error quotes the whole URL; name the request by its
+		// shown path instead.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "cannot reach the server: %s %s: %v", method, shown(path), err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
 	if err != nil {
-		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "read the answer to %s %s: %v", method, path, err)
+		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "read the answer to %s %s: %v", method, shown(path), err)
 	}
 	if len(b) > MaxResponse {
-		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "the answer to %s %s is larger than %d bytes", method, path, MaxResponse)
+		return nil, nil, signoff.Errorf(signoff.EUNAVAILABLE, "the answer to %s %s is larger than %d bytes", method, shown(path), MaxResponse)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, nil, decodeProblem(resp.StatusCode, resp.Header.Get("Content-Type"), b)

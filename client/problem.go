@@ -16,7 +16,9 @@ import (
 // that signoff.ErrorCode and signoff.Mapping see the same error the server
 // had.
 type Problem struct {
-	// Status is the HTTP status of the answer (not the body's claim).
+	// Status is the HTTP status of the answer (not the body's claim). The
+	// other fields are what the server, or anything between, wrote: decide
+	// on Status or signoff.ErrorCode(err), show the rest.
 	Status       int    `json:"status"`
 	Type         string `json:"type"`
 	Title        string `json:"title"`

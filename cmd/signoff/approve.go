@@ -299,6 +299,3 @@ func printCard(w io.Writer, d *display, c repair.Card, v cardView, pol approval.
 		fmt.Fprintf(w, "Note: %d characters that a terminal would not show as themselves (control, formatting or invalid UTF-8) are shown escaped as \\xNN or \\uNNNN.\n", d.escaped)
 	}
 }
-
-// display makes server text safe to put on a terminal: control characters,
-// invisible formatting characters (such as bidirectional overrides) and

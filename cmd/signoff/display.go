@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 )
 
+// display makes server text safe to put on a terminal: control characters,
+// invisible formatting characters (such as bidirectional overrides) and
+// invalid UTF-8 are shown as escapes, so that what the card holds cannot
 // rewrite or hide what the approver reads. It counts what it escaped.
 type display struct{ escaped int }
 
