@@ -241,6 +241,11 @@ func (s *DB) SetChangePolicy(ctx context.Context, by signoff.Actor, yaml string,
 	if err != nil {
 		return signoff.ChangePolicy{}, err
 	}
+	// The digest is what approvers sign and the gate compares: whatever
+	// parser the caller handed in, only a lowercase hex SHA-256 is stored.
+	if len(digest) != 64 || strings.Trim(digest, "0123456789abcdef") != "" {
+		return signoff.ChangePolicy{}, fmt.Errorf("set change policy: the parser gave %q, not a SHA-256 digest", digest)
+	}
 	now := s.clock()
 	out := signoff.ChangePolicy{WorkspaceID: by.WorkspaceID, YAML: yaml, Digest: digest, Version: expectedVersion + 1, UpdatedAt: now, UpdatedBy: by.ID}
 	err = s.InTx(ctx, func(tx *sql.Tx) error {

@@ -202,6 +202,12 @@ func testChangePolicy(t *testing.T, b Backend) {
 	if _, err := s.SetChangePolicy(ctx, k.owner, changePolicyYAML, 0, nil); err == nil {
 		t.Fatal("SetChangePolicy without a parser stored the policy")
 	}
+	// Nor with a parser whose answer is not a digest approvers could sign.
+	for _, bad := range []string{"", "sha256:" + strings.Repeat("a", 64), strings.Repeat("A", 64), strings.Repeat("a", 63)} {
+		if _, err := s.SetChangePolicy(ctx, k.owner, changePolicyYAML, 0, func([]byte) (string, error) { return bad, nil }); err == nil {
+			t.Fatalf("SetChangePolicy stored the policy under the digest %q", bad)
+		}
+	}
 	k.unchanged(t, before, "refused policy writes")
 
 	want, err := change.Parse([]byte(changePolicyYAML))
