@@ -25,7 +25,7 @@ const module = "github.com/signoff-dev/signoff"
 var purePackages = []string{
 	"", // the domain package itself
 	"addressing", "agent", "airlock", "canonical", "card", "crew", "identity",
-	"keys", "ledger", "nextstep", "outbox", "ratelimit", "secretbox", "tamper",
+	"intake", "keys", "ledger", "nextstep", "outbox", "ratelimit", "secretbox", "tamper",
 	"triage", "workflow",
 }
 
@@ -57,7 +57,6 @@ var storeImporters = []string{
 var pendingFloors = []string{
 	"notify: imports sqlstore",
 	"sqlstore: imports addressing",
-	"sqlstore: imports airlock",
 	"sqlstore: imports approval",
 	"sqlstore: imports card",
 	"sqlstore: imports change",

@@ -64,6 +64,10 @@ type Options struct {
 	// (default GOMAXPROCS); tests set them to exercise the joins.
 	VerifySegment     int64
 	VerifyParallelism int
+	// Intake are the rules reporter and agent text pass before the store
+	// keeps it (the intake package). Required: New refuses to open a
+	// store without them, so no write path can skip the airlock.
+	Intake signoff.IntakeRules
 }
 
 // DB is the storage implementation shared by both backends.
@@ -82,6 +86,9 @@ type DB struct {
 	closer   []func() error
 	heads    headCache
 	writeMu  sync.Mutex
+	// intake are the rules hostile text passes before it is stored
+	// (Options.Intake).
+	intake signoff.IntakeRules
 	// ro is a view over a pool that cannot write (AttachReadOnly).
 	ro *DB
 	// sealer seals channel secrets (SetSealer).
@@ -109,7 +116,10 @@ var _ signoff.Store = (*DB)(nil)
 
 // New wraps an opened, migrated database.
 func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
-	s := &DB{db: db, d: d, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
+	if o.Intake == nil {
+		return nil, fmt.Errorf("open %s: no intake rules: the store keeps no reporter text that has not passed them", d.Name)
+	}
+	s := &DB{db: db, d: d, intake: o.Intake, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {
 		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
 	}
@@ -161,7 +171,7 @@ func (s *DB) Close() error {
 // PostgreSQL: default_transaction_read_only), and closes it with the store.
 // ReadOnly serves agents' diagnostic reads from it.
 func (s *DB) AttachReadOnly(db *sql.DB) {
-	s.ro = &DB{db: db, d: s.d, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
+	s.ro = &DB{db: db, d: s.d, intake: s.intake, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
 	s.closer = append(s.closer, db.Close)
 }
 

@@ -31,6 +31,10 @@ type Schema struct {
 // database lacks. (A database migrated by a newer binary is not detected:
 // goose reports nothing pending then.)
 func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB, error) {
+	if o.Intake == nil {
+		// Refused before any migration runs (New refuses it too).
+		return nil, fmt.Errorf("open %s: no intake rules", d.Name)
+	}
 	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: migrations: %w", d.Name, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/ledger"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -363,7 +364,7 @@ func checkCopy(ctx context.Context, path string, trusted map[string]ed25519.Publ
 	if sc.NoTable {
 		return rep, errors.New("not a Signoff database (no migration table)")
 	}
-	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{})
+	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}})
 	if err != nil {
 		return rep, err
 	}

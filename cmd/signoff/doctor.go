@@ -23,6 +23,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/doctor"
+	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sandbox"
@@ -337,7 +338,7 @@ func observeDatabase(ctx context.Context, dsn string, timeout time.Duration, o *
 
 	sctx, cancel = step()
 	defer cancel()
-	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{})
+	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{Intake: intake.Rules{}})
 	if err != nil {
 		o.Ledger = doctor.Ledger{Checked: true, Err: err.Error()}
 	} else {

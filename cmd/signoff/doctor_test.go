@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff/doctor"
+	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/pgtest"
 	"github.com/signoff-dev/signoff/postgres"
@@ -188,7 +189,7 @@ func TestDoctorPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{})
+	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{Intake: intake.Rules{}})
 	if err != nil {
 		t.Fatal(err)
 	}
