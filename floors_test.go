@@ -57,7 +57,6 @@ var storeImporters = []string{
 var pendingFloors = []string{
 	"notify: imports sqlstore",
 	"sqlstore: imports addressing",
-	"sqlstore: imports approval",
 	"sqlstore: imports card",
 	"sqlstore: imports change",
 	"sqlstore: imports keys",
