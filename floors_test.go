@@ -60,7 +60,6 @@ var pendingFloors = []string{
 	"sqlstore: imports card",
 	"sqlstore: imports change",
 	"sqlstore: imports keys",
-	"sqlstore: imports metrics",
 	"sqlstore: imports netguard",
 	"sqlstore: imports outbox",
 	"sqlstore: imports passkey",
