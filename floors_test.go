@@ -62,7 +62,6 @@ var pendingFloors = []string{
 	"sqlstore: imports keys",
 	"sqlstore: imports netguard",
 	"sqlstore: imports outbox",
-	"sqlstore: imports passkey",
 	"sqlstore: imports triage",
 	"sqlstore: imports webhook",
 	"web: imports sqlstore",

@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
 	"github.com/signoff-dev/signoff/intake"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
@@ -94,6 +95,9 @@ func Open(ctx context.Context, url string, o sqlstore.Options) (*sqlstore.DB, er
 		// The engines always give the store its intake rules: reporter
 		// text reaches models, so no opened store may skip the airlock.
 		o.Intake = intake.Rules{}
+	}
+	if o.Passkeys == nil {
+		o.Passkeys = passkey.Rules{}
 	}
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db, pool), o)
 	if err != nil {

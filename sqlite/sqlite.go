@@ -18,6 +18,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/signoff-dev/signoff/intake"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
@@ -99,6 +100,9 @@ func Open(ctx context.Context, path string, o sqlstore.Options) (*sqlstore.DB, e
 		// The engines always give the store its intake rules: reporter
 		// text reaches models, so no opened store may skip the airlock.
 		o.Intake = intake.Rules{}
+	}
+	if o.Passkeys == nil {
+		o.Passkeys = passkey.Rules{}
 	}
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db), o)
 	if err != nil {

@@ -68,6 +68,9 @@ type Options struct {
 	// keeps it (the intake package). Required: New refuses to open a
 	// store without them, so no write path can skip the airlock.
 	Intake signoff.IntakeRules
+	// Passkeys are the WebAuthn rules a passkey's registration and
+	// counter pass (the passkey package). Required, as Intake.
+	Passkeys signoff.PasskeyRules
 }
 
 // DB is the storage implementation shared by both backends.
@@ -89,6 +92,8 @@ type DB struct {
 	// intake are the rules hostile text passes before it is stored
 	// (Options.Intake).
 	intake signoff.IntakeRules
+	// passkeys are the WebAuthn rules (Options.Passkeys).
+	passkeys signoff.PasskeyRules
 	// ro is a view over a pool that cannot write (AttachReadOnly).
 	ro *DB
 	// sealer seals channel secrets (SetSealer).
@@ -119,7 +124,10 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	if o.Intake == nil {
 		return nil, fmt.Errorf("open %s: no intake rules: the store keeps no reporter text that has not passed them", d.Name)
 	}
-	s := &DB{db: db, d: d, intake: o.Intake, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
+	if o.Passkeys == nil {
+		return nil, fmt.Errorf("open %s: no passkey rules: the store registers no passkey and moves no counter unchecked", d.Name)
+	}
+	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {
 		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
 	}
@@ -171,7 +179,7 @@ func (s *DB) Close() error {
 // PostgreSQL: default_transaction_read_only), and closes it with the store.
 // ReadOnly serves agents' diagnostic reads from it.
 func (s *DB) AttachReadOnly(db *sql.DB) {
-	s.ro = &DB{db: db, d: s.d, intake: s.intake, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
+	s.ro = &DB{db: db, d: s.d, intake: s.intake, passkeys: s.passkeys, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
 	s.closer = append(s.closer, db.Close)
 }
 

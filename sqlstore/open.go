@@ -31,9 +31,12 @@ type Schema struct {
 // database lacks. (A database migrated by a newer binary is not detected:
 // goose reports nothing pending then.)
 func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB, error) {
+	// Refused before any migration runs (New refuses them too).
 	if o.Intake == nil {
-		// Refused before any migration runs (New refuses it too).
 		return nil, fmt.Errorf("open %s: no intake rules", d.Name)
+	}
+	if o.Passkeys == nil {
+		return nil, fmt.Errorf("open %s: no passkey rules", d.Name)
 	}
 	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/ledger"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
@@ -364,7 +365,7 @@ func checkCopy(ctx context.Context, path string, trusted map[string]ed25519.Publ
 	if sc.NoTable {
 		return rep, errors.New("not a Signoff database (no migration table)")
 	}
-	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}})
+	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}})
 	if err != nil {
 		return rep, err
 	}

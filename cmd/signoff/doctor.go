@@ -25,6 +25,7 @@ import (
 	"github.com/signoff-dev/signoff/doctor"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/secretbox"
@@ -338,7 +339,7 @@ func observeDatabase(ctx context.Context, dsn string, timeout time.Duration, o *
 
 	sctx, cancel = step()
 	defer cancel()
-	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{Intake: intake.Rules{}})
+	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}})
 	if err != nil {
 		o.Ledger = doctor.Ledger{Checked: true, Err: err.Error()}
 	} else {

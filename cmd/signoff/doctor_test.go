@@ -10,6 +10,7 @@ import (
 	"github.com/signoff-dev/signoff/doctor"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/pgtest"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sandbox"
@@ -189,7 +190,7 @@ func TestDoctorPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{Intake: intake.Rules{}})
+	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}})
 	if err != nil {
 		t.Fatal(err)
 	}
