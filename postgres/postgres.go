@@ -16,6 +16,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
+	"github.com/signoff-dev/signoff/addressing"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -98,6 +99,9 @@ func Open(ctx context.Context, url string, o sqlstore.Options) (*sqlstore.DB, er
 	}
 	if o.Passkeys == nil {
 		o.Passkeys = passkey.Rules{}
+	}
+	if o.Addressing == nil {
+		o.Addressing = addressing.Rules{}
 	}
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db, pool), o)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/signoff-dev/signoff/addressing"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -103,6 +104,9 @@ func Open(ctx context.Context, path string, o sqlstore.Options) (*sqlstore.DB, e
 	}
 	if o.Passkeys == nil {
 		o.Passkeys = passkey.Rules{}
+	}
+	if o.Addressing == nil {
+		o.Addressing = addressing.Rules{}
 	}
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db), o)
 	if err != nil {

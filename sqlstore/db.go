@@ -71,6 +71,9 @@ type Options struct {
 	// Passkeys are the WebAuthn rules a passkey's registration and
 	// counter pass (the passkey package). Required, as Intake.
 	Passkeys signoff.PasskeyRules
+	// Addressing are the rules for who may address an agent (the
+	// addressing package). Required, as Intake.
+	Addressing signoff.AddressingRules
 }
 
 // DB is the storage implementation shared by both backends.
@@ -94,6 +97,9 @@ type DB struct {
 	intake signoff.IntakeRules
 	// passkeys are the WebAuthn rules (Options.Passkeys).
 	passkeys signoff.PasskeyRules
+	// addressing are the rules for mentions and policies
+	// (Options.Addressing).
+	addressing signoff.AddressingRules
 	// ro is a view over a pool that cannot write (AttachReadOnly).
 	ro *DB
 	// sealer seals channel secrets (SetSealer).
@@ -127,7 +133,10 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	if o.Passkeys == nil {
 		return nil, fmt.Errorf("open %s: no passkey rules: the store registers no passkey and moves no counter unchecked", d.Name)
 	}
-	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
+	if o.Addressing == nil {
+		return nil, fmt.Errorf("open %s: no addressing rules: the store opens no task for a mention unchecked", d.Name)
+	}
+	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, addressing: o.Addressing, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {
 		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
 	}
@@ -179,7 +188,7 @@ func (s *DB) Close() error {
 // PostgreSQL: default_transaction_read_only), and closes it with the store.
 // ReadOnly serves agents' diagnostic reads from it.
 func (s *DB) AttachReadOnly(db *sql.DB) {
-	s.ro = &DB{db: db, d: s.d, intake: s.intake, passkeys: s.passkeys, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
+	s.ro = &DB{db: db, d: s.d, intake: s.intake, passkeys: s.passkeys, addressing: s.addressing, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
 	s.closer = append(s.closer, db.Close)
 }
 

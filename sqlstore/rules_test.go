@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/signoff-dev/signoff/addressing"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -14,8 +15,9 @@ import (
 
 // TestRulesRequired: the store applies no airlock and no WebAuthn check of
 // its own, so a store without its rules must not open, or its
-// SubmitReport, Answer and RequestInfo would keep hostile text as it came
-// and RegisterPasskey and AdvancePasskeyCounter pass unchecked values. The
+// SubmitReport, Answer and RequestInfo would keep hostile text as it came,
+// RegisterPasskey and AdvancePasskeyCounter pass unchecked values and
+// PostMessage open tasks for mentions no policy admits. The
 // engines give the rules; opening the store directly without them is
 // refused, before any migration runs.
 func TestRulesRequired(t *testing.T) {
@@ -31,8 +33,9 @@ func TestRulesRequired(t *testing.T) {
 		missing string
 	}{
 		{"none", sqlstore.Options{}, "intake"},
-		{"no intake rules", sqlstore.Options{Passkeys: passkey.Rules{}}, "intake"},
-		{"no passkey rules", sqlstore.Options{Intake: intake.Rules{}}, "passkey"},
+		{"no intake rules", sqlstore.Options{Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}}, "intake"},
+		{"no passkey rules", sqlstore.Options{Intake: intake.Rules{}, Addressing: addressing.Rules{}}, "passkey"},
+		{"no addressing rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}}, "addressing"},
 	} {
 		if s, err := sqlstore.New(db, sqlite.Dialect, tt.o); err == nil || !strings.Contains(err.Error(), tt.missing) {
 			t.Fatalf("%s: New = %v, %v; want refused for %s", tt.name, s, err, tt.missing)

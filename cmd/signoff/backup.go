@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/addressing"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/ledger"
@@ -365,7 +366,7 @@ func checkCopy(ctx context.Context, path string, trusted map[string]ed25519.Publ
 	if sc.NoTable {
 		return rep, errors.New("not a Signoff database (no migration table)")
 	}
-	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}})
+	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}})
 	if err != nil {
 		return rep, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/addressing"
 	"github.com/signoff-dev/signoff/doctor"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
@@ -339,7 +340,7 @@ func observeDatabase(ctx context.Context, dsn string, timeout time.Duration, o *
 
 	sctx, cancel = step()
 	defer cancel()
-	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}})
+	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}})
 	if err != nil {
 		o.Ledger = doctor.Ledger{Checked: true, Err: err.Error()}
 	} else {

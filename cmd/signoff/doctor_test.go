@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/signoff-dev/signoff/addressing"
 	"github.com/signoff-dev/signoff/doctor"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
@@ -190,7 +191,7 @@ func TestDoctorPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}})
+	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}})
 	if err != nil {
 		t.Fatal(err)
 	}
