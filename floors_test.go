@@ -60,9 +60,7 @@ var pendingFloors = []string{
 	"sqlstore: imports change",
 	"sqlstore: imports keys",
 	"sqlstore: imports netguard",
-	"sqlstore: imports outbox",
 	"sqlstore: imports triage",
-	"sqlstore: imports webhook",
 	"web: imports sqlstore",
 }
 

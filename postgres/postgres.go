@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
 	"github.com/signoff-dev/signoff/addressing"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -102,6 +103,9 @@ func Open(ctx context.Context, url string, o sqlstore.Options) (*sqlstore.DB, er
 	}
 	if o.Addressing == nil {
 		o.Addressing = addressing.Rules{}
+	}
+	if o.Outbox == nil {
+		o.Outbox = channelrules.Rules{}
 	}
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db, pool), o)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/signoff-dev/signoff/addressing"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
@@ -107,6 +108,9 @@ func Open(ctx context.Context, path string, o sqlstore.Options) (*sqlstore.DB, e
 	}
 	if o.Addressing == nil {
 		o.Addressing = addressing.Rules{}
+	}
+	if o.Outbox == nil {
+		o.Outbox = channelrules.Rules{}
 	}
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db), o)
 	if err != nil {

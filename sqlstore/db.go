@@ -74,6 +74,9 @@ type Options struct {
 	// Addressing are the rules for who may address an agent (the
 	// addressing package). Required, as Intake.
 	Addressing signoff.AddressingRules
+	// Outbox are the rules of channels and their outbox (the
+	// channelrules package). Required, as Intake.
+	Outbox signoff.OutboxRules
 }
 
 // DB is the storage implementation shared by both backends.
@@ -100,6 +103,8 @@ type DB struct {
 	// addressing are the rules for mentions and policies
 	// (Options.Addressing).
 	addressing signoff.AddressingRules
+	// outbox are the channel and outbox rules (Options.Outbox).
+	outbox signoff.OutboxRules
 	// ro is a view over a pool that cannot write (AttachReadOnly).
 	ro *DB
 	// sealer seals channel secrets (SetSealer).
@@ -136,7 +141,10 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	if o.Addressing == nil {
 		return nil, fmt.Errorf("open %s: no addressing rules: the store opens no task for a mention unchecked", d.Name)
 	}
-	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, addressing: o.Addressing, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
+	if o.Outbox == nil {
+		return nil, fmt.Errorf("open %s: no outbox rules: the store stores no channel unchecked", d.Name)
+	}
+	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, addressing: o.Addressing, outbox: o.Outbox, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {
 		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
 	}
@@ -188,7 +196,7 @@ func (s *DB) Close() error {
 // PostgreSQL: default_transaction_read_only), and closes it with the store.
 // ReadOnly serves agents' diagnostic reads from it.
 func (s *DB) AttachReadOnly(db *sql.DB) {
-	s.ro = &DB{db: db, d: s.d, intake: s.intake, passkeys: s.passkeys, addressing: s.addressing, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
+	s.ro = &DB{db: db, d: s.d, intake: s.intake, passkeys: s.passkeys, addressing: s.addressing, outbox: s.outbox, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
 	s.closer = append(s.closer, db.Close)
 }
 

@@ -41,6 +41,9 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB
 	if o.Addressing == nil {
 		return nil, fmt.Errorf("open %s: no addressing rules", d.Name)
 	}
+	if o.Outbox == nil {
+		return nil, fmt.Errorf("open %s: no outbox rules", d.Name)
+	}
 	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: migrations: %w", d.Name, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/signoff-dev/signoff/addressing"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlite"
@@ -17,7 +18,8 @@ import (
 // its own, so a store without its rules must not open, or its
 // SubmitReport, Answer and RequestInfo would keep hostile text as it came,
 // RegisterPasskey and AdvancePasskeyCounter pass unchecked values and
-// PostMessage open tasks for mentions no policy admits. The
+// PostMessage open tasks for mentions no policy admits, and PutChannel
+// store a channel no rule has checked. The
 // engines give the rules; opening the store directly without them is
 // refused, before any migration runs.
 func TestRulesRequired(t *testing.T) {
@@ -33,9 +35,10 @@ func TestRulesRequired(t *testing.T) {
 		missing string
 	}{
 		{"none", sqlstore.Options{}, "intake"},
-		{"no intake rules", sqlstore.Options{Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}}, "intake"},
-		{"no passkey rules", sqlstore.Options{Intake: intake.Rules{}, Addressing: addressing.Rules{}}, "passkey"},
-		{"no addressing rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}}, "addressing"},
+		{"no intake rules", sqlstore.Options{Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}}, "intake"},
+		{"no passkey rules", sqlstore.Options{Intake: intake.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}}, "passkey"},
+		{"no addressing rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Outbox: channelrules.Rules{}}, "addressing"},
+		{"no outbox rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}}, "outbox"},
 	} {
 		if s, err := sqlstore.New(db, sqlite.Dialect, tt.o); err == nil || !strings.Contains(err.Error(), tt.missing) {
 			t.Fatalf("%s: New = %v, %v; want refused for %s", tt.name, s, err, tt.missing)

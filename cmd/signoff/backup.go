@@ -16,6 +16,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/addressing"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/ledger"
@@ -366,7 +367,7 @@ func checkCopy(ctx context.Context, path string, trusted map[string]ed25519.Publ
 	if sc.NoTable {
 		return rep, errors.New("not a Signoff database (no migration table)")
 	}
-	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}})
+	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}})
 	if err != nil {
 		return rep, err
 	}
