@@ -6,9 +6,7 @@ package keys
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -16,14 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/signoff-dev/signoff"
 )
 
 // ID is a short, stable name for a public key: the first 16 hex digits of the
 // SHA-256 of the raw key.
-func ID(pub ed25519.PublicKey) string {
-	h := sha256.Sum256(pub)
-	return hex.EncodeToString(h[:8])
-}
+func ID(pub ed25519.PublicKey) string { return signoff.KeyID(pub) }
 
 // LoadOrCreate loads the private key at path, or creates one with mode 0600
 // when the file does not exist. created reports which happened.

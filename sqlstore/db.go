@@ -19,7 +19,6 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/netguard"
 )
 
@@ -146,7 +145,7 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 	}
 	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, addressing: o.Addressing, outbox: o.Outbox, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {
-		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
+		s.keyID = signoff.KeyID(o.Signer.Public().(ed25519.PublicKey))
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -170,7 +169,7 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 // SetSigner gives a store opened read-only its signing key. Call it before
 // the store is used; it is not safe to change the key under load.
 func (s *DB) SetSigner(k ed25519.PrivateKey) {
-	s.signer, s.keyID = k, keys.ID(k.Public().(ed25519.PublicKey))
+	s.signer, s.keyID = k, signoff.KeyID(k.Public().(ed25519.PublicKey))
 }
 
 // OnClose registers cleanup to run, in reverse order, when the DB closes.
