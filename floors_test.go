@@ -25,7 +25,7 @@ const module = "github.com/signoff-dev/signoff"
 var purePackages = []string{
 	"", // the domain package itself
 	"addressing", "agent", "airlock", "canonical", "card", "crew", "identity",
-	"keys", "ledger", "nextstep", "outbox", "ratelimit", "secretbox", "tamper",
+	"intake", "keys", "ledger", "nextstep", "outbox", "ratelimit", "secretbox", "tamper",
 	"triage", "workflow",
 }
 
@@ -55,16 +55,7 @@ var storeImporters = []string{
 // for their move (issue 27). The test fails on a break not listed here and
 // on a listed break that is gone, so this list only shrinks.
 var pendingFloors = []string{
-	"sqlstore: imports addressing",
-	"sqlstore: imports airlock",
-	"sqlstore: imports approval",
-	"sqlstore: imports card",
-	"sqlstore: imports keys",
-	"sqlstore: imports metrics",
 	"sqlstore: imports netguard",
-	"sqlstore: imports outbox",
-	"sqlstore: imports passkey",
-	"sqlstore: imports webhook",
 }
 
 type goPackage struct {

@@ -99,28 +99,34 @@ func isAlnum(c byte) bool {
 func handleByte(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }
 
 // AgentInfo is the agent a mention resolved to.
-type AgentInfo struct {
-	ID string
-	// Name is used in refusal reasons; the id stands in when empty.
-	Name string
-	// OwnerID is the person responsible for the agent (empty if none).
-	OwnerID string
-}
+type AgentInfo = signoff.AddressedAgent
 
 // SenderInfo is the authenticated author of the message: who the server
 // says they are, never who the text says they are.
-type SenderInfo struct {
-	ID   string
-	Role signoff.Role
-	// OwnerID is, for an agent sender, the owner of that agent.
-	OwnerID string
-}
+type SenderInfo = signoff.AddressSender
 
 // Refusal reasons that callers may want to recognise.
 const (
-	ReasonReporter = "reporters reach agents only through intake and their tracking link"
+	ReasonReporter = signoff.AddressReasonReporter
 	ReasonSelf     = "an agent does not address itself"
 )
+
+// Rules implements signoff.AddressingRules, the rules the store applies
+// to a message's mentions and to a policy it stores.
+type Rules struct{}
+
+var _ signoff.AddressingRules = Rules{}
+
+// Mentions is Mentions.
+func (Rules) Mentions(body string) []string { return Mentions(body) }
+
+// Admits is Admits.
+func (Rules) Admits(p signoff.AddressingPolicy, agent AgentInfo, sender SenderInfo, caseID, projectID string) (bool, string) {
+	return Admits(p, agent, sender, caseID, projectID)
+}
+
+// Check is Check.
+func (Rules) Check(p signoff.AddressingPolicy) error { return Check(p) }
 
 // DefaultPolicy is what an agent without rules admits: its owner and the
 // owner's other agents.

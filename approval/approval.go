@@ -25,8 +25,8 @@ const PayloadType = "application/vnd.signoff.approval+json"
 
 // Decisions an approval may carry.
 const (
-	Approve = "approve"
-	Reject  = "reject"
+	Approve = signoff.ApprovalApprove
+	Reject  = signoff.ApprovalReject
 )
 
 // Statement is what the approver signs.

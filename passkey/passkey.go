@@ -16,8 +16,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -28,54 +26,23 @@ import (
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
+
+	"github.com/signoff-dev/signoff"
 )
 
 // Format names the envelope format; it is the envelope's "format" field.
 const Format = "signoff.approval.webauthn/v1"
 
 // PEMType is the PEM block type of a registered passkey credential.
-const PEMType = "SIGNOFF WEBAUTHN CREDENTIAL"
+const PEMType = signoff.PasskeyPEMType
 
 // MaxEnvelope bounds an envelope's size (a statement, authenticator data,
 // client data and a signature are a few kilobytes at most).
 const MaxEnvelope = 64 << 10
 
-// Credential is a registered passkey: what an offline verifier needs.
-type Credential struct {
-	// ID is the WebAuthn credential id.
-	ID []byte
-	// PublicKey is the credential public key in COSE form, as the
-	// authenticator attested it at registration.
-	PublicKey []byte
-	// RPID is the relying party id the credential is scoped to (the
-	// server's host name).
-	RPID string
-}
-
-// KeyID is the credential's 16-hex-digit id among approver keys: the
-// first 8 bytes of SHA-256 over a domain tag, the RP id, the credential id
-// and the COSE key (each length-prefixed), so that it never equals an
-// Ed25519 key's id and no part of the credential can change under it.
-func (c Credential) KeyID() string {
-	h := sha256.New()
-	h.Write([]byte("signoff passkey\x00"))
-	for _, part := range [][]byte{[]byte(c.RPID), c.ID, c.PublicKey} {
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
-		h.Write(n[:])
-		h.Write(part)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
-}
-
-// Encode returns the credential as PEM text: the COSE key as the body,
-// the credential id and RP id as headers.
-func (c Credential) Encode() string {
-	return string(pem.EncodeToMemory(&pem.Block{Type: PEMType, Headers: map[string]string{
-		"Credential-Id": base64.RawURLEncoding.EncodeToString(c.ID),
-		"Rp-Id":         c.RPID,
-	}, Bytes: c.PublicKey}))
-}
+// Credential is a registered passkey: what an offline verifier needs. It
+// lives in the root package, which the store may import.
+type Credential = signoff.PasskeyCredential
 
 // IsCredential reports whether text is a passkey credential's PEM (and
 // not an Ed25519 key's).
@@ -297,3 +264,22 @@ func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// Rules implements signoff.PasskeyRules, the rules the store applies when
+// it registers a passkey and advances its counter.
+type Rules struct{}
+
+var _ signoff.PasskeyRules = Rules{}
+
+// CheckRegistration checks that cred's text parses back into a credential
+// WebAuthn can verify with and that origin is one an offline verifier
+// accepts for cred's RP id.
+func (Rules) CheckRegistration(cred Credential, origin string) error {
+	if _, err := ParseCredential(cred.Encode()); err != nil {
+		return err
+	}
+	return CheckOrigin(origin, cred.RPID)
+}
+
+// CounterOK is CounterOK.
+func (Rules) CounterOK(stored, got uint32) bool { return CounterOK(stored, got) }

@@ -16,6 +16,10 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
+	"github.com/signoff-dev/signoff/addressing"
+	"github.com/signoff-dev/signoff/channelrules"
+	"github.com/signoff-dev/signoff/intake"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
 
@@ -88,6 +92,20 @@ func Open(ctx context.Context, url string, o sqlstore.Options) (*sqlstore.DB, er
 	db, pool, err := OpenDB(ctx, url)
 	if err != nil {
 		return nil, err
+	}
+	if o.Intake == nil {
+		// The engines always give the store its intake rules: reporter
+		// text reaches models, so no opened store may skip the airlock.
+		o.Intake = intake.Rules{}
+	}
+	if o.Passkeys == nil {
+		o.Passkeys = passkey.Rules{}
+	}
+	if o.Addressing == nil {
+		o.Addressing = addressing.Rules{}
+	}
+	if o.Outbox == nil {
+		o.Outbox = channelrules.Rules{}
 	}
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db, pool), o)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -51,7 +50,7 @@ func (s *DB) agentMayChange(ctx context.Context, q queryer, by signoff.Actor, c 
 	if signing(c) {
 		var signed int
 		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM approvals WHERE workspace_id = $1 AND case_id = $2 AND status = $3 AND decision = $4 AND expires_at > $5`,
-			c.WorkspaceID, c.ID, signoff.ApprovalValid, approval.Approve, micros(s.clock())).Scan(&signed); err != nil {
+			c.WorkspaceID, c.ID, signoff.ApprovalValid, signoff.ApprovalApprove, micros(s.clock())).Scan(&signed); err != nil {
 			return fmt.Errorf("approvals of %s: %w", c.ID, err)
 		}
 		if signed > 0 {

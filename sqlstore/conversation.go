@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/addressing"
 	"github.com/signoff-dev/signoff/canonical"
 )
 
@@ -71,7 +70,7 @@ func (s *DB) PostMessage(ctx context.Context, by signoff.Actor, caseID, body str
 	if err := checkProse("body", body, true, maxMessageBody); err != nil {
 		return signoff.Message{}, err
 	}
-	handles := addressing.Mentions(body)
+	handles := s.addressing.Mentions(body)
 	bodyDigest, err := canonical.Digest(body)
 	if err != nil {
 		return signoff.Message{}, err
@@ -105,7 +104,7 @@ func (s *DB) PostMessage(ctx context.Context, by signoff.Actor, caseID, body str
 			if err != nil {
 				return err
 			}
-			sender := addressing.SenderInfo{ID: by.ID, Role: by.Role}
+			sender := signoff.AddressSender{ID: by.ID, Role: by.Role}
 			if by.Role.IsAgent() {
 				for _, a := range agents {
 					if a.ID == by.ID {
@@ -121,7 +120,7 @@ func (s *DB) PostMessage(ctx context.Context, by signoff.Actor, caseID, body str
 				case refused != "":
 					mn.Refused = refused
 				case by.Role == signoff.RoleReporter:
-					mn.AgentID, mn.Refused = a.ID, addressing.ReasonReporter
+					mn.AgentID, mn.Refused = a.ID, signoff.AddressReasonReporter
 				case addressed[a.ID]:
 					mn.AgentID, mn.Refused = a.ID, refusedTwice
 				default:
@@ -130,7 +129,7 @@ func (s *DB) PostMessage(ctx context.Context, by signoff.Actor, caseID, body str
 					if err != nil {
 						return err
 					}
-					ok, why := addressing.Admits(pol, addressing.AgentInfo{ID: a.ID, Name: a.Name, OwnerID: a.OwnerID}, sender, c.ID, c.ProjectID)
+					ok, why := s.addressing.Admits(pol, signoff.AddressedAgent{ID: a.ID, Name: a.Name, OwnerID: a.OwnerID}, sender, c.ID, c.ProjectID)
 					if !ok {
 						mn.Refused = why
 						break
@@ -235,7 +234,7 @@ func (s *DB) SetAddressingPolicy(ctx context.Context, by signoff.Actor, agentID 
 	if err := signoff.CheckID("agent", signoff.PrefixActor, agentID); err != nil {
 		return err
 	}
-	if err := addressing.Check(p); err != nil {
+	if err := s.addressing.Check(p); err != nil {
 		return err
 	}
 	if p.Rules == nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/identity"
 	"github.com/signoff-dev/signoff/netguard"
 )
 
@@ -64,6 +64,19 @@ type Options struct {
 	// (default GOMAXPROCS); tests set them to exercise the joins.
 	VerifySegment     int64
 	VerifyParallelism int
+	// Intake are the rules reporter and agent text pass before the store
+	// keeps it (the intake package). Required: New refuses to open a
+	// store without them, so no write path can skip the airlock.
+	Intake signoff.IntakeRules
+	// Passkeys are the WebAuthn rules a passkey's registration and
+	// counter pass (the passkey package). Required, as Intake.
+	Passkeys signoff.PasskeyRules
+	// Addressing are the rules for who may address an agent (the
+	// addressing package). Required, as Intake.
+	Addressing signoff.AddressingRules
+	// Outbox are the rules of channels and their outbox (the
+	// channelrules package). Required, as Intake.
+	Outbox signoff.OutboxRules
 }
 
 // DB is the storage implementation shared by both backends.
@@ -82,6 +95,16 @@ type DB struct {
 	closer   []func() error
 	heads    headCache
 	writeMu  sync.Mutex
+	// intake are the rules hostile text passes before it is stored
+	// (Options.Intake).
+	intake signoff.IntakeRules
+	// passkeys are the WebAuthn rules (Options.Passkeys).
+	passkeys signoff.PasskeyRules
+	// addressing are the rules for mentions and policies
+	// (Options.Addressing).
+	addressing signoff.AddressingRules
+	// outbox are the channel and outbox rules (Options.Outbox).
+	outbox signoff.OutboxRules
 	// ro is a view over a pool that cannot write (AttachReadOnly).
 	ro *DB
 	// sealer seals channel secrets (SetSealer).
@@ -109,9 +132,21 @@ var _ signoff.Store = (*DB)(nil)
 
 // New wraps an opened, migrated database.
 func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
-	s := &DB{db: db, d: d, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
+	if o.Intake == nil {
+		return nil, fmt.Errorf("open %s: no intake rules: the store keeps no reporter text that has not passed them", d.Name)
+	}
+	if o.Passkeys == nil {
+		return nil, fmt.Errorf("open %s: no passkey rules: the store registers no passkey and moves no counter unchecked", d.Name)
+	}
+	if o.Addressing == nil {
+		return nil, fmt.Errorf("open %s: no addressing rules: the store opens no task for a mention unchecked", d.Name)
+	}
+	if o.Outbox == nil {
+		return nil, fmt.Errorf("open %s: no outbox rules: the store stores no channel unchecked", d.Name)
+	}
+	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, addressing: o.Addressing, outbox: o.Outbox, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {
-		s.keyID = keys.ID(o.Signer.Public().(ed25519.PublicKey))
+		s.keyID = identity.KeyID(o.Signer.Public().(ed25519.PublicKey))
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -135,7 +170,7 @@ func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
 // SetSigner gives a store opened read-only its signing key. Call it before
 // the store is used; it is not safe to change the key under load.
 func (s *DB) SetSigner(k ed25519.PrivateKey) {
-	s.signer, s.keyID = k, keys.ID(k.Public().(ed25519.PublicKey))
+	s.signer, s.keyID = k, identity.KeyID(k.Public().(ed25519.PublicKey))
 }
 
 // OnClose registers cleanup to run, in reverse order, when the DB closes.
@@ -161,7 +196,7 @@ func (s *DB) Close() error {
 // PostgreSQL: default_transaction_read_only), and closes it with the store.
 // ReadOnly serves agents' diagnostic reads from it.
 func (s *DB) AttachReadOnly(db *sql.DB) {
-	s.ro = &DB{db: db, d: s.d, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
+	s.ro = &DB{db: db, d: s.d, intake: s.intake, passkeys: s.passkeys, addressing: s.addressing, outbox: s.outbox, now: s.now, ready: s.ready, retries: s.retries, segment: s.segment, parallel: s.parallel}
 	s.closer = append(s.closer, db.Close)
 }
 

@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/airlock"
 	"github.com/signoff-dev/signoff/workflow"
 )
 
@@ -24,60 +21,6 @@ import (
 // RequestInfo writes it (it is reserved on every other path).
 const eventAsked = "reporter.asked"
 
-// linkRE finds what would make a public question a link: a scheme, a
-// www. host, a bare domain, with or without a path (a mail client links
-// "orbit-help.net" as it is), an IPv4 address with a port or a path,
-// localhost, or an @handle to write to elsewhere (e-mail addresses and
-// phone numbers the airlock redacts). The reporter answers on their page; a
-// question never sends them anywhere else.
-var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b|\b\d{1,3}(\.\d{1,3}){3}(:\d|/)|\blocalhost\b|(^|[\s(])@[a-z0-9_.]{2,}`)
-
-// wideLinkRE finds a link dotted with the full stops IDNA maps to "."
-// (ideographic, halfwidth ideographic, fullwidth; NFKC leaves the first
-// two), read after linkDots: a www. host or a domain with a path. A bare
-// "word。word" is a sentence end in Chinese and Japanese, so it alone is
-// not taken for a domain.
-var wideLinkRE = regexp.MustCompile(`(?i)\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/`)
-
-var linkDots = strings.NewReplacer("\u3002", ".", "\uff61", ".", "\uff0e", ".")
-
-// secretRE finds a question that asks for a secret: a password, a PIN,
-// a card's number or security code, a one-time or verification code. A
-// clarification needs a device, a version and steps; a question asking
-// for a secret is phishing in Signoff's name, on the reporter's page and
-// in their e-mail.
-var secretRE = regexp.MustCompile(`(?i)\b(passwords?|passcodes?|pins?|cvv|cvc|card numbers?|security codes?|one[- ]time (codes?|passwords?)|verification codes?|2fa|otp|login codes?|recovery codes?|seed phrases?|contraseñas?|passwort|mot de passe|senhas?|пароль)\b`)
-
-// langRE is an ISO 639-1 code, optionally with a region.
-var langRE = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$`)
-
-// publicQuestion checks an agent-written clarification before it is shown
-// to the public and returns its dossier. It is length-bounded, passes the
-// airlock (what the airlock redacts stays redacted), and is refused when
-// it carries a link or anything the airlock reads as instructions: the
-// reporter is a person who trusts the page, and the question is read
-// again by triage with their answer.
-func publicQuestion(q, lang string) (airlock.Dossier, error) {
-	if err := checkRaw("question", q, true, signoff.MaxPublicQuestion); err != nil {
-		return airlock.Dossier{}, err
-	}
-	if lang != "" && !langRE.MatchString(lang) {
-		return airlock.Dossier{}, signoff.Errorf(signoff.EINVALID, "language must be an ISO 639-1 code such as \"en\" or \"es\"")
-	}
-	d := airlock.Sanitize(q)
-	switch {
-	case strings.TrimSpace(d.Text) == "":
-		return d, signoff.Errorf(signoff.EINVALID, "question is empty once through the airlock")
-	case d.InstructionSuspected:
-		return d, signoff.Errorf(signoff.EINVALID, "the question reads as instructions to a machine (%s): ask the reporter in plain words", strings.Join(d.Signals, ", "))
-	case secretRE.MatchString(d.Text):
-		return d, signoff.Errorf(signoff.EINVALID, "the question asks for a secret (a password, a PIN, a card or one-time code): ask only for the device, the app version and the steps")
-	case linkRE.MatchString(d.Text) || wideLinkRE.MatchString(linkDots.Replace(d.Text)):
-		return d, signoff.Errorf(signoff.EINVALID, "the question carries a link: the reporter answers on their tracking page, so ask without one")
-	}
-	return d, nil
-}
-
 // RequestInfo implements signoff.IntakeService.
 func (s *DB) RequestInfo(ctx context.Context, by signoff.Actor, caseID string, in signoff.InfoRequest) (signoff.Case, error) {
 	if err := signoff.CheckID("case", signoff.PrefixCase, caseID); err != nil {
@@ -86,7 +29,7 @@ func (s *DB) RequestInfo(ctx context.Context, by signoff.Actor, caseID string, i
 	if err := signoff.CheckText("note", in.Note, false, 4000); err != nil {
 		return signoff.Case{}, err
 	}
-	d, err := publicQuestion(in.Question, in.Language)
+	d, err := s.intake.Question(in.Question, in.Language)
 	if err != nil {
 		return signoff.Case{}, err
 	}
@@ -160,12 +103,12 @@ func errNotWaiting(state string) error {
 // question the answer is only recorded: acting on it belongs to the loop
 // that asked. Any other case refuses it and stores nothing.
 func (s *DB) Answer(ctx context.Context, secret, text string) (signoff.Report, error) {
-	if err := checkRaw("text", text, true, maxReportText); err != nil {
+	d, err := s.intake.Answer(text)
+	if err != nil {
 		return signoff.Report{}, err
 	}
-	d := airlock.Sanitize(text)
 	r := signoff.Report{ID: signoff.NewID(signoff.PrefixReport), Kind: "answer", Dossier: d, Metadata: map[string]string{}, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
-	err := s.retryRace(ctx, func() error {
+	err = s.retryRace(ctx, func() error {
 		return s.InTx(ctx, func(tx *sql.Tx) error {
 			ws, caseID, linkID, err := s.resolveLink(ctx, tx, secret)
 			if err != nil {

@@ -31,6 +31,19 @@ type Schema struct {
 // database lacks. (A database migrated by a newer binary is not detected:
 // goose reports nothing pending then.)
 func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB, error) {
+	// Refused before any migration runs (New refuses them too).
+	if o.Intake == nil {
+		return nil, fmt.Errorf("open %s: no intake rules", d.Name)
+	}
+	if o.Passkeys == nil {
+		return nil, fmt.Errorf("open %s: no passkey rules", d.Name)
+	}
+	if o.Addressing == nil {
+		return nil, fmt.Errorf("open %s: no addressing rules", d.Name)
+	}
+	if o.Outbox == nil {
+		return nil, fmt.Errorf("open %s: no outbox rules", d.Name)
+	}
 	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: migrations: %w", d.Name, err)

@@ -8,9 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -19,9 +17,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/card"
-	"github.com/signoff-dev/signoff/outbox"
-	"github.com/signoff-dev/signoff/webhook"
 )
 
 // Sealer seals channel secrets at rest (secretbox.Box). aad binds a sealed
@@ -37,11 +32,9 @@ type Sealer interface {
 func (s *DB) SetSealer(b Sealer) { s.sealer = b }
 
 // notifyMaxAttempts is River's bound for a notification job. The outbox
-// parks a message as dead by its own count (outbox.Retry.Attempts) well
+// parks a message as dead by its own count (outbox.Retry.Attempts, in the notify desk) well
 // before it, and cancels the job; River's bound is only a backstop.
 const notifyMaxAttempts = 1000
-
-var channelNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
 const channelColumns = `id, workspace_id, name, kind, events, settings, sealed, key_id, chat_approval, enabled, created_by, created_at, updated_at`
 
@@ -67,85 +60,18 @@ func scanChannel(sc scanner, c *channelRow) error {
 	return json.Unmarshal([]byte(chat), &c.ChatApproval)
 }
 
-// checkChannel validates a channel's input: what each kind needs, URLs
-// that are absolute http(s), and chat approval only for kinds chat may
-// ever answer.
-func checkChannel(in signoff.ChannelInput) error {
-	if !channelNameRE.MatchString(in.Name) {
-		return signoff.Errorf(signoff.EINVALID, "name must be 1 to 64 of a-z, 0-9, '_', '.', '-'")
-	}
-	if err := outbox.CheckPatterns(in.Events); err != nil {
-		return signoff.Errorf(signoff.EINVALID, "%v", err)
-	}
-	sec, set := in.Secrets, in.Settings
-	needURL := func() error {
-		u, err := url.Parse(sec.URL)
-		if sec.URL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return signoff.Errorf(signoff.EINVALID, "a %s channel needs secrets.url, an absolute http(s) URL", in.Kind)
-		}
-		return nil
-	}
-	switch in.Kind {
-	case signoff.ChannelWebhook:
-		if err := needURL(); err != nil {
-			return err
-		}
-		if _, err := webhook.ParseSecret(sec.WebhookSecret); err != nil {
-			return signoff.Errorf(signoff.EINVALID, "a webhook channel needs secrets.webhook_secret: whsec_ and the base64 of 24 to 64 random bytes")
-		}
-	case signoff.ChannelSlack:
-		if sec.BotToken == "" || set.SlackChannel == "" {
-			if err := needURL(); err != nil {
-				return signoff.Errorf(signoff.EINVALID, "a slack channel needs secrets.url (incoming webhook) or secrets.bot_token with settings.slack_channel")
-			}
-		}
-	case signoff.ChannelMattermost:
-		if err := needURL(); err != nil {
-			return err
-		}
-	case signoff.ChannelEmail:
-		if set.SMTPHost == "" || set.SMTPPort <= 0 || set.SMTPPort > 65535 || set.From == "" {
-			return signoff.Errorf(signoff.EINVALID, "an email channel needs settings.smtp_host, smtp_port and from")
-		}
-		if set.StartTLS != "" && set.StartTLS != "required" && set.StartTLS != "none" {
-			return signoff.Errorf(signoff.EINVALID, `starttls must be "required" or "none"`)
-		}
-	default:
-		return signoff.Errorf(signoff.EINVALID, "kind must be webhook, slack, mattermost or email")
-	}
-	for _, k := range in.ChatApproval {
-		if in.Kind != signoff.ChannelSlack && in.Kind != signoff.ChannelMattermost {
-			return signoff.Errorf(signoff.EINVALID, "chat_approval is for slack and mattermost channels")
-		}
-		if !card.ChatApprovable(k) {
-			return signoff.Errorf(signoff.EINVALID, "chat cannot approve %s cards: they need a signed approval or the reporter's own answer", k)
-		}
-	}
-	switch {
-	case len(in.ChatApproval) > 0 && in.Kind == signoff.ChannelSlack && sec.SigningSecret == "":
-		return signoff.Errorf(signoff.EINVALID, "chat approval on slack needs secrets.signing_secret to verify answers")
-	case len(in.ChatApproval) > 0 && in.Kind == signoff.ChannelMattermost && sec.Token == "":
-		return signoff.Errorf(signoff.EINVALID, "chat approval on mattermost needs secrets.token to verify answers")
-	case in.Kind == signoff.ChannelSlack && set.SlackAPI != "":
-		if u, err := url.Parse(set.SlackAPI); err != nil || u.Scheme != "https" && !loopbackHost(u.Hostname()) || u.Host == "" {
-			return signoff.Errorf(signoff.EINVALID, "settings.slack_api must be an https URL (it receives the bot token)")
-		}
-	}
-	return nil
-}
-
 // PutChannel implements signoff.OutboxService.
 func (s *DB) PutChannel(ctx context.Context, by signoff.Actor, in signoff.ChannelInput) (signoff.Channel, error) {
 	if by.Role != signoff.RoleOwner && !isServer(by) {
 		return signoff.Channel{}, signoff.Errorf(signoff.EFORBIDDEN, "only owners configure notification channels")
 	}
 	if len(in.Events) == 0 {
-		in.Events = outbox.DefaultEvents
+		in.Events = s.outbox.DefaultEvents()
 	}
 	if in.ChatApproval == nil {
 		in.ChatApproval = []string{}
 	}
-	if err := checkChannel(in); err != nil {
+	if err := s.outbox.CheckChannel(in); err != nil {
 		return signoff.Channel{}, err
 	}
 	if err := s.checkChannelHosts(ctx, in); err != nil {
@@ -303,7 +229,7 @@ func (s *DB) notifyAppended(ctx context.Context, tx *sql.Tx, evs []signoff.Event
 			return err
 		}
 		for _, c := range subs {
-			if wants(c, *e) {
+			if s.wants(c, *e) {
 				msgs = append(msgs, outboxMsg{e, c.id})
 			}
 		}
@@ -382,7 +308,7 @@ func (s *DB) insertOutboxRows(ctx context.Context, tx *sql.Tx, msgs []outboxMsg,
 		}
 		n := len(args)
 		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, 'pending', 0, 0, '', '', '', 0, 0, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
-		args = append(args, outbox.MessageID(job.ID, job.CreatedAt), job.ID, m.e.WorkspaceID, m.ch, m.e.CaseID, m.e.Seq, m.e.Type, cardID, now)
+		args = append(args, s.outbox.MessageID(job.ID, job.CreatedAt), job.ID, m.e.WorkspaceID, m.ch, m.e.CaseID, m.e.Seq, m.e.Type, cardID, now)
 	}
 	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("enqueue %d notifications: %w", len(msgs), err)
@@ -428,9 +354,9 @@ var reporterStates = []string{"needs_info", "awaiting_reporter_repro", "awaiting
 // wants reports whether channel c is told about e. An e-mail channel
 // writes to reporters, so it only carries their case's moves that concern
 // them, whatever its event patterns say.
-func wants(c subscriber, e signoff.Event) bool {
+func (s *DB) wants(c subscriber, e signoff.Event) bool {
 	if c.kind != signoff.ChannelEmail {
-		return outbox.Match(c.events, e.Type)
+		return s.outbox.Match(c.events, e.Type)
 	}
 	if e.Type != "case.transitioned" || e.CaseID == "" {
 		return false
@@ -736,16 +662,6 @@ func (s *DB) RetryOutbox(ctx context.Context, by signoff.Actor, id string) (sign
 		return nil
 	})
 	return m, err
-}
-
-// loopbackHost reports whether h names this machine (tests and local
-// Slack-compatible servers may speak plain http there).
-func loopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // replayKeep is how long a taken chat request is remembered: Slack's

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/passkey"
 )
 
 // RegisterPasskey stores a verified WebAuthn credential, registered on
@@ -19,15 +18,12 @@ import (
 // passkeys, and a passkey.registered event carrying the credential, so an
 // offline verifier can check an approval made with it later. As with
 // RegisterKey, only owners and operators register, each for themselves.
-func (s *DB) RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey.Credential, signCount uint32, origin string) (signoff.ApproverKey, error) {
+func (s *DB) RegisterPasskey(ctx context.Context, by signoff.Actor, cred signoff.PasskeyCredential, signCount uint32, origin string) (signoff.ApproverKey, error) {
 	if (by.Role != signoff.RoleOwner && by.Role != signoff.RoleOperator) || isServer(by) {
 		return signoff.ApproverKey{}, signoff.Errorf(signoff.EFORBIDDEN, "only owners and operators register passkeys, each for themselves")
 	}
 	text := cred.Encode()
-	if _, err := passkey.ParseCredential(text); err != nil {
-		return signoff.ApproverKey{}, signoff.Errorf(signoff.EINVALID, "%v", err)
-	}
-	if err := passkey.CheckOrigin(origin, cred.RPID); err != nil {
+	if err := s.passkeys.CheckRegistration(cred, origin); err != nil {
 		return signoff.ApproverKey{}, signoff.Errorf(signoff.EINVALID, "%v", err)
 	}
 	credID := base64.RawURLEncoding.EncodeToString(cred.ID)
@@ -75,7 +71,7 @@ func (s *DB) RegisterPasskey(ctx context.Context, by signoff.Actor, cred passkey
 // port of the RP id's host ask for an assertion, and the request's Host
 // header, which names the origin the server expects, is the sender's to
 // choose. WebAuthn's clone check refuses a counter that does not go up
-// (passkey.CounterOK; an authenticator that keeps no counter sends 0
+// (signoff.PasskeyRules.CounterOK; an authenticator that keeps no counter sends 0
 // every time and is accepted). ENOTFOUND for an unknown passkey, ECONFLICT
 // for a counter that went backwards.
 func (s *DB) AdvancePasskeyCounter(ctx context.Context, ws, keyID, origin string, got uint32) error {
@@ -91,7 +87,7 @@ func (s *DB) AdvancePasskeyCounter(ctx context.Context, ws, keyID, origin string
 		if registeredOn == "" || origin != registeredOn {
 			return signoff.Errorf(signoff.EFORBIDDEN, "this passkey was registered on %s and approves only there, not on %s", registeredOn, origin)
 		}
-		if !passkey.CounterOK(uint32(stored), got) {
+		if !s.passkeys.CounterOK(uint32(stored), got) {
 			return signoff.Errorf(signoff.ECONFLICT, "the passkey's signature counter went from %d to %d: the authenticator may have been cloned; revoke this passkey", stored, got)
 		}
 		// The guard makes two assertions racing past the read count once.

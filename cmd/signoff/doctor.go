@@ -22,8 +22,12 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/addressing"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/doctor"
+	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/secretbox"
@@ -337,7 +341,7 @@ func observeDatabase(ctx context.Context, dsn string, timeout time.Duration, o *
 
 	sctx, cancel = step()
 	defer cancel()
-	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{})
+	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}})
 	if err != nil {
 		o.Ledger = doctor.Ledger{Checked: true, Err: err.Error()}
 	} else {

@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/signoff-dev/signoff/addressing"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/doctor"
+	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
+	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/pgtest"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sandbox"
@@ -188,7 +192,7 @@ func TestDoctorPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{})
+	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,7 +141,7 @@ func newMetrics(s *sqlstore.DB, log *slog.Logger) *metrics.Registry {
 	reg.RegisterProcess()
 	reg.CountScrapeErrors("signoff_scrape_errors_total", "Metrics that could not be read and were left out of a scrape, by metric.",
 		func(metric string, err error) { log.Error("metrics scrape", "metric", metric, "err", err) })
-	s.RegisterMetrics(reg)
+	registerStoreMetrics(reg, s)
 	return reg
 }
 
