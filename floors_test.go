@@ -51,13 +51,6 @@ var storeImporters = []string{
 	"sqlite", "postgres", "storetest", "cmd/signoff",
 }
 
-// pendingFloors are the known breaks of the floors, one per line, waiting
-// for their move (issue 27). The test fails on a break not listed here and
-// on a listed break that is gone, so this list only shrinks.
-var pendingFloors = []string{
-	"sqlstore: imports netguard",
-}
-
 type goPackage struct {
 	ImportPath string
 	Imports    []string
@@ -163,14 +156,7 @@ func TestFloors(t *testing.T) {
 	t.Parallel()
 	breaks := floorBreaks(t, listPackages(t))
 	for _, b := range breaks {
-		if !slices.Contains(pendingFloors, b) {
-			t.Errorf("floor broken: %s (see docs/architecture.md, \"Where to put new code\")", b)
-		}
-	}
-	for _, b := range pendingFloors {
-		if !slices.Contains(breaks, b) {
-			t.Errorf("pendingFloors lists %q, which no longer happens: remove it", b)
-		}
+		t.Errorf("floor broken: %s (see docs/architecture.md, \"Where to put new code\")", b)
 	}
 }
 

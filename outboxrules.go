@@ -1,6 +1,9 @@
 package signoff
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // OutboxRules are the rules of notification channels and their outbox
 // that the store applies in its transactions (the channelrules package
@@ -17,4 +20,7 @@ type OutboxRules interface {
 	Match(patterns []string, eventType string) bool
 	// MessageID is the id of the outbox message of a notification job.
 	MessageID(jobID int64, createdAt time.Time) string
+	// CheckHosts refuses (EINVALID) a channel whose hosts the server may
+	// not send to.
+	CheckHosts(ctx context.Context, in ChannelInput) error
 }

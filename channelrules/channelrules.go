@@ -6,6 +6,7 @@
 package channelrules
 
 import (
+	"context"
 	"net"
 	"net/url"
 	"regexp"
@@ -13,12 +14,86 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/card"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/outbox"
 	"github.com/signoff-dev/signoff/webhook"
 )
 
-// Rules implements signoff.OutboxRules.
-type Rules struct{}
+// Rules implements signoff.OutboxRules. Hosts is the rule for the hosts
+// channels may reach; nil means public addresses only.
+type Rules struct {
+	Hosts *netguard.Guard
+}
+
+// WithHosts are the rules with a host rule: public addresses, plus what
+// allow lists (the server's SIGNOFF_CHANNEL_HOSTS). r resolves names (nil:
+// the system resolver; tests answer with their own).
+func WithHosts(allow netguard.Allowlist, r netguard.Resolver) Rules {
+	return Rules{Hosts: &netguard.Guard{Policy: netguard.Policy{Allow: allow, Public: true}, Resolver: r}}
+}
+
+// Guard is the rule channels are stored and delivered under: the notify
+// desk dials through it, so what configuration accepted is what delivery
+// checks again, address by address.
+func (r Rules) Guard() *netguard.Guard {
+	if r.Hosts == nil {
+		return &netguard.Guard{Policy: netguard.Policy{Public: true}}
+	}
+	return r.Hosts
+}
+
+// CheckHosts refuses a channel whose webhook, chat or SMTP host is not a
+// public address (or resolves to one that is not), unless the server
+// allowlists it: the server sends to these hosts from inside the network
+// it runs in, where internal services and the cloud's metadata endpoint
+// answer. Plain SMTP (starttls none) is for a loopback server only. Errors
+// name the host, never the URL's path, where chat servers put their
+// tokens.
+func (r Rules) CheckHosts(ctx context.Context, in signoff.ChannelInput) error {
+	g := r.Guard()
+	check := func(what, host string) error {
+		if err := g.CheckConfig(ctx, host); err != nil {
+			return signoff.Errorf(signoff.EINVALID, "%s: %v (the server's operator can allow it with SIGNOFF_CHANNEL_HOSTS)", what, err)
+		}
+		return nil
+	}
+	checkURL := func(what, raw string) error {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return signoff.Errorf(signoff.EINVALID, "%s is not a URL", what)
+		}
+		return check(what, u.Hostname())
+	}
+	sec, set := in.Secrets, in.Settings
+	switch in.Kind {
+	case signoff.ChannelWebhook, signoff.ChannelMattermost:
+		return checkURL("secrets.url", sec.URL)
+	case signoff.ChannelSlack:
+		if sec.URL != "" {
+			if err := checkURL("secrets.url", sec.URL); err != nil {
+				return err
+			}
+		}
+		if set.SlackAPI != "" {
+			return checkURL("settings.slack_api", set.SlackAPI)
+		}
+	case signoff.ChannelEmail:
+		if set.StartTLS == "none" && !loopbackName(set.SMTPHost) {
+			return signoff.Errorf(signoff.EINVALID, `starttls "none" sends in the clear, so only to a loopback smtp_host (localhost, 127.0.0.0/8, ::1), not %s`, set.SMTPHost)
+		}
+		return check("settings.smtp_host", set.SMTPHost)
+	}
+	return nil
+}
+
+// loopbackName reports whether host is localhost or a loopback address
+// in any form: it is what plain SMTP may be sent to.
+func loopbackName(host string) bool {
+	if ip, ok := netguard.ParseIP(host); ok {
+		return netguard.Classify(ip) == netguard.Loopback
+	}
+	return netguard.NormalHost(host) == "localhost"
+}
 
 var _ signoff.OutboxRules = Rules{}
 

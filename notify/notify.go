@@ -30,6 +30,7 @@ import (
 	"github.com/signoff-dev/signoff/card"
 	"github.com/signoff-dev/signoff/chat"
 	"github.com/signoff-dev/signoff/mail"
+	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/outbox"
 	"github.com/signoff-dev/signoff/webhook"
 )
@@ -59,8 +60,8 @@ type Desk struct {
 	// Holder names this worker in leases and attempts.
 	Holder string
 	// HTTP sends webhooks and chat messages. Nil (production) is a client
-	// that dials through the store's ChannelGuard; one set here replaces
-	// that guard, so only tests set it.
+	// that dials through the host rule of the store's channel rules; one
+	// set here replaces that guard, so only tests set it.
 	HTTP *http.Client
 	// Subjects resolves state cards; without it only decision cards open.
 	Subjects Subjects
@@ -143,7 +144,7 @@ func (d *Desk) client() *http.Client {
 		// is resolved once, each address checked, and the checked address
 		// dialled, so a channel's name cannot be re-pointed at an internal
 		// address after it was stored (DNS rebinding).
-		tr := d.Store.ChannelGuard().Transport()
+		tr := d.channelGuard().Transport()
 		tr.MaxIdleConnsPerHost = 64
 		// Receivers are the customer's endpoints: no redirects followed, so
 		// a signed message is never replayed somewhere it was not sent.
@@ -437,7 +438,7 @@ func (d *Desk) sendMail(ctx context.Context, ev outbox.Event, ch signoff.Channel
 	}
 	_ = json.Unmarshal(ev.Data.Payload, &p)
 	cfg := mail.Config{Host: ch.Settings.SMTPHost, Port: ch.Settings.SMTPPort, From: ch.Settings.From, Username: ch.Settings.Username,
-		Password: sec.SMTPPassword, StartTLS: ch.Settings.StartTLS, Dial: d.Store.ChannelGuard().DialContext}
+		Password: sec.SMTPPassword, StartTLS: ch.Settings.StartTLS, Dial: d.channelGuard().DialContext}
 	if d.SMTPTLS != nil {
 		cfg.TLSConfig = d.SMTPTLS
 	}
@@ -530,4 +531,15 @@ func shortHash(h string) string {
 		return h[:16]
 	}
 	return h
+}
+
+// channelGuard is the host rule the store checked channels with, so that
+// delivery dials only what configuration accepted. Rules that carry no
+// guard leave public addresses only: delivery never gets looser than the
+// check.
+func (d *Desk) channelGuard() *netguard.Guard {
+	if r, ok := d.Store.ChannelRules().(interface{ Guard() *netguard.Guard }); ok {
+		return r.Guard()
+	}
+	return &netguard.Guard{Policy: netguard.Policy{Public: true}}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/card"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/chat"
 	"github.com/signoff-dev/signoff/mail/smtptest"
 	"github.com/signoff-dev/signoff/netguard"
@@ -55,7 +56,7 @@ func newKit(t *testing.T) *kit {
 	s.SetSealer(box)
 	// The receivers here listen on loopback, which channels reach only
 	// when the operator allowlists it.
-	s.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
+	s.SetChannelRules(channelrules.WithHosts(netguard.MustAllowlist("127.0.0.1"), nil))
 	ws, owner, err := s.CreateWorkspace(ctx, "Acme", "olga")
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/card"
-	"github.com/signoff-dev/signoff/netguard"
 )
 
 // Store is the storage the outbox's deliverer and the cards need: exactly
@@ -25,7 +24,7 @@ type Store interface {
 	// connection to a receiver is dialled through.
 	ChannelWithSecrets(ctx context.Context, ws, id string) (signoff.Channel, signoff.ChannelSecrets, error)
 	ChannelByID(ctx context.Context, id string) (signoff.Channel, signoff.ChannelSecrets, error)
-	ChannelGuard() *netguard.Guard
+	ChannelRules() signoff.OutboxRules
 
 	// What a message shows: its event, the case's reporter and the
 	// question asked of them, the actor named.

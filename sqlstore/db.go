@@ -20,7 +20,6 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/identity"
-	"github.com/signoff-dev/signoff/netguard"
 )
 
 // Dialect holds what differs between the databases.
@@ -109,8 +108,6 @@ type DB struct {
 	ro *DB
 	// sealer seals channel secrets (SetSealer).
 	sealer Sealer
-	// channelGuard is the rule for the hosts channels reach (SetChannelHosts).
-	channelGuard *netguard.Guard
 	// group commits the outbox's small writes together (grouped).
 	group grouper
 	// subsStmt reads a workspace's channels in every append (subscribers).

@@ -74,7 +74,7 @@ func (s *DB) PutChannel(ctx context.Context, by signoff.Actor, in signoff.Channe
 	if err := s.outbox.CheckChannel(in); err != nil {
 		return signoff.Channel{}, err
 	}
-	if err := s.checkChannelHosts(ctx, in); err != nil {
+	if err := s.outbox.CheckHosts(ctx, in); err != nil {
 		return signoff.Channel{}, err
 	}
 	if s.sealer == nil {

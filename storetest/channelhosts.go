@@ -14,6 +14,7 @@ import (
 	"github.com/signoff-dev/signoff/netguard/netguardtest"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/notify"
 	"github.com/signoff-dev/signoff/secretbox"
@@ -98,7 +99,7 @@ func testChannelHosts(t *testing.T, b Backend) {
 		{"plain smtp to a public host", email("smtp.example.com", "none")},
 		{"plain smtp to a private host", email("10.0.0.5", "none")},
 	}
-	tb.store.SetChannelHosts(netguard.Allowlist{}, r)
+	tb.store.SetChannelRules(channelrules.WithHosts(netguard.Allowlist{}, r))
 	for _, tt := range refused {
 		_, err := tb.store.PutChannel(tb.ctx, tb.owner, tt.in)
 		if signoff.ErrorCode(err) != signoff.EINVALID {
@@ -126,7 +127,7 @@ func testChannelHosts(t *testing.T, b Backend) {
 
 	// What the operator allowlists is stored: loopback for plain SMTP, an
 	// internal name, a private range.
-	tb.store.SetChannelHosts(netguard.MustAllowlist("127.0.0.1", "hooks.internal.test", "10.0.0.0/24"), r)
+	tb.store.SetChannelRules(channelrules.WithHosts(netguard.MustAllowlist("127.0.0.1", "hooks.internal.test", "10.0.0.0/24"), r))
 	for _, in := range []signoff.ChannelInput{hook("http://127.0.0.1:9/hook"), hook("http://hooks.internal.test/"), hook("http://10.0.0.1/"),
 		email("127.0.0.1", "none"), email("10.0.0.25", "required")} {
 		if _, err := tb.store.PutChannel(tb.ctx, tb.owner, in); err != nil {
@@ -148,7 +149,7 @@ func testChannelHosts(t *testing.T, b Backend) {
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	r.Set("rebind.example.com", "93.184.216.34", "127.0.0.1")
-	tb.store.SetChannelHosts(netguard.Allowlist{}, r)
+	tb.store.SetChannelRules(channelrules.WithHosts(netguard.Allowlist{}, r))
 	if _, err := tb.store.PutChannel(tb.ctx, tb.owner, hook("http://rebind.example.com:"+port+"/hook")); err != nil {
 		t.Fatalf("rebinding name, first answer public: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/ledger"
 	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/secretbox"
@@ -340,7 +341,7 @@ func testOneConnectionEnough(t *testing.T, b Backend) {
 	}
 	a.SetSealer(box)
 	c.SetSealer(box)
-	a.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil) // the channel below is on loopback
+	a.SetChannelRules(channelrules.WithHosts(netguard.MustAllowlist("127.0.0.1"), nil)) // the channel below is on loopback
 	ws, owner, err := a.CreateWorkspace(ctx, "pool", "alice")
 	if err != nil {
 		t.Fatal(err)

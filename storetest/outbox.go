@@ -21,6 +21,7 @@ import (
 
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/card"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/notify"
 	"github.com/signoff-dev/signoff/outbox"
@@ -55,7 +56,7 @@ func newOutboxKit(t testing.TB, b Backend, url string, realClock bool) *outboxKi
 	tb.store.SetSealer(box)
 	// The receivers here listen on loopback, which channels reach only
 	// when the operator allowlists it.
-	tb.store.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
+	tb.store.SetChannelRules(channelrules.WithHosts(netguard.MustAllowlist("127.0.0.1"), nil))
 	secret := webhook.NewSecret()
 	ch, err := tb.store.PutChannel(tb.ctx, tb.owner, signoff.ChannelInput{Name: "hooks", Kind: signoff.ChannelWebhook,
 		Events: []string{"case.*", "decision.*", "card.*", "probe.*"}, Secrets: signoff.ChannelSecrets{URL: url, WebhookSecret: secret}})

@@ -18,6 +18,7 @@ import (
 	"github.com/signoff-dev/signoff"
 	"github.com/signoff-dev/signoff/bugdesk"
 	"github.com/signoff-dev/signoff/card"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/chat"
 	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/notify"
@@ -75,7 +76,7 @@ func TestChangeCardShowsTheChangeAndItsCommandApproves(t *testing.T) {
 	}
 	e.s.SetSealer(box)
 	// The Slack receiver is this test's loopback server.
-	e.s.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
+	e.s.SetChannelRules(channelrules.WithHosts(netguard.MustAllowlist("127.0.0.1"), nil))
 	hook := &slackHook{}
 	srv := httptest.NewServer(hook)
 	t.Cleanup(srv.Close)

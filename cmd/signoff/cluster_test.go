@@ -26,6 +26,7 @@ import (
 	"github.com/signoff-dev/signoff/approval"
 	"github.com/signoff-dev/signoff/change"
 	"github.com/signoff-dev/signoff/changedesk"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/pgtest"
@@ -204,7 +205,7 @@ func newClusterEnv(t *testing.T, db string, open func(ctx context.Context, key e
 	e.store.SetSealer(box)
 	// The receiver listens on loopback, which channels reach only when the
 	// operator allows it: here, and in every process.
-	e.store.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
+	e.store.SetChannelRules(channelrules.WithHosts(netguard.MustAllowlist("127.0.0.1"), nil))
 	e.procEnv = append(e.procEnv, "SIGNOFF_CHANNEL_HOSTS=127.0.0.1")
 	ws, owner, err := e.store.CreateWorkspace(ctx, "Cluster", "olivia")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/chat"
 	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/webhook"
@@ -58,7 +59,7 @@ func (d *demo) startNotify(ctx context.Context) (*demoNotify, error) {
 	base := "http://" + ln.Addr().String()
 	// The demo's receivers listen on loopback, which channels reach only
 	// when the operator allows it (SIGNOFF_CHANNEL_HOSTS): the demo does.
-	d.s.SetChannelHosts(netguard.MustAllowlist("127.0.0.1"), nil)
+	d.s.SetChannelRules(channelrules.WithHosts(netguard.MustAllowlist("127.0.0.1"), nil))
 	if n.hooks, err = d.s.PutChannel(ctx, d.owner, signoff.ChannelInput{Name: "demo-hooks", Kind: signoff.ChannelWebhook,
 		Secrets: signoff.ChannelSecrets{URL: base + "/hooks", WebhookSecret: secret}}); err != nil {
 		n.srv.Close()

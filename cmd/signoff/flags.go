@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/signoff-dev/signoff"
+	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/netguard"
 	"github.com/signoff-dev/signoff/postgres"
@@ -168,7 +169,7 @@ func (d *dbFlags) attachKey(ctx context.Context, e *env, s *sqlstore.DB) error {
 	if err != nil {
 		return fmt.Errorf("SIGNOFF_CHANNEL_HOSTS: %w", err)
 	}
-	s.SetChannelHosts(allow, nil)
+	s.SetChannelRules(channelrules.WithHosts(allow, nil))
 	return nil
 }
 
