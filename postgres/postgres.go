@@ -16,11 +16,8 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
-	"github.com/signoff-dev/signoff/addressing"
-	"github.com/signoff-dev/signoff/channelrules"
-	"github.com/signoff-dev/signoff/intake"
-	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/storerules"
 )
 
 //go:embed migrations/*.sql
@@ -93,20 +90,9 @@ func Open(ctx context.Context, url string, o sqlstore.Options) (*sqlstore.DB, er
 	if err != nil {
 		return nil, err
 	}
-	if o.Intake == nil {
-		// The engines always give the store its intake rules: reporter
-		// text reaches models, so no opened store may skip the airlock.
-		o.Intake = intake.Rules{}
-	}
-	if o.Passkeys == nil {
-		o.Passkeys = passkey.Rules{}
-	}
-	if o.Addressing == nil {
-		o.Addressing = addressing.Rules{}
-	}
-	if o.Outbox == nil {
-		o.Outbox = channelrules.Rules{}
-	}
+	// The engines always give the store its rules: reporter text reaches
+	// models, so no opened store may skip the airlock.
+	storerules.Fill(&o.Intake, &o.Passkeys, &o.Addressing, &o.Outbox)
 	s, err := sqlstore.Open(ctx, db, Dialect, Schema(db, pool), o)
 	if err != nil {
 		db.Close()

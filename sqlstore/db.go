@@ -127,19 +127,26 @@ type DB struct {
 
 var _ signoff.Store = (*DB)(nil)
 
+// checkRules refuses options without the rules the store applies in its
+// transactions (storerules.Fill sets them all).
+func (o Options) checkRules(engine string) error {
+	switch {
+	case o.Intake == nil:
+		return fmt.Errorf("open %s: no intake rules: the store keeps no reporter text that has not passed them", engine)
+	case o.Passkeys == nil:
+		return fmt.Errorf("open %s: no passkey rules: the store registers no passkey and moves no counter unchecked", engine)
+	case o.Addressing == nil:
+		return fmt.Errorf("open %s: no addressing rules: the store opens no task for a mention unchecked", engine)
+	case o.Outbox == nil:
+		return fmt.Errorf("open %s: no outbox rules: the store stores no channel unchecked", engine)
+	}
+	return nil
+}
+
 // New wraps an opened, migrated database.
 func New(db *sql.DB, d Dialect, o Options) (*DB, error) {
-	if o.Intake == nil {
-		return nil, fmt.Errorf("open %s: no intake rules: the store keeps no reporter text that has not passed them", d.Name)
-	}
-	if o.Passkeys == nil {
-		return nil, fmt.Errorf("open %s: no passkey rules: the store registers no passkey and moves no counter unchecked", d.Name)
-	}
-	if o.Addressing == nil {
-		return nil, fmt.Errorf("open %s: no addressing rules: the store opens no task for a mention unchecked", d.Name)
-	}
-	if o.Outbox == nil {
-		return nil, fmt.Errorf("open %s: no outbox rules: the store stores no channel unchecked", d.Name)
+	if err := o.checkRules(d.Name); err != nil {
+		return nil, err
 	}
 	s := &DB{db: db, d: d, intake: o.Intake, passkeys: o.Passkeys, addressing: o.Addressing, outbox: o.Outbox, signer: o.Signer, now: o.Now, ready: o.Ready, river: o.River, driver: o.RiverDriver, retries: o.MaxRetries}
 	if o.Signer != nil {

@@ -32,17 +32,8 @@ type Schema struct {
 // goose reports nothing pending then.)
 func Open(ctx context.Context, db *sql.DB, d Dialect, sc Schema, o Options) (*DB, error) {
 	// Refused before any migration runs (New refuses them too).
-	if o.Intake == nil {
-		return nil, fmt.Errorf("open %s: no intake rules", d.Name)
-	}
-	if o.Passkeys == nil {
-		return nil, fmt.Errorf("open %s: no passkey rules", d.Name)
-	}
-	if o.Addressing == nil {
-		return nil, fmt.Errorf("open %s: no addressing rules", d.Name)
-	}
-	if o.Outbox == nil {
-		return nil, fmt.Errorf("open %s: no outbox rules", d.Name)
+	if err := o.checkRules(d.Name); err != nil {
+		return nil, err
 	}
 	prov, err := goose.NewProvider(sc.Goose, db, sc.FS)
 	if err != nil {

@@ -15,12 +15,8 @@ import (
 	"time"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/addressing"
-	"github.com/signoff-dev/signoff/channelrules"
-	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
 	"github.com/signoff-dev/signoff/ledger"
-	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
 )
@@ -367,7 +363,7 @@ func checkCopy(ctx context.Context, path string, trusted map[string]ed25519.Publ
 	if sc.NoTable {
 		return rep, errors.New("not a Signoff database (no migration table)")
 	}
-	s, err := sqlstore.New(db, sqlite.Dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}})
+	s, err := sqlstore.New(db, sqlite.Dialect, storeOptions())
 	if err != nil {
 		return rep, err
 	}

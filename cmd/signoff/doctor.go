@@ -22,17 +22,14 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/signoff-dev/signoff"
-	"github.com/signoff-dev/signoff/addressing"
-	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/doctor"
-	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
-	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/secretbox"
 	"github.com/signoff-dev/signoff/sqlite"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/storerules"
 )
 
 // sandboxProbeArg is argv[1] of this program run inside the sandbox by
@@ -341,7 +338,7 @@ func observeDatabase(ctx context.Context, dsn string, timeout time.Duration, o *
 
 	sctx, cancel = step()
 	defer cancel()
-	s, err := sqlstore.New(db.db, db.dialect, sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}})
+	s, err := sqlstore.New(db.db, db.dialect, storeOptions())
 	if err != nil {
 		o.Ledger = doctor.Ledger{Checked: true, Err: err.Error()}
 	} else {
@@ -460,4 +457,12 @@ func observeClock(ctx context.Context, db *sql.DB) doctor.Clock {
 	c.RoundTrip = t1.Sub(t0)
 	c.Skew = at.Sub(t0.Add(c.RoundTrip / 2))
 	return c
+}
+
+// storeOptions are the options of a store the CLI opens on a database it
+// was handed (doctor, backup): the store's rules, nothing else.
+func storeOptions() sqlstore.Options {
+	var o sqlstore.Options
+	storerules.Fill(&o.Intake, &o.Passkeys, &o.Addressing, &o.Outbox)
+	return o
 }

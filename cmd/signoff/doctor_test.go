@@ -7,16 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff-dev/signoff/addressing"
-	"github.com/signoff-dev/signoff/channelrules"
 	"github.com/signoff-dev/signoff/doctor"
-	"github.com/signoff-dev/signoff/intake"
 	"github.com/signoff-dev/signoff/keys"
-	"github.com/signoff-dev/signoff/passkey"
 	"github.com/signoff-dev/signoff/pgtest"
 	"github.com/signoff-dev/signoff/postgres"
 	"github.com/signoff-dev/signoff/sandbox"
 	"github.com/signoff-dev/signoff/sqlstore"
+	"github.com/signoff-dev/signoff/storerules"
 )
 
 type doctorJSON struct {
@@ -192,7 +189,9 @@ func TestDoctorPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}})
+	var o sqlstore.Options
+	storerules.Fill(&o.Intake, &o.Passkeys, &o.Addressing, &o.Outbox)
+	s, err := sqlstore.Open(ctx, db, postgres.Dialect, postgres.Schema(db, pool), o)
 	if err != nil {
 		t.Fatal(err)
 	}
