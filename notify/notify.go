@@ -539,7 +539,20 @@ func shortHash(h string) string {
 // check.
 func (d *Desk) channelGuard() *netguard.Guard {
 	if r, ok := d.Store.ChannelRules().(interface{ Guard() *netguard.Guard }); ok {
-		return r.Guard()
+		if g := guardOf(r); g != nil {
+			return g
+		}
 	}
 	return &netguard.Guard{Policy: netguard.Policy{Public: true}}
+}
+
+// guardOf asks r for its guard; a nil receiver that panics, or a nil
+// guard, is no guard.
+func guardOf(r interface{ Guard() *netguard.Guard }) (g *netguard.Guard) {
+	defer func() {
+		if recover() != nil {
+			g = nil
+		}
+	}()
+	return r.Guard()
 }

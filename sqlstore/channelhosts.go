@@ -4,10 +4,10 @@ import "github.com/signoff-dev/signoff"
 
 // SetChannelRules replaces the channel rules the store was opened with,
 // typically by the same rules with the server's host allowlist
-// (channelrules.WithHosts). Call it before serving. A nil r changes
-// nothing: the store never runs without channel rules.
+// (channelrules.WithHosts). Call it before serving. A nil r (or a nil
+// pointer) changes nothing: the store never runs without channel rules.
 func (s *DB) SetChannelRules(r signoff.OutboxRules) {
-	if r == nil {
+	if noRule(r) {
 		return
 	}
 	s.outbox = r

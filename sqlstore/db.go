@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"sync"
 	"time"
@@ -131,16 +132,30 @@ var _ signoff.Store = (*DB)(nil)
 // transactions (storerules.Fill sets them all).
 func (o Options) checkRules(engine string) error {
 	switch {
-	case o.Intake == nil:
+	case noRule(o.Intake):
 		return fmt.Errorf("open %s: no intake rules: the store keeps no reporter text that has not passed them", engine)
-	case o.Passkeys == nil:
+	case noRule(o.Passkeys):
 		return fmt.Errorf("open %s: no passkey rules: the store registers no passkey and moves no counter unchecked", engine)
-	case o.Addressing == nil:
+	case noRule(o.Addressing):
 		return fmt.Errorf("open %s: no addressing rules: the store opens no task for a mention unchecked", engine)
-	case o.Outbox == nil:
+	case noRule(o.Outbox):
 		return fmt.Errorf("open %s: no outbox rules: the store stores no channel unchecked", engine)
 	}
 	return nil
+}
+
+// noRule reports whether a rule is missing: nil, or a nil pointer in an
+// interface (which would pass == nil and panic on the first write).
+func noRule(r any) bool {
+	if r == nil {
+		return true
+	}
+	v := reflect.ValueOf(r)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }
 
 // New wraps an opened, migrated database.

@@ -14,7 +14,9 @@ import (
 // VerificationVerdicts are the verdicts verification records (verify.Verified,
 // verify.Rejected, verify.Inconclusive), as text so that the store does not
 // depend on the sandbox.
-var VerificationVerdicts = []string{"VERIFIED", "REJECTED", "INCONCLUSIVE"}
+func VerificationVerdicts() []string { return slices.Clone(verificationVerdicts) }
+
+var verificationVerdicts = []string{"VERIFIED", "REJECTED", "INCONCLUSIVE"}
 
 // TallyOther is the verdict a tally counts an unknown or unreadable
 // verdict under (metrics.Other, the label of everything unknown).
@@ -207,7 +209,7 @@ func (t *LedgerTally) read(ctx context.Context, ws string, from, to int64) error
 			Verdict string `json:"verdict"`
 		}
 		_ = json.Unmarshal([]byte(payload), &p) // an unreadable verdict counts as "other"
-		if !slices.Contains(VerificationVerdicts, p.Verdict) {
+		if !slices.Contains(verificationVerdicts, p.Verdict) {
 			p.Verdict = TallyOther
 		}
 		verdicts[p.Verdict]++

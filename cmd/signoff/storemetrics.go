@@ -74,7 +74,7 @@ func registerStoreMetrics(r *metrics.Registry, s *sqlstore.DB) {
 			if err != nil || !c.CaughtUp {
 				return nil, err
 			}
-			for _, v := range sqlstore.VerificationVerdicts {
+			for _, v := range sqlstore.VerificationVerdicts() {
 				c.Verdicts[v] += 0
 			}
 			out := make([]metrics.Sample, 0, len(c.Verdicts))
