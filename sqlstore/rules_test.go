@@ -39,6 +39,11 @@ func TestRulesRequired(t *testing.T) {
 		{"no passkey rules", sqlstore.Options{Intake: intake.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}}, "passkey"},
 		{"no addressing rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Outbox: channelrules.Rules{}}, "addressing"},
 		{"no outbox rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}}, "outbox"},
+		// A nil pointer is a non-nil interface that panics on first use.
+		{"nil *intake.Rules", sqlstore.Options{Intake: (*intake.Rules)(nil), Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}}, "intake"},
+		{"nil *passkey.Rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: (*passkey.Rules)(nil), Addressing: addressing.Rules{}, Outbox: channelrules.Rules{}}, "passkey"},
+		{"nil *addressing.Rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: (*addressing.Rules)(nil), Outbox: channelrules.Rules{}}, "addressing"},
+		{"nil *channelrules.Rules", sqlstore.Options{Intake: intake.Rules{}, Passkeys: passkey.Rules{}, Addressing: addressing.Rules{}, Outbox: (*channelrules.Rules)(nil)}, "outbox"},
 	} {
 		if s, err := sqlstore.New(db, sqlite.Dialect, tt.o); err == nil || !strings.Contains(err.Error(), tt.missing) {
 			t.Fatalf("%s: New = %v, %v; want refused for %s", tt.name, s, err, tt.missing)
@@ -50,5 +55,27 @@ func TestRulesRequired(t *testing.T) {
 	var n int
 	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("a refused Open left %d schema objects (%v)", n, err)
+	}
+}
+
+// TestRulesNilPointers: the engines fill only rules that are nil, so a nil
+// pointer given to sqlite.Open is refused, not kept; and SetChannelRules
+// ignores one instead of replacing the store's host rule with it (the
+// notify desk would then dial through a nil guard).
+func TestRulesNilPointers(t *testing.T) {
+	t.Parallel()
+	o := sqlstore.Options{Intake: (*intake.Rules)(nil)}
+	if s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "typednil.db"), o); err == nil {
+		s.Close()
+		t.Errorf("sqlite.Open kept a nil *intake.Rules instead of refusing it")
+	}
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "setnil.db"), sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetChannelRules((*channelrules.Rules)(nil))
+	if _, ok := s.ChannelRules().(channelrules.Rules); !ok {
+		t.Fatalf("SetChannelRules(nil pointer) replaced the store's channel rules with %#v", s.ChannelRules())
 	}
 }
