@@ -228,6 +228,12 @@ func (w *workload) bug(ctx context.Context, e *clusterEnv, serves []*proc, k int
 		}
 		if st == http.StatusOK && c.State != workflow.BugVerifying && c.State != workflow.BugFixing {
 			run.failed = "the case went to " + c.State
+			// Say why: the verdict and its reason, as the loop recorded them.
+			if l, err := e.store.GetLoop(ctx, signoff.SystemActor(e.owner.WorkspaceID), run.caseID); err == nil {
+				for _, cand := range l.State.Candidates {
+					run.failed += fmt.Sprintf("; candidate %s: %s, verdict %s (%.300s)", cand.ID, cand.Status, cand.Verdict, cand.Reason)
+				}
+			}
 			return
 		}
 		if time.Now().After(deadline) {
