@@ -18,20 +18,17 @@ import (
 
 // Me is the actor the token belongs to.
 func (c *Client) Me(ctx context.Context) (signoff.Actor, error) {
-	var a signoff.Actor
-	return a, c.Do(ctx, http.MethodGet, Path("me"), nil, &a)
+	return call[signoff.Actor](ctx, c, http.MethodGet, Path("me"), nil)
 }
 
 // Case reads one case.
 func (c *Client) Case(ctx context.Context, caseID string) (signoff.Case, error) {
-	var cs signoff.Case
-	return cs, c.Do(ctx, http.MethodGet, Path("cases", caseID), nil, &cs)
+	return call[signoff.Case](ctx, c, http.MethodGet, Path("cases", caseID), nil)
 }
 
 // Loop reads a bug case's loop.
 func (c *Client) Loop(ctx context.Context, caseID string) (signoff.BugLoop, error) {
-	var l signoff.BugLoop
-	return l, c.Do(ctx, http.MethodGet, Path("cases", caseID, "loop"), nil, &l)
+	return call[signoff.BugLoop](ctx, c, http.MethodGet, Path("cases", caseID, "loop"), nil)
 }
 
 // Events reads up to limit events of a case after sequence number after.
@@ -40,7 +37,8 @@ func (c *Client) Events(ctx context.Context, caseID string, after int64, limit i
 		Events []signoff.Event `json:"events"`
 	}
 	path := fmt.Sprintf("%s?limit=%d&after=%d", Path("cases", caseID, "events"), limit, after)
-	return out.Events, c.Do(ctx, http.MethodGet, path, nil, &out)
+	err := c.Do(ctx, http.MethodGet, path, nil, &out)
+	return out.Events, err
 }
 
 // Cards reads the cards (gates and questions) of a case.
@@ -48,7 +46,8 @@ func (c *Client) Cards(ctx context.Context, caseID string) ([]signoff.Card, erro
 	var out struct {
 		Cards []signoff.Card `json:"cards"`
 	}
-	return out.Cards, c.Do(ctx, http.MethodGet, Path("cases", caseID, "cards"), nil, &out)
+	err := c.Do(ctx, http.MethodGet, Path("cases", caseID, "cards"), nil, &out)
+	return out.Cards, err
 }
 
 // Decisions reads a case's triage decisions.
@@ -56,7 +55,8 @@ func (c *Client) Decisions(ctx context.Context, caseID string) ([]signoff.Decisi
 	var out struct {
 		Decisions []signoff.Decision `json:"decisions"`
 	}
-	return out.Decisions, c.Do(ctx, http.MethodGet, Path("cases", caseID, "triage"), nil, &out)
+	err := c.Do(ctx, http.MethodGet, Path("cases", caseID, "triage"), nil, &out)
+	return out.Decisions, err
 }
 
 // Decide answers a pending decision over exactly subjectDigest.
@@ -69,8 +69,7 @@ func (c *Client) Decide(ctx context.Context, decisionID, subjectDigest string, a
 
 // RegisterKey registers an approval public key (PEM) for the token's actor.
 func (c *Client) RegisterKey(ctx context.Context, publicKeyPEM string) (signoff.ApproverKey, error) {
-	var k signoff.ApproverKey
-	return k, c.Do(ctx, http.MethodPost, Path("keys"), map[string]string{"public_key": publicKeyPEM}, &k)
+	return call[signoff.ApproverKey](ctx, c, http.MethodPost, Path("keys"), map[string]string{"public_key": publicKeyPEM})
 }
 
 // ListKeys lists the approval keys the caller may see.
@@ -78,7 +77,8 @@ func (c *Client) ListKeys(ctx context.Context) ([]signoff.ApproverKey, error) {
 	var out struct {
 		Keys []signoff.ApproverKey `json:"keys"`
 	}
-	return out.Keys, c.Do(ctx, http.MethodGet, Path("keys"), nil, &out)
+	err := c.Do(ctx, http.MethodGet, Path("keys"), nil, &out)
+	return out.Keys, err
 }
 
 // KeyRevocation is the answer to RevokeKey.
@@ -89,8 +89,7 @@ type KeyRevocation struct {
 
 // RevokeKey revokes an approval key by id.
 func (c *Client) RevokeKey(ctx context.Context, keyID string) (KeyRevocation, error) {
-	var out KeyRevocation
-	return out, c.Do(ctx, http.MethodPost, Path("keys", keyID, "revoke"), nil, &out)
+	return call[KeyRevocation](ctx, c, http.MethodPost, Path("keys", keyID, "revoke"), nil)
 }
 
 // --- approvals, merge, candidates -----------------------------------------
@@ -99,8 +98,7 @@ func (c *Client) RevokeKey(ctx context.Context, keyID string) (KeyRevocation, er
 // change card (its "kind" says which), to be decoded strictly before
 // anything is signed.
 func (c *Client) ApprovalCard(ctx context.Context, caseID string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("cases", caseID, "approval"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("cases", caseID, "approval"), nil)
 }
 
 // ApprovalRequest is a signed approval (or rejection) envelope and how it
@@ -119,34 +117,29 @@ type ApprovalResult struct {
 
 // Approve posts a signed envelope for a case.
 func (c *Client) Approve(ctx context.Context, caseID string, in ApprovalRequest) (ApprovalResult, error) {
-	var out ApprovalResult
-	return out, c.Do(ctx, http.MethodPost, Path("cases", caseID, "approvals"), in, &out)
+	return call[ApprovalResult](ctx, c, http.MethodPost, Path("cases", caseID, "approvals"), in)
 }
 
 // Merge merges an approved case's candidate.
 func (c *Client) Merge(ctx context.Context, caseID string) (signoff.MergeRecord, error) {
-	var m signoff.MergeRecord
-	return m, c.Do(ctx, http.MethodPost, Path("cases", caseID, "merge"), nil, &m)
+	return call[signoff.MergeRecord](ctx, c, http.MethodPost, Path("cases", caseID, "merge"), nil)
 }
 
 // SubmitCandidate proposes a patch (a unified diff, UTF-8) as a case's
 // candidate fix.
 func (c *Client) SubmitCandidate(ctx context.Context, caseID, patch string) (signoff.Candidate, error) {
-	var cand signoff.Candidate
-	return cand, c.Do(ctx, http.MethodPost, Path("cases", caseID, "candidates"), map[string]string{"patch": patch}, &cand)
+	return call[signoff.Candidate](ctx, c, http.MethodPost, Path("cases", caseID, "candidates"), map[string]string{"patch": patch})
 }
 
 // Reverify moves a case's candidate onto the current main and verifies it
 // again.
 func (c *Client) Reverify(ctx context.Context, caseID string) (signoff.Candidate, error) {
-	var cand signoff.Candidate
-	return cand, c.Do(ctx, http.MethodPost, Path("cases", caseID, "reverify"), nil, &cand)
+	return call[signoff.Candidate](ctx, c, http.MethodPost, Path("cases", caseID, "reverify"), nil)
 }
 
 // CandidateEvidence downloads a candidate's evidence bundle (tar.gz).
 func (c *Client) CandidateEvidence(ctx context.Context, caseID, candidateID string) ([]byte, error) {
-	var b []byte
-	return b, c.Do(ctx, http.MethodGet, Path("cases", caseID, "candidates", candidateID, "evidence"), nil, &b)
+	return call[[]byte](ctx, c, http.MethodGet, Path("cases", caseID, "candidates", candidateID, "evidence"), nil)
 }
 
 // ChangeEvidence downloads a change case's evidence bundle (tar.gz) and
@@ -167,8 +160,7 @@ func (c *Client) ChangeEvidence(ctx context.Context, caseID string) ([]byte, str
 
 // Harness reads a case's reproduction (bugdesk.HarnessView) as it came.
 func (c *Client) Harness(ctx context.Context, caseID string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("cases", caseID, "harness"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("cases", caseID, "harness"), nil)
 }
 
 // ReviewHarness posts a staff review (bugdesk.HarnessDecision) of a case's
@@ -190,14 +182,12 @@ type Report struct {
 
 // SubmitReport files a bug report on a project's public intake.
 func (c *Client) SubmitReport(ctx context.Context, project string, report any) (Report, error) {
-	var r Report
-	return r, c.Do(ctx, http.MethodPost, Path("projects", project, "reports"), report, &r)
+	return call[Report](ctx, c, http.MethodPost, Path("projects", project, "reports"), report)
 }
 
 // Track reads a reporter's tracking page (bugdesk.TrackView) as it came.
 func (c *Client) Track(ctx context.Context, token string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("track", token), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("track", token), nil)
 }
 
 // TrackDecision posts a reporter's answer (bugdesk.Answer) on a tracking
@@ -210,15 +200,13 @@ func (c *Client) TrackDecision(ctx context.Context, token string, answer any) er
 
 // Repo reads a project's repository settings as JSON.
 func (c *Client) Repo(ctx context.Context, project string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("projects", project, "repo"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("projects", project, "repo"), nil)
 }
 
 // SetRepo replaces a project's repository settings (a JSON object, checked
 // strictly by the server) and returns them as stored.
 func (c *Client) SetRepo(ctx context.Context, project string, settings json.RawMessage) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPut, Path("projects", project, "repo"), settings, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodPut, Path("projects", project, "repo"), settings)
 }
 
 // --- changes -------------------------------------------------------------------
@@ -246,8 +234,7 @@ type ChangeCreated struct {
 
 // RequestChange opens a change case on a project.
 func (c *Client) RequestChange(ctx context.Context, project string, in ChangeRequest) (ChangeCreated, error) {
-	var out ChangeCreated
-	return out, c.Do(ctx, http.MethodPost, Path("projects", project, "changes"), in, &out)
+	return call[ChangeCreated](ctx, c, http.MethodPost, Path("projects", project, "changes"), in)
 }
 
 // ChangePlanned is the answer to Plan.
@@ -259,14 +246,12 @@ type ChangePlanned struct {
 // Plan drafts a change case's plan: proposal is {"builtin": true} or a
 // proposal document (raw JSON bytes or a value to encode).
 func (c *Client) Plan(ctx context.Context, caseID string, proposal any) (ChangePlanned, error) {
-	var out ChangePlanned
-	return out, c.Do(ctx, http.MethodPost, Path("cases", caseID, "plan"), proposal, &out)
+	return call[ChangePlanned](ctx, c, http.MethodPost, Path("cases", caseID, "plan"), proposal)
 }
 
 // Change reads a change case's view as it came.
 func (c *Client) Change(ctx context.Context, caseID string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("cases", caseID, "change"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("cases", caseID, "change"), nil)
 }
 
 // Execute runs an approved change and decodes the answer (a
@@ -287,7 +272,8 @@ func (c *Client) ChangePolicy(ctx context.Context) (signoff.ChangePolicy, error)
 	var out struct {
 		Policy signoff.ChangePolicy `json:"policy"`
 	}
-	return out.Policy, c.Do(ctx, http.MethodGet, Path("change-policy"), nil, &out)
+	err := c.Do(ctx, http.MethodGet, Path("change-policy"), nil, &out)
+	return out.Policy, err
 }
 
 // SetChangePolicy stores a new change policy (YAML) over expectedVersion.
@@ -296,7 +282,8 @@ func (c *Client) SetChangePolicy(ctx context.Context, yaml string, expectedVersi
 		Policy signoff.ChangePolicy `json:"policy"`
 	}
 	in := map[string]any{"yaml": yaml, "expected_version": expectedVersion}
-	return out.Policy, c.Do(ctx, http.MethodPut, Path("change-policy"), in, &out)
+	err := c.Do(ctx, http.MethodPut, Path("change-policy"), in, &out)
+	return out.Policy, err
 }
 
 // --- feature flags ----------------------------------------------------------------
@@ -308,14 +295,12 @@ func (c *Client) Flags(ctx context.Context, project, env string) (json.RawMessag
 	if env != "" {
 		path += "?env=" + url.QueryEscape(env)
 	}
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, path, nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, path, nil)
 }
 
 // Flag reads one feature flag as JSON.
 func (c *Client) Flag(ctx context.Context, project, env, key string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("projects", project, "flags", env, key), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("projects", project, "flags", env, key), nil)
 }
 
 // EmergencyFlag writes a flag at once, bypassing approval for a while, and
@@ -337,51 +322,52 @@ func (c *Client) Outbox(ctx context.Context, query url.Values) (json.RawMessage,
 	if len(query) > 0 {
 		path += "?" + query.Encode()
 	}
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, path, nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, path, nil)
 }
 
 // OutboxMessage reads one outbox message and its delivery attempts.
 func (c *Client) OutboxMessage(ctx context.Context, id string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("outbox", id), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("outbox", id), nil)
 }
 
 // RetryOutbox sends a dead or failing outbox message again.
 func (c *Client) RetryOutbox(ctx context.Context, id string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPost, Path("outbox", id, "retry"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodPost, Path("outbox", id, "retry"), nil)
 }
 
 // PutChannel creates or updates a notification channel; the answer is a
 // signoff.Channel (secrets never come back).
 func (c *Client) PutChannel(ctx context.Context, id string, channel any) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPut, Path("channels", id), channel, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodPut, Path("channels", id), channel)
 }
 
 // Channels lists the notification channels.
 func (c *Client) Channels(ctx context.Context) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("channels"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("channels"), nil)
 }
 
 // PutChatUser maps a chat platform's user to an actor; the answer is a
 // signoff.ChatUser.
 func (c *Client) PutChatUser(ctx context.Context, user any) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPut, Path("chat-users"), user, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodPut, Path("chat-users"), user)
 }
 
 // Keys lists the approval keys the caller may see, as JSON ({"keys": [...]});
 // ListKeys decodes it.
 func (c *Client) Keys(ctx context.Context) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodGet, Path("keys"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodGet, Path("keys"), nil)
 }
 
 // RevokeKeyRaw is RevokeKey's answer as JSON, for callers that print it.
 func (c *Client) RevokeKeyRaw(ctx context.Context, keyID string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	return raw, c.Do(ctx, http.MethodPost, Path("keys", keyID, "revoke"), nil, &raw)
+	return call[json.RawMessage](ctx, c, http.MethodPost, Path("keys", keyID, "revoke"), nil)
+}
+
+// call makes one request and decodes its answer into a new T. The answer
+// is read after Do returns: `return out, c.Do(..., &out)` would leave the
+// order of the two to the compiler.
+func call[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	err := c.Do(ctx, method, path, in, &out)
+	return out, err
 }
