@@ -84,16 +84,33 @@ func (b *browser) run(what string, steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// value runs one action that returns a value.
+// value runs one action that returns a value. A read whose node a live
+// page replaced between finding it and reading it (the tracking page and
+// the desk swap their parts in place) is read again: reads change
+// nothing, so a second try is safe.
 func value[T any](b *browser, what string, a chromedp.Action[T]) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		b.t.Fatalf("%s: %v", what, err)
+	for try := 1; ; try++ {
+		v, err := chromedp.Run(ctx, a)
+		if err == nil {
+			return v
+		}
+		if !staleNode(err) || try == 5 || ctx.Err() != nil {
+			b.t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	return v
+}
+
+// staleNode reports whether err is the DevTools protocol's answer for a
+// node that left the document after it was found.
+func staleNode(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "No node with given id") ||
+		strings.Contains(msg, "Could not find node with given id") ||
+		strings.Contains(msg, "Node with given id does not belong to the document")
 }
 
 func clipText(s string, n int) string {

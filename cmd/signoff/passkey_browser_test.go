@@ -47,6 +47,7 @@ func TestPasskeyBrowser(t *testing.T) {
 	b.run("register a passkey",
 		chromedp.Navigate(base+"/people"),
 		chromedp.WaitVisible(chromedp.ID("passkey-register-btn")),
+		chromedp.WaitEnabled(chromedp.ID("passkey-register-btn")), // passkey.js has bound its handler
 		// Registering asks for the API token again, not only the session.
 		chromedp.SendKeys(chromedp.ID("passkey-token"), d.operatorToken),
 		chromedp.Click(chromedp.ID("passkey-register-btn")),
@@ -69,7 +70,8 @@ func TestPasskeyBrowser(t *testing.T) {
 	// Approve the plan with it.
 	b.run("approval page",
 		chromedp.Navigate(base+"/cases/"+caseID+"/approval"),
-		chromedp.WaitVisible(chromedp.ID("passkey-approve-btn")))
+		chromedp.WaitVisible(chromedp.ID("passkey-approve-btn")),
+		chromedp.WaitEnabled(chromedp.ID("passkey-approve-btn")))
 	b.checkPage("approval with passkey")
 	b.shotOf("passkey-approve-form", "#how-h + #passkey-approve")
 	b.run("approve with the passkey",

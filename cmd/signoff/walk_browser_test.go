@@ -30,7 +30,9 @@ type walkClicks struct {
 func (c *walkClicks) click(what, sel, then string) {
 	c.b.t.Helper()
 	c.n++
-	c.b.run(what, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS(then)))
+	// WaitEnabled: the passkey buttons stay disabled until passkey.js has
+	// bound its handler.
+	c.b.run(what, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.WaitEnabled(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS(then)))
 }
 
 // TestWalkBrowser takes a person through both loops in the browser alone,
@@ -167,7 +169,7 @@ func TestWalkBrowser(t *testing.T) {
 		}
 		b.run("approve with the passkey", chromedp.Navigate(base+"/cases/"+caseID), chromedp.WaitVisible(chromedp.ID("waiting-act")),
 			chromedp.Click(chromedp.ID("waiting-act")),
-			chromedp.WaitVisible(chromedp.ID("passkey-approve-btn")), chromedp.Click(chromedp.ID("passkey-approve-btn")),
+			chromedp.WaitVisible(chromedp.ID("passkey-approve-btn")), chromedp.WaitEnabled(chromedp.ID("passkey-approve-btn")), chromedp.Click(chromedp.ID("passkey-approve-btn")),
 			chromedp.WaitVisible(chromedp.ID("decided")))
 		c, err := d.s.GetCase(ctx, d.owner, caseID)
 		if err != nil || c.State != workflow.ChangeApproved {

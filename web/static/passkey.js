@@ -45,6 +45,13 @@
   function busy(form, on) {
     form.querySelectorAll("button").forEach(function (b) { b.disabled = on; });
   }
+  // ready enables a form's buttons, which the page sends disabled: a click
+  // before this script has bound its handler would post the form itself
+  // and show the person the server's JSON instead of asking their
+  // authenticator. A browser without passkeys keeps them disabled.
+  function ready(form) {
+    if (supported(form)) busy(form, false);
+  }
 
   var reg = document.getElementById("passkey-register");
   if (reg) {
@@ -80,6 +87,7 @@
         busy(reg, false);
       });
     });
+    ready(reg);
   }
 
   var form = document.getElementById("passkey-form");
@@ -119,5 +127,6 @@
         busy(form, false);
       });
     });
+    ready(form);
   }
 })();
