@@ -31,8 +31,11 @@ func (c *walkClicks) click(what, sel, then string) {
 	c.b.t.Helper()
 	c.n++
 	// WaitEnabled: the passkey buttons stay disabled until passkey.js has
-	// bound its handler.
-	c.b.run(what, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.WaitEnabled(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS(then)))
+	// bound its handler (and disable themselves once clicked, so a second
+	// click does nothing). The desk swaps its rows in place as cases move,
+	// so the click may meet a replaced row: find it again then.
+	c.b.runAgain(what, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.WaitEnabled(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+	c.b.run(what, chromedp.WaitVisible(chromedp.CSS(then)))
 }
 
 // TestWalkBrowser takes a person through both loops in the browser alone,
