@@ -113,7 +113,8 @@ func (d *detector) detect(text string) famSet {
 	// no rule keeps its input, so a string view avoids a copy.
 	fired := d.scanHits(unsafe.String(&sc.fold[0], len(sc.fold)), 0, sc)
 	scratchPool.Put(sc)
-	return fired | d.scanEncoded(text)
+	fired |= d.scanEncoded(text)
+	return fired | d.scanRefs(text, fired)
 }
 
 // names returns the sorted names of the families in fired, or nil.

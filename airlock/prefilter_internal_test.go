@@ -574,6 +574,10 @@ func refRedact(text string) (string, []Redaction) {
 	var spans []redSpan
 	for round := 0; round < maxRedactRounds; round++ {
 		found := false
+		if spans = r.refSpans(text, spans[:0]); len(spans) > 0 {
+			text = r.apply(text, spans, true)
+			found = true
+		}
 		for _, find := range redactStages {
 			spans = find(text, spans[:0])
 			if len(spans) > 0 {

@@ -116,6 +116,12 @@ func Redact(text string) (string, []Redaction) {
 	lastPrev := propagateStage
 	for round := 0; round < maxRedactRounds; round++ {
 		found, last := false, -1
+		// References first: a secret the decoded view shows whole is
+		// replaced whole before a stage reads part of it as written.
+		if spans = r.refSpans(text, spans[:0]); len(spans) > 0 {
+			text = r.apply(text, spans, true)
+			found = true
+		}
 		for si, find := range redactStages {
 			if !found && si > lastPrev {
 				break
@@ -794,6 +800,15 @@ func keyStart(text string, b int, kw *secretKeyword) bool {
 // judges it by the secretKeyword's rule.
 func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	q = spanWhile(text, q, isHSpace)
+	// Spaces and quotes written as references ("&nbsp;", "&quot;", "%22")
+	// separate too; a few at most.
+	for k := 0; k < 4; k++ {
+		n := sepRefAt(text, q)
+		if n == 0 {
+			break
+		}
+		q = spanWhile(text, q+n, isHSpace)
+	}
 	if strings.HasPrefix(text[q:], "**") {
 		q = spanWhile(text, q+2, isHSpace) // "**Password:** hunter2"
 	}
@@ -878,7 +893,9 @@ func kvValue(text string, q int) (vs, ve int, quoted bool) {
 // parameter ("&user=...", "&amp;") or nothing: only then does the '&' end
 // a value, so that "password = Tr0ub4dor&3" is read whole.
 func nextParam(text string, i int) bool {
-	if strings.HasPrefix(text[i:], "amp;") {
+	// An entity closed by its semicolon ("&amp;", "&quot;", "&#39;") ends
+	// the value, as the '&' or quote it stands for would.
+	if _, n := entityAt(text, i-1); n > 0 && text[i-2+n] == ';' {
 		return true
 	}
 	j := i
@@ -888,7 +905,9 @@ func nextParam(text string, i int) bool {
 	if j == i {
 		return j == len(text) || isValueStop(text[j])
 	}
-	return j < len(text) && text[j] == '='
+	// A key of its own after the '&' ("password: &password: …") starts
+	// another pair: its value is the secret, not the key.
+	return j < len(text) && (text[j] == '=' || text[j] == ':' && matchKey(text, j) != nil)
 }
 
 func isValueStop(c byte) bool {
@@ -1552,10 +1571,22 @@ func disjoint(spans []redSpan) []redSpan {
 	}
 	slices.SortStableFunc(spans, func(a, b redSpan) int { return a.start - b.start })
 	out := spans[:1]
+	// owner is the length of the span whose kind the merged one carries.
+	owner := out[0].end - out[0].start
 	for _, s := range spans[1:] {
-		if s.start >= out[len(out)-1].end {
+		last := &out[len(out)-1]
+		if s.start >= last.end {
 			out = append(out, s)
+			owner = s.end - s.start
+			continue
 		}
+		// Overlapping spans are merged, so that no part of either
+		// secret stays; the merged span is named after the longer one,
+		// the earlier on a tie, which is the more specific match.
+		if n := s.end - s.start; n > owner {
+			last.kind, owner = s.kind, n
+		}
+		last.end = max(last.end, s.end)
 	}
 	return out
 }
