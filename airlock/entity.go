@@ -361,17 +361,16 @@ func (d *detector) scanRefs(text string, plain famSet) famSet {
 }
 
 // refSpans runs the redactStages over the decoded view of text and
-// returns what they find there because of a reference, mapped back to
-// text: each span widened to the whole references it covers, so that a
-// value written as "Xk9m%51vL7pq", or set off from its key by "&nbsp;",
-// "&quot;" or "%3D", goes whole, and the text around it stays as written.
-// Spans with no reference in them or in the refContext bytes before them
-// (where the key and separator are) are left to the ordinary stages, which
-// find them too. The decoded values are remembered, so that their plain
-// occurrences elsewhere go as well.
+// returns what they find there, mapped back to text: each span widened to
+// the whole references it covers, so that a value written as
+// "Xk9m%51vL7pq" or "Tr0ub4dor&amp;3", or set off from its key by
+// "&nbsp;", "&quot;" or "%3D", goes whole, and the text around it stays as
+// written. Spans the ordinary stages would find too are found here first,
+// which only makes the round after cheaper. The decoded values are
+// remembered, so that their plain occurrences elsewhere go as well.
 //
 // All stages read the same view, which the spans of earlier stages do not
-// change: where two stages' spans overlap, they are merged.
+// change: where two stages' spans overlap, they are merged (disjoint).
 func (r *redactor) refSpans(text string, spans []redSpan) []redSpan {
 	v, ok := newRefView(text, false)
 	if !ok {
@@ -382,15 +381,9 @@ func (r *redactor) refSpans(text string, spans []redSpan) []redSpan {
 		found = find(v.text, found[:0])
 		for _, s := range found {
 			a, b := v.span(s.start, s.end)
-			if nextRef(text[:b], max(0, a-refContext), false) < 0 {
-				continue
-			}
 			r.remember(v.text[s.start:s.end], s.kind)
 			spans = append(spans, redSpan{a, b, s.kind})
 		}
 	}
 	return disjoint(spans)
 }
-
-// refContext is how far before a span a reference makes it the view's.
-const refContext = 32

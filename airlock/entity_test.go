@@ -134,6 +134,14 @@ func TestRefSecretsRedacted(t *testing.T) {
 		{"mail me: john%40example.com", "john", "mail me: "},
 		{"ghp&#95;16C7e42F292c6912E7710c838347Ae178B4a", "16C7e42F292c6912E7710c838347Ae178B4a", ""},
 		{"pass\u200bword:&nbsp;Xk9mQ2vL7pq", "Xk9mQ2vL7pq", ""},
+		{"password&colon;" + strings.Repeat(" ", 600) + "Xk9mQ2vL7pq", "Xk9mQ2vL7pq", "password&colon;"},
+		{"password = Tr0ub4dor&amp;3 thanks", "Tr0ub4dor", " thanks"},
+		{"password = Tr0ub4dor&amp;3&amp;user=bob", "Tr0ub4dor", "&amp;user=bob"},
+		{"my password is&nbsp;Tr0ub4dor3x and it fails", "Tr0ub4dor3x", " and it fails"},
+		{"<p>Password:&nbsp;<code>Xk9mQ2vL7pq</code></p>", "Xk9mQ2vL7pq", "<p>Password:&nbsp;"},
+		{"Authorization:&nbsp;Bearer&nbsp;abcdef0123456789abcdef", "abcdef0123456789abcdef", "Authorization:"},
+		{"AKIA&#73;OSFODNN7EXAMPLE", "OSFODNN7EXAMPLE", ""},
+		{"card 4111&nbsp;1111&nbsp;1111&nbsp;1111 declined", "1111&nbsp;1111", " declined"},
 		// The decoded value goes where it stands plain too.
 		{"password=&quot;Xk9mQ2vL7pq&quot; and later Xk9mQ2vL7pq again", "Xk9mQ2vL7pq", " again"},
 	} {
