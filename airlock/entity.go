@@ -54,7 +54,7 @@ func refAt(s string, i int, plus bool) (out string, n int) {
 	case '%':
 		return percentAt(s, i)
 	case '+':
-		if plus && i > 0 && i+1 < len(s) && isASCIILetter(s[i-1]) && isASCIILetter(s[i+1]) {
+		if plus && plusSpace(s, i) {
 			return " ", 1
 		}
 	}
@@ -161,6 +161,31 @@ func percentAt(s string, i int) (string, int) {
 		return " ", 3 * n
 	}
 	return string(buf[:n]), 3 * n
+}
+
+// plusSpace reports whether the '+' at s[i] joins two letters and another
+// such '+' follows or precedes it across one word, as in "Ignore+all+previous": a
+// lone one ("jane+bugs@example.com") is left as it is, which spares its
+// line a rescan.
+func plusSpace(s string, i int) bool {
+	if i == 0 || i+1 >= len(s) || !isASCIILetter(s[i-1]) || !isASCIILetter(s[i+1]) {
+		return false
+	}
+	for j := i + 2; j < min(len(s)-1, i+24); j++ {
+		if c := s[j]; c == '+' && isASCIILetter(s[j+1]) {
+			return true
+		} else if !isASCIILetter(c) {
+			break
+		}
+	}
+	for j := i - 2; j > max(0, i-24); j-- {
+		if c := s[j]; c == '+' && isASCIILetter(s[j-1]) {
+			return true
+		} else if !isASCIILetter(c) {
+			break
+		}
+	}
+	return false
 }
 
 // isSpaceRune reports whether r is a no-break or typographic space, which
