@@ -31,7 +31,7 @@ const maxEntityName = 8
 // punctuation of HTML5 names an attacker may use to spell separators.
 var namedEntities = map[string]string{
 	"nbsp": " ", "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'",
-	"ensp": " ", "emsp": " ", "thinsp": " ", "zwj": "\u200d", "zwnj": "\u200c", "shy": "\u00ad",
+	"ensp": " ", "emsp": " ", "thinsp": " ", "zwj": "", "zwnj": "", "shy": "",
 	"tab": "\t", "newline": "\n", "colon": ":", "equals": "=", "semi": ";", "comma": ",", "period": ".",
 	"excl": "!", "quest": "?", "num": "#", "dollar": "$", "percnt": "%", "commat": "@", "sol": "/",
 	"bsol": "\\", "lowbar": "_", "hyphen": "\u2010", "dash": "\u2010", "plus": "+", "ast": "*", "lpar": "(", "rpar": ")",
@@ -100,10 +100,7 @@ func entityAt(s string, i int) (string, int) {
 		if j < len(s) && s[j] == ';' {
 			j++
 		}
-		if isSpaceRune(r) {
-			r = ' '
-		}
-		return string(r), j - i
+		return viewRune(r), j - i
 	}
 	for j < len(s) && j-i <= maxEntityName && isASCIIAlnum(s[j]) {
 		j++
@@ -140,7 +137,7 @@ func percentAt(s string, i int) (string, int) {
 		return "", 0
 	}
 	if b0 < utf8.RuneSelf {
-		return string(rune(b0)), 3
+		return viewRune(rune(b0)), 3
 	}
 	var buf [utf8.UTFMax]byte
 	buf[0] = b0
@@ -157,10 +154,7 @@ func percentAt(s string, i int) (string, int) {
 	if r == utf8.RuneError && size <= 1 {
 		return "", 0
 	}
-	if isSpaceRune(r) {
-		return " ", 3 * n
-	}
-	return string(buf[:n]), 3 * n
+	return viewRune(r), 3 * n
 }
 
 // plusSpace reports whether the '+' at s[i] joins two letters and another
@@ -188,9 +182,23 @@ func plusSpace(s string, i int) bool {
 	return false
 }
 
-// isSpaceRune reports whether r is a no-break or typographic space, which
-// the view spells as a plain space (as Normalize would): the redactStages
-// read ' ' between a key and its value, not U+00A0.
+// viewRune spells a decoded rune in the view as Normalize would leave it:
+// invisible and control characters go ("pass&#8203;word", "%00"), which
+// would otherwise split a key or a phrase only in the view, and no-break
+// and typographic spaces are plain spaces, which the redactStages read
+// between a key and its value.
+func viewRune(r rune) string {
+	switch {
+	case r == '\t' || r == '\n':
+	case isSpaceRune(r):
+		return " "
+	case isDropRune(r):
+		return ""
+	}
+	return string(r)
+}
+
+// isSpaceRune reports whether r is a no-break or typographic space.
 func isSpaceRune(r rune) bool { return r == 0xa0 || r >= 0x2000 && r <= 0x200a || r == 0x202f }
 
 // sepRefAt returns the length of the reference at s[i] when it stands for
