@@ -213,8 +213,9 @@ func TestRefLinear(t *testing.T) {
 	}
 	for _, g := range []string{"&#", "%%%%", "&", "%4", "&amp;", "%41", "&nbsp", "&#x", "&#0000000000000000000000073;",
 		"&amp;nbsp;", "password=&quot;", "password: &password: ", "a+", "&#73;gnore all ", "%2525"} {
-		small := timeSanitize(strings.Repeat(g, (64<<10)/len(g)))
-		big := timeSanitize(strings.Repeat(g, (512<<10)/len(g)))
+		// The best of three, as a loaded machine and the collector add
+		// pauses that are not the code's.
+		small, big := bestOf3(strings.Repeat(g, (64<<10)/len(g))), bestOf3(strings.Repeat(g, (512<<10)/len(g)))
 		if big > 20*small+50*time.Millisecond || big > 2*time.Second {
 			t.Errorf("Sanitize(%q x N): 64 KB %v, 512 KB %v", g, small, big)
 		}
@@ -223,4 +224,8 @@ func TestRefLinear(t *testing.T) {
 	if big > 2*time.Second {
 		t.Errorf("Sanitize(1 MB of &#) took %v", big)
 	}
+}
+
+func bestOf3(s string) time.Duration {
+	return min(timeSanitize(s), timeSanitize(s), timeSanitize(s))
 }

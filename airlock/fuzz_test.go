@@ -47,6 +47,10 @@ var fuzzSecrets = []fuzzSecret{
 	{"password=hunter2hunter2", "hunter2hunter2"},
 	{`"passwort": "geheim Passwort 99"`, "geheim Passwort 99"},
 	{"contraseña: Secreto-12345", "Secreto-12345"},
+	{"Password:&nbsp;Xk9mQ2vL7pq", "Xk9mQ2vL7pq"},
+	{"secret_key=&quot;AbCdEf123456GhIj&quot;", "AbCdEf123456GhIj"},
+	{"password%3DXk9m%51vL7pq", "vL7pq"},
+	{"password: &password: Tr0ub4dor99", "Tr0ub4dor99"},
 }
 
 // FuzzSanitize embeds a known secret, on its own line, between arbitrary
