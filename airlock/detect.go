@@ -45,7 +45,9 @@ const (
 	// hide it (HTML comments, Markdown reference comments, hidden HTML).
 	SignalHiddenComment = "hidden-comment"
 	// SignalEncodedBlob: a base64 or hex run decodes to text that itself
-	// fires a family.
+	// fires a family, or HTML character references or percent-encoding
+	// ("Ignore&nbsp;all…", "&#73;gnore", "Ignore%20all…") spell a family
+	// the text as written does not fire.
 	SignalEncodedBlob = "encoded-blob"
 	// SignalInvisibleText: the text carries a message no reader sees:
 	// Unicode tag characters (U+E0020-U+E007E, "ASCII smuggling") or
