@@ -2,7 +2,10 @@ package airlock
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Character references: HTML entities ("&nbsp;", "&#73;", "&#x49;") and
@@ -23,8 +26,9 @@ import (
 // refLevels is how many times the view is decoded.
 const refLevels = 2
 
-// maxEntityName bounds the name of a named entity.
-const maxEntityName = 8
+// maxEntityName bounds the name of a named entity: the longest listed is
+// "NegativeVeryThinSpace".
+const maxEntityName = 21
 
 // namedEntities maps lower-case entity names to their text: the escapes of
 // HTML and XML, the spaces and punctuation editors emit, and the
@@ -39,29 +43,61 @@ var namedEntities = map[string]string{
 	"verbar": "|", "vert": "|", "grave": "`", "hat": "^", "copy": "\u00a9", "reg": "\u00ae",
 	"ndash": "\u2013", "mdash": "\u2014", "lsquo": "\u2018", "rsquo": "\u2019", "ldquo": "\u201c",
 	"rdquo": "\u201d", "hellip": "\u2026", "bull": "\u2022", "middot": "\u00b7",
+	// HTML5's invisible and format characters and its other spaces: they
+	// split a key, a token or a phrase as "&shy;" does ("pass&it;word").
+	// Invisible ones decode to nothing, as Normalize removes them.
+	"zerowidthspace": "", "negativeverythinspace": "", "negativethinspace": "", "negativemediumspace": "",
+	"negativethickspace": "", "nobreak": "", "it": "", "invisibletimes": "", "ic": "", "invisiblecomma": "",
+	"af": "", "applyfunction": "", "lrm": "", "rlm": "",
+	"thinspace": " ", "verythinspace": " ", "hairsp": " ", "mediumspace": " ", "numsp": " ", "puncsp": " ",
+	"emsp13": " ", "emsp14": " ", "nonbreakingspace": " ",
 }
 
 // legacyEntities are the names browsers decode without a semicolon.
 var legacyEntities = map[string]bool{"nbsp": true, "amp": true, "lt": true, "gt": true, "quot": true, "copy": true, "reg": true}
 
+// refMode says how references are read.
+type refMode uint8
+
+const (
+	// refPlus also reads a '+' between two letters as a space, as a
+	// query string means it.
+	refPlus refMode = 1 << iota
+	// refHidden keeps tag characters and variation selectors, which
+	// scanInvisible decodes, where the view drops them.
+	refHidden
+	// refShortHex reads a hex reference without ';' as its shortest
+	// prefix that is a printable character ("&#x00A0all" as a no-break
+	// space and "all", as a model reads it), where browsers read the
+	// longest ("&#x00A0A" and "ll").
+	refShortHex
+)
+
+// modeOf is the mode of the plus flag alone.
+func modeOf(plus bool) refMode {
+	if plus {
+		return refPlus
+	}
+	return 0
+}
+
 // refAt decodes the reference that starts at s[i] ('&' or '%'), returning
-// its text and length, or n == 0 when there is none. plus also reads a '+'
-// between two letters as a space, as a query string means it.
-func refAt(s string, i int, plus bool) (out string, n int) {
+// its text and length, or n == 0 when there is none.
+func refAt(s string, i int, mode refMode) (out string, n int) {
 	switch s[i] {
 	case '&':
-		return entityAt(s, i)
+		return entityAt(s, i, mode)
 	case '%':
-		return percentAt(s, i)
+		return percentAt(s, i, mode)
 	case '+':
-		if plus && plusSpace(s, i) {
+		if mode&refPlus != 0 && plusSpace(s, i) {
 			return " ", 1
 		}
 	}
 	return "", 0
 }
 
-func entityAt(s string, i int) (string, int) {
+func entityAt(s string, i int, mode refMode) (string, int) {
 	j := i + 1
 	if j < len(s) && s[j] == '#' {
 		j++
@@ -69,10 +105,15 @@ func entityAt(s string, i int) (string, int) {
 		if hex {
 			j++
 		}
-		d, r := j, rune(0)
-		// Leading zeros are allowed; the value is capped, so a megabyte of
-		// digits is read once and decodes to nothing.
-		for j < len(s) && j-d < 16 {
+		// Leading zeros are skipped however many there are, as browsers
+		// do; the significant digits are capped, so a megabyte of digits
+		// is read once and decodes to nothing.
+		d := j
+		for j < len(s) && s[j] == '0' {
+			j++
+		}
+		z, r := j, rune(0)
+		for j < len(s) && j-z < 16 {
 			c := s[j]
 			var v rune
 			switch {
@@ -89,18 +130,27 @@ func entityAt(s string, i int) (string, int) {
 				r = r*10 + v
 			}
 			if r > utf8.MaxRune {
+				if hex && mode&refShortHex != 0 {
+					return shortHexAt(s, i, z, mode)
+				}
 				return "", 0
 			}
 			j++
 		}
 	done:
+		semi := j < len(s) && s[j] == ';'
+		if hex && !semi && mode&refShortHex != 0 {
+			if out, n := shortHexAt(s, i, z, mode); n > 0 {
+				return out, n
+			}
+		}
 		if j == d || r == 0 || !utf8.ValidRune(r) {
 			return "", 0
 		}
-		if j < len(s) && s[j] == ';' {
+		if semi {
 			j++
 		}
-		return viewRune(r), j - i
+		return viewRune(r, mode, j-i), j - i
 	}
 	for j < len(s) && j-i <= maxEntityName && isASCIIAlnum(s[j]) {
 		j++
@@ -117,10 +167,10 @@ func entityAt(s string, i int) (string, int) {
 		if v, ok := namedEntities[string(name)]; ok {
 			return v, j + 1 - i
 		}
-		return "", 0
 	}
-	// No semicolon: the legacy names only, as the longest prefix
-	// ("&nbspfoo" is a no-break space and "foo").
+	// Otherwise the legacy names only, as the longest prefix, as browsers
+	// read them ("&nbspfoo" and "&nbspall;" are a no-break space and the
+	// rest).
 	for k := len(name); k >= 2; k-- {
 		if legacyEntities[string(name[:k])] {
 			return namedEntities[string(name[:k])], k + 1
@@ -129,15 +179,34 @@ func entityAt(s string, i int) (string, int) {
 	return "", 0
 }
 
+// shortHexAt reads the hex digits from s[z] of the reference at s[i] up
+// to the first prefix that is a printable character or a space.
+func shortHexAt(s string, i, z int, mode refMode) (string, int) {
+	r := rune(0)
+	for k := z; k < len(s) && k-z < 6 && isHexDigit(s[k]); k++ {
+		r = r*16 + rune(unhex(s[k]))
+		if r >= 0x20 && utf8.ValidRune(r) && (unicode.IsPrint(r) || isSpaceRune(r)) {
+			return viewRune(r, mode, k+1-i), k + 1 - i
+		}
+	}
+	return "", 0
+}
+
 // percentAt decodes "%xx", or the whole UTF-8 sequence "%C3%A9" that a
 // lead byte starts; a byte that does not make valid UTF-8 stays encoded.
-func percentAt(s string, i int) (string, int) {
+func percentAt(s string, i int, mode refMode) (string, int) {
 	b0, ok := hexByte(s, i)
 	if !ok {
 		return "", 0
 	}
 	if b0 < utf8.RuneSelf {
-		return viewRune(rune(b0)), 3
+		// A printf width before a verb ("%3d%s") is not an '='.
+		if b0 == '=' && i+3 < len(s) && s[i+3] == '%' {
+			if _, ok := hexByte(s, i+3); !ok {
+				return "", 0
+			}
+		}
+		return viewRune(rune(b0), mode, 3), 3
 	}
 	var buf [utf8.UTFMax]byte
 	buf[0] = b0
@@ -154,7 +223,7 @@ func percentAt(s string, i int) (string, int) {
 	if r == utf8.RuneError && size <= 1 {
 		return "", 0
 	}
-	return viewRune(r), 3 * n
+	return viewRune(r, mode, 3*n), 3 * n
 }
 
 // plusSpace reports whether the '+' at s[i] joins two letters and another
@@ -184,18 +253,36 @@ func plusSpace(s string, i int) bool {
 
 // viewRune spells a decoded rune in the view as Normalize would leave it:
 // invisible and control characters go ("pass&#8203;word", "%00"), which
-// would otherwise split a key or a phrase only in the view, and no-break
-// and typographic spaces are plain spaces, which the redactStages read
-// between a key and its value.
-func viewRune(r rune) string {
+// would otherwise split a key or a phrase only in the view, no-break and
+// typographic spaces are plain spaces, which the redactStages read
+// between a key and its value, and compatibility characters are in NFKC
+// ("p&#xFF41;ssword", "&#xFF47;hp_…"), as Normalize leaves them in the
+// text. The NFKC form is used only when it is no longer than the
+// reference (n bytes), so the view never grows.
+func viewRune(r rune, mode refMode, n int) string {
 	switch {
 	case r == '\t' || r == '\n':
 	case isSpaceRune(r):
 		return " "
 	case isDropRune(r):
+		if mode&refHidden != 0 && isHiddenCarrier(r) {
+			return string(r)
+		}
 		return ""
 	}
-	return string(r)
+	x := string(r)
+	if r >= utf8.RuneSelf && !norm.NFKC.IsNormalString(x) {
+		if y := norm.NFKC.String(x); len(y) <= n {
+			return y
+		}
+	}
+	return x
+}
+
+// isHiddenCarrier reports whether r is a tag character or a variation
+// selector: what scanInvisible reads.
+func isHiddenCarrier(r rune) bool {
+	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0000 && r <= 0xE01EF
 }
 
 // isSpaceRune reports whether r is a no-break or typographic space.
@@ -208,7 +295,7 @@ func sepRefAt(s string, i int) int {
 	if i >= len(s) || s[i] != '&' && s[i] != '%' {
 		return 0
 	}
-	out, n := refAt(s, i, false)
+	out, n := refAt(s, i, 0)
 	if n == 0 || len(out) != 1 || !isHSpace(out[0]) && !isQuoteByte(out[0]) {
 		return 0
 	}
@@ -231,15 +318,15 @@ func hexByte(s string, i int) (byte, bool) {
 // one vectorized search per occurrence, however the three interleave.
 type refScanner struct {
 	s    string
-	plus bool
+	mode refMode
 	next [3]int // next '&', '%' and '+' at or after the cursor; len(s) if none
 	from [3]int // where next was searched from
 }
 
 var refStartBytes = [3]byte{'&', '%', '+'}
 
-func newRefScanner(s string, plus bool) refScanner {
-	r := refScanner{s: s, plus: plus}
+func newRefScanner(s string, mode refMode) refScanner {
+	r := refScanner{s: s, mode: mode}
 	for k := range r.next {
 		r.from[k] = -1
 	}
@@ -250,7 +337,7 @@ func newRefScanner(s string, plus bool) refScanner {
 // backwards.
 func (r *refScanner) at(i int) int {
 	n := 2
-	if r.plus {
+	if r.mode&refPlus != 0 {
 		n = 3
 	}
 	for i < len(r.s) {
@@ -264,7 +351,7 @@ func (r *refScanner) at(i int) int {
 		if p == len(r.s) {
 			return -1
 		}
-		if _, m := refAt(r.s, p, r.plus); m > 0 {
+		if _, m := refAt(r.s, p, r.mode); m > 0 {
 			return p
 		}
 		i = p + 1
@@ -274,13 +361,13 @@ func (r *refScanner) at(i int) int {
 
 // nextRef returns the index of the first reference in s at or after i, or
 // -1.
-func nextRef(s string, i int, plus bool) int {
-	sc := newRefScanner(s, plus)
+func nextRef(s string, i int, mode refMode) int {
+	sc := newRefScanner(s, mode)
 	return sc.at(i)
 }
 
 // hasRef reports whether s holds a reference.
-func hasRef(s string, plus bool) bool { return nextRef(s, 0, plus) >= 0 }
+func hasRef(s string, mode refMode) bool { return nextRef(s, 0, mode) >= 0 }
 
 // refView is a decoded view of a text: text, and for each of its bytes
 // where in the original text the reference or byte it comes from starts.
@@ -292,19 +379,31 @@ type refView struct {
 	src [][]int32
 }
 
-// decodeRefs decodes s one level: the decoded text and its src map.
-func decodeRefs(s string, plus bool) (string, []int32) {
+// decodeRefs decodes s one level: the decoded text and its src map, and
+// the modes of refHidden and refShortHex not in mode that would read s
+// differently (a reference dropped here that refHidden keeps, a hex one
+// without ';').
+func decodeRefs(s string, mode refMode) (string, []int32, refMode) {
 	var b strings.Builder
 	b.Grow(len(s))
 	src := make([]int32, 0, len(s)+1)
 	last := 0
-	sc := newRefScanner(s, plus)
+	var other refMode
+	sc := newRefScanner(s, mode)
 	for i := sc.at(0); i >= 0; i = sc.at(last) {
 		for k := last; k < i; k++ {
 			src = append(src, int32(k))
 		}
 		b.WriteString(s[last:i])
-		out, n := refAt(s, i, plus)
+		out, n := refAt(s, i, mode)
+		if out == "" && mode&refHidden == 0 {
+			if h, _ := refAt(s, i, mode|refHidden); h != "" {
+				other |= refHidden
+			}
+		}
+		if mode&refShortHex == 0 && n > 3 && s[i] == '&' && s[i+n-1] != ';' && s[i+2]|0x20 == 'x' {
+			other |= refShortHex
+		}
 		for range len(out) {
 			src = append(src, int32(i))
 		}
@@ -315,25 +414,33 @@ func decodeRefs(s string, plus bool) (string, []int32) {
 		src = append(src, int32(k))
 	}
 	b.WriteString(s[last:])
-	return b.String(), append(src, int32(len(s)))
+	return b.String(), append(src, int32(len(s))), other
 }
 
 // newRefView decodes s refLevels times (fewer when a level leaves no
 // reference); ok is false when s holds none.
 func newRefView(s string, plus bool) (refView, bool) {
-	if !hasRef(s, plus) {
-		return refView{}, false
+	v, _, ok := newRefViewMode(s, modeOf(plus))
+	return v, ok
+}
+
+// newRefViewMode is newRefView in a mode; other is what decodeRefs says
+// of its levels.
+func newRefViewMode(s string, mode refMode) (v refView, other refMode, ok bool) {
+	if !hasRef(s, mode) {
+		return refView{}, 0, false
 	}
-	v := refView{text: s}
+	v = refView{text: s}
 	for l := 0; l < refLevels; l++ {
-		if l > 0 && !hasRef(v.text, plus) {
+		if l > 0 && !hasRef(v.text, mode) {
 			break
 		}
-		t, src := decodeRefs(v.text, plus)
+		t, src, o := decodeRefs(v.text, mode)
 		v.text = t
 		v.src = append(v.src, src)
+		other |= o
 	}
-	return v, true
+	return v, other, true
 }
 
 // span maps the range [a, b) of the view back to the original text,
@@ -360,18 +467,34 @@ func (v refView) span(a, b int) (int, int) {
 // signal found only in decoded text says so. Lines without a reference,
 // the usual case, cost one byte search. In this view a '+' between two
 // letters is a space too ("Ignore+all+previous+instructions").
+//
+// A line is read again in two other ways where they differ: with the tag
+// characters and variation selectors its references spell kept, for
+// scanInvisible (the same signals as when they are typed), and with hex
+// references without ';' read short (refShortHex), as a model may.
 func (d *detector) scanRefs(text string, plain famSet) famSet {
-	var b strings.Builder
-	sc := newRefScanner(text, true)
+	var b, hidden, short strings.Builder
+	sc := newRefScanner(text, refPlus)
 	for i := sc.at(0); i >= 0; {
 		ls := strings.LastIndexByte(text[:i], '\n') + 1
 		le := len(text)
 		if k := strings.IndexByte(text[i:], '\n'); k >= 0 {
 			le = i + k
 		}
-		v, _ := newRefView(text[ls:le], true)
+		line := text[ls:le]
+		v, other, _ := newRefViewMode(line, refPlus)
 		b.WriteString(v.text)
 		b.WriteByte('\n')
+		if other&refHidden != 0 {
+			h, _, _ := newRefViewMode(line, refPlus|refHidden)
+			hidden.WriteString(h.text)
+			hidden.WriteByte('\n')
+		}
+		if other&refShortHex != 0 {
+			s, _, _ := newRefViewMode(line, refPlus|refShortHex)
+			short.WriteString(s.text)
+			short.WriteByte('\n')
+		}
 		if le == len(text) {
 			break
 		}
@@ -380,17 +503,33 @@ func (d *detector) scanRefs(text string, plain famSet) famSet {
 	if b.Len() == 0 {
 		return 0
 	}
+	got := d.scanView(b.String())
+	if short.Len() > 0 {
+		got |= d.scanView(short.String())
+	}
+	got &^= plain
+	if got&^(famInvisible|famEncoded) == 0 {
+		got = 0
+	} else {
+		got |= famEncoded
+	}
+	if hidden.Len() > 0 {
+		got |= d.scanInvisible(hidden.String())
+	}
+	return got
+}
+
+// scanView scans a decoded view as detect scans the text, blobs included:
+// a base64 or hex run may be whole only once its references are decoded
+// ("SWdu&#8203;b3Jl…", "&#52;9676e…").
+func (d *detector) scanView(view string) famSet {
 	// Decoded references may spell invisible characters or look-alikes
 	// ("&#8203;", "&#x456;"): the view is normalized as the text was.
-	norm, _ := Normalize(b.String())
+	norm, _ := Normalize(view)
 	// Depth 0: the view is the text as a reader sees it, so comments,
 	// hidden elements and chat markup spelled in entities count
 	// ("&lt;!-- … --&gt;", "&lt;|im_start|&gt;system").
-	got := d.scan(foldedForScan(norm), 0) &^ plain
-	if got&^(famInvisible|famEncoded) == 0 {
-		return 0
-	}
-	return got | famEncoded
+	return d.scan(foldedForScan(norm), 0) | d.scanEncoded(norm)
 }
 
 // refSpans runs the redactStages over the decoded view of text and

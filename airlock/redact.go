@@ -895,7 +895,7 @@ func kvValue(text string, q int) (vs, ve int, quoted bool) {
 func nextParam(text string, i int) bool {
 	// An entity closed by its semicolon ("&amp;", "&quot;", "&#39;") ends
 	// the value, as the '&' or quote it stands for would.
-	if _, n := entityAt(text, i-1); n > 0 && text[i-2+n] == ';' {
+	if _, n := entityAt(text, i-1, 0); n > 0 && text[i-2+n] == ';' {
 		return true
 	}
 	j := i
