@@ -541,8 +541,11 @@ func (d *detector) scanView(view string) famSet {
 // which only makes the round after cheaper. The decoded values are
 // remembered, so that their plain occurrences elsewhere go as well.
 //
-// All stages read the same view, which the spans of earlier stages do not
-// change: where two stages' spans overlap, they are merged (disjoint).
+// Each stage reads the view with the placeholders of the stages before
+// it in, as it reads the text in Redact, so that the view gives what the
+// same text written plain gives ("bob:Xk9mQ2vL7pq&#64;example.com" is
+// "[url-credentials]@example.com", not one address). Spans that still
+// overlap once widened to whole references are merged (disjoint).
 func (r *redactor) refSpans(text string, spans []redSpan) []redSpan {
 	v, ok := newRefView(text, false)
 	if !ok {
@@ -550,12 +553,43 @@ func (r *redactor) refSpans(text string, spans []redSpan) []redSpan {
 	}
 	var found []redSpan
 	for _, find := range redactStages {
-		found = find(v.text, found[:0])
+		found = disjoint(find(v.text, found[:0]))
+		if len(found) == 0 {
+			continue
+		}
 		for _, s := range found {
 			a, b := v.span(s.start, s.end)
 			r.remember(v.text[s.start:s.end], s.kind)
 			spans = append(spans, redSpan{a, b, s.kind})
 		}
+		v = v.replaced(found)
 	}
 	return disjoint(spans)
+}
+
+// replaced returns v with spans (sorted, disjoint) of its text replaced by
+// their placeholders: one more level, where a placeholder comes from the
+// start of its span as a reference's text does, so that span maps a range
+// that meets a placeholder to the whole span it stands for.
+func (v refView) replaced(spans []redSpan) refView {
+	var b strings.Builder
+	src := make([]int32, 0, len(v.text)+1)
+	last := 0
+	for _, s := range spans {
+		for k := last; k < s.start; k++ {
+			src = append(src, int32(k))
+		}
+		b.WriteString(v.text[last:s.start])
+		p := placeholders[s.kind]
+		for range len(p) {
+			src = append(src, int32(s.start))
+		}
+		b.WriteString(p)
+		last = s.end
+	}
+	for k := last; k < len(v.text); k++ {
+		src = append(src, int32(k))
+	}
+	b.WriteString(v.text[last:])
+	return refView{text: b.String(), src: append(v.src[:len(v.src):len(v.src)], append(src, int32(len(v.text))))}
 }
