@@ -16,6 +16,9 @@ func TestAttack29ProseKeywordRunQuadratic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow by design of the hole")
 	}
+	// The first Sanitize builds the detector and the NFKC tables (0.2-0.6
+	// s on a loaded machine): warm them up outside the timing.
+	Sanitize("password: x")
 	for _, p := range []string{"[password", "/password", "#password", "\"password", "senha/", "पासवर्ड/"} {
 		s := strings.Repeat(p, (128<<10)/len(p))
 		st := time.Now()
@@ -36,12 +39,16 @@ func TestAttack29ProseKeywordRunGrowth(t *testing.T) {
 	small := strings.Repeat(p, (8<<10)/len(p))
 	large := strings.Repeat(p, (128<<10)/len(p))
 	Sanitize(small)
-	st := time.Now()
-	Sanitize(small)
-	ts := time.Since(st)
-	st = time.Now()
-	Sanitize(large)
-	tl := time.Since(st)
+	// The best of three: one timing under a loaded test run is noise.
+	ts, tl := time.Hour, time.Hour
+	for range 3 {
+		st := time.Now()
+		Sanitize(small)
+		ts = min(ts, time.Since(st))
+		st = time.Now()
+		Sanitize(large)
+		tl = min(tl, time.Since(st))
+	}
 	if tl > 20*ts && tl > 50*time.Millisecond {
 		t.Errorf("8 KB: %v, 128 KB: %v (%.0fx for 16x the size)", ts, tl, float64(tl)/float64(ts))
 	}
