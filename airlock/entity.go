@@ -270,13 +270,22 @@ func viewRune(r rune, mode refMode, n int) string {
 		}
 		return ""
 	}
-	x := string(r)
-	if r >= utf8.RuneSelf && !norm.NFKC.IsNormalString(x) {
-		if y := norm.NFKC.String(x); len(y) <= n {
-			return y
-		}
+	if r < utf8.RuneSelf || r < 0x10000 && nfkcStableBMP()[r>>6]&(1<<(r&63)) != 0 {
+		return string(r)
 	}
-	return x
+	var in [utf8.UTFMax]byte
+	src := in[:utf8.EncodeRune(in[:], r)]
+	// The common case, a look-alike of ASCII ("&#xFF41;"), is its
+	// decomposition, read without running the normalizer.
+	if d := norm.NFKC.Properties(src).Decomposition(); len(d) > 0 && len(d) <= n && isASCII(string(d)) {
+		return string(d)
+	}
+	var buf [64]byte
+	y := norm.NFKC.Append(buf[:0], src...)
+	if len(y) <= n {
+		return string(y)
+	}
+	return string(r)
 }
 
 // isHiddenCarrier reports whether r is a tag character or a variation
@@ -321,6 +330,9 @@ type refScanner struct {
 	mode refMode
 	next [3]int // next '&', '%' and '+' at or after the cursor; len(s) if none
 	from [3]int // where next was searched from
+	// out and n are what refAt read at the position at last returned.
+	out string
+	n   int
 }
 
 var refStartBytes = [3]byte{'&', '%', '+'}
@@ -351,7 +363,8 @@ func (r *refScanner) at(i int) int {
 		if p == len(r.s) {
 			return -1
 		}
-		if _, m := refAt(r.s, p, r.mode); m > 0 {
+		if out, m := refAt(r.s, p, r.mode); m > 0 {
+			r.out, r.n = out, m
 			return p
 		}
 		i = p + 1
@@ -395,7 +408,7 @@ func decodeRefs(s string, mode refMode) (string, []int32, refMode) {
 			src = append(src, int32(k))
 		}
 		b.WriteString(s[last:i])
-		out, n := refAt(s, i, mode)
+		out, n := sc.out, sc.n
 		if out == "" && mode&refHidden == 0 {
 			if h, _ := refAt(s, i, mode|refHidden); h != "" {
 				other |= refHidden
