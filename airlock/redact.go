@@ -815,14 +815,9 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	if kw.rule == ruleAuth {
 		return authValue(text, q, kw)
 	}
-	vs, ve, quoted := kvValue(text, q)
+	vs, ve, _ := kvValue(text, q)
 	v := text[vs:ve]
 	if len(v) < kw.min || isPlaceholder(v) || strings.Trim(v, "*•xX.") == "" || notASecret(v) {
-		return redSpan{}, false
-	}
-	// A key of its own ("api_key: password: …") starts another pair: its
-	// value is the secret, not the key.
-	if e := strings.IndexAny(v, ":="); !quoted && e > 0 && matchKey(text, vs+e) != nil {
 		return redSpan{}, false
 	}
 	k := kw.kind
