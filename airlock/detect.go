@@ -274,7 +274,7 @@ func matchPhrase(f string, i int, words []string) (int, bool) {
 func skipGap(f string, i int) int {
 	for i < len(f) {
 		switch f[i] {
-		case ' ', '\n', '\'', '"', '*', '_', '.', ',', '-', ';', '&':
+		case ' ', '\n', '\'', '"', '*', '_', '.', ',', '-':
 			i++
 			continue
 		}
