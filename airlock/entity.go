@@ -200,12 +200,6 @@ func percentAt(s string, i int, mode refMode) (string, int) {
 		return "", 0
 	}
 	if b0 < utf8.RuneSelf {
-		// A printf width before a verb ("%3d%s") is not an '='.
-		if b0 == '=' && i+3 < len(s) && s[i+3] == '%' {
-			if _, ok := hexByte(s, i+3); !ok {
-				return "", 0
-			}
-		}
 		return viewRune(rune(b0), mode, 3), 3
 	}
 	var buf [utf8.UTFMax]byte

@@ -815,7 +815,29 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	if kw.rule == ruleAuth {
 		return authValue(text, q, kw)
 	}
-	vs, ve, _ := kvValue(text, q)
+	vs, ve, quoted := kvValue(text, q)
+	// A value that is itself a key and its separator ("api_key: password:
+	// Xk9…") is a pair written inside this one: its own value is the
+	// secret, so the span runs over it too. A few keys deep at most, and
+	// the span covers what it read, so a chain costs its length once.
+	for k := 0; k < 4 && !quoted && ve > vs && (text[ve-1] == ':' || text[ve-1] == '=') && matchKey(text, ve-1) != nil; k++ {
+		n := spanWhile(text, ve, isHSpace)
+		for r := 0; r < 4; r++ {
+			m := sepRefAt(text, n)
+			if m == 0 {
+				break
+			}
+			n = spanWhile(text, n+m, isHSpace)
+		}
+		if n == ve {
+			break
+		}
+		_, e, _ := kvValue(text, n)
+		if e == n {
+			break
+		}
+		ve = e
+	}
 	v := text[vs:ve]
 	if len(v) < kw.min || isPlaceholder(v) || strings.Trim(v, "*•xX.") == "" || notASecret(v) {
 		return redSpan{}, false
@@ -883,7 +905,7 @@ func kvValue(text string, q int) (vs, ve int, quoted bool) {
 		q++
 	}
 	ve = q
-	for ve < len(text) && (!isValueStop(text[ve]) || text[ve] == '&' && !nextParam(text, ve+1)) {
+	for ve < len(text) && (!isValueStop(text[ve]) || text[ve] == '&' && !nextParam(text, ve+1, ve == q)) {
 		ve++
 	}
 	return q, ve, false
@@ -891,8 +913,9 @@ func kvValue(text string, q int) (vs, ve int, quoted bool) {
 
 // nextParam reports whether what follows an '&' at i-1 starts another
 // parameter ("&user=...", "&amp;") or nothing: only then does the '&' end
-// a value, so that "password = Tr0ub4dor&3" is read whole.
-func nextParam(text string, i int) bool {
+// a value, so that "password = Tr0ub4dor&3" is read whole. first says the
+// '&' opens the value.
+func nextParam(text string, i int, first bool) bool {
 	// An entity closed by its semicolon ("&amp;", "&quot;", "&#39;") ends
 	// the value, as the '&' or quote it stands for would.
 	if _, n := entityAt(text, i-1, 0); n > 0 && text[i-2+n] == ';' {
@@ -905,9 +928,12 @@ func nextParam(text string, i int) bool {
 	if j == i {
 		return j == len(text) || isValueStop(text[j])
 	}
-	// A key of its own after the '&' ("password: &password: …") starts
-	// another pair: its value is the secret, not the key.
-	return j < len(text) && (text[j] == '=' || text[j] == ':' && matchKey(text, j) != nil)
+	// A key of its own right after the separator ("password: &password:
+	// …") starts another pair: its value is the secret, not the key. Later
+	// in a value ("hunter2&token:Xk9…") it stays part of the value, which
+	// is then redacted whole: ending the value there would hand the rest
+	// to the inner key's own rule, which may refuse it.
+	return j < len(text) && (text[j] == '=' || first && text[j] == ':' && matchKey(text, j) != nil)
 }
 
 func isValueStop(c byte) bool {
