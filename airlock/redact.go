@@ -714,6 +714,12 @@ func findKeyValues(text string, spans []redSpan) []redSpan {
 		}
 		s, ok := secretValue(text, q, kw)
 		if !ok {
+			// A long path refused as pwd's value is not read again from
+			// each separator inside it: "pwd:/pwd:/…" was quadratic (55 s
+			// for 512 KB). A short one is, for a key written in a path.
+			if s.end-q > maxRescan {
+				off = s.end
+			}
 			continue
 		}
 		spans = append(spans, s)
@@ -799,16 +805,9 @@ func keyStart(text string, b int, kw *secretKeyword) bool {
 // secretValue reads the value that starts after the separator, at q, and
 // judges it by the secretKeyword's rule.
 func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
-	q = spanWhile(text, q, isHSpace)
 	// Spaces and quotes written as references ("&nbsp;", "&quot;", "%22")
-	// separate too; a few at most.
-	for k := 0; k < 4; k++ {
-		n := sepRefAt(text, q)
-		if n == 0 {
-			break
-		}
-		q = spanWhile(text, q+n, isHSpace)
-	}
+	// separate too.
+	q = sepSkip(text, q)
 	if strings.HasPrefix(text[q:], "**") {
 		q = spanWhile(text, q+2, isHSpace) // "**Password:** hunter2"
 	}
@@ -816,27 +815,26 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 		return authValue(text, q, kw)
 	}
 	vs, ve, quoted := kvValue(text, q)
-	// A value that is itself a key and its separator ("api_key: password:
-	// Xk9…") is a pair written inside this one: its own value is the
-	// secret, so the span runs over it too. A few keys deep at most, and
-	// the span covers what it read, so a chain costs its length once.
-	for k := 0; k < 4 && !quoted && ve > vs && (text[ve-1] == ':' || text[ve-1] == '=') && matchKey(text, ve-1) != nil; k++ {
-		n := spanWhile(text, ve, isHSpace)
-		for r := 0; r < 4; r++ {
-			m := sepRefAt(text, n)
-			if m == 0 {
-				break
-			}
-			n = spanWhile(text, n+m, isHSpace)
+	// A value that is only another key and its separator ("api_key:
+	// password: Xk9…") is a pair written inside this one: that key judges
+	// its own value by its own rule (the scanner reaches its separator
+	// next), and this pair holds no secret. Only a value as short as a
+	// key counts, so a run of keys with no space ("password=password=…")
+	// stays one value, redacted whole: a chain costs its length once.
+	if in := bareKey(text, vs, ve, quoted); in != nil {
+		n := sepSkip(text, ve)
+		vs2, ve2, quoted2 := kvValue(text, n)
+		if n == ve || ve2 == vs2 || bareKey(text, vs2, ve2, quoted2) != nil {
+			return redSpan{}, false // no value, or a chain: a later key judges
 		}
-		if n == ve {
-			break
+		if _, ok := secretValue(text, ve, in); ok || ve2-vs2 >= in.min || text[ve2-1] == ':' {
+			return redSpan{}, false
 		}
-		_, e, _ := kvValue(text, n)
-		if e == n {
-			break
-		}
-		ve = e
+		// The inner key refused its value only as too short for it
+		// ("password: secret: hunter2"), but this key still said a secret
+		// follows: judge it by this rule. A refusal for what the value is
+		// (a path, "none") stands, as does a value that is a label.
+		vs, ve, quoted = vs2, ve2, quoted2
 	}
 	v := text[vs:ve]
 	if len(v) < kw.min || isPlaceholder(v) || strings.Trim(v, "*•xX.") == "" || notASecret(v) {
@@ -846,7 +844,7 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	switch kw.rule {
 	case rulePath:
 		if v[0] == '/' || v[0] == '~' || v[0] == '.' || v[0] == '$' || (len(v) > 2 && v[1] == ':' && (v[2] == '\\' || v[2] == '/')) {
-			return redSpan{}, false
+			return redSpan{end: ve}, false // a path: the caller may skip it
 		}
 	case ruleAWS:
 		if len(v) != 40 || strings.IndexFunc(v, func(r rune) bool {
@@ -857,6 +855,45 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	}
 	return redSpan{vs, ve, k}, true
 }
+
+// bareKey returns the key a value is made of alone ("password:"), if any.
+func bareKey(text string, vs, ve int, quoted bool) *secretKeyword {
+	if quoted || ve-vs < 2 || ve-vs > maxBareKey {
+		return nil
+	}
+	p := ve - 1
+	if op := text[p-1 : ve]; op == ":=" || op == "==" || op == "=>" {
+		p-- // the separators findKeyValues reads
+	}
+	if text[p] != ':' && text[p] != '=' {
+		return nil
+	}
+	if in := matchKey(text, p); in != nil && (!in.equals || text[p] == '=') {
+		return in
+	}
+	return nil
+}
+
+// sepSkip skips the spaces, and spaces or quotes written as references
+// (a few at most), that set a value off from its key.
+func sepSkip(text string, q int) int {
+	q = spanWhile(text, q, isHSpace)
+	for k := 0; k < 4; k++ {
+		n := sepRefAt(text, q)
+		if n == 0 {
+			break
+		}
+		q = spanWhile(text, q+n, isHSpace)
+	}
+	return q
+}
+
+// maxRescan is the longest refused value whose separators are read again.
+const maxRescan = 256
+
+// maxBareKey is the longest value read as a key of its own: the longest
+// key word with a suffix ("_token", "_key") and a separator.
+const maxBareKey = 40
 
 // maxQuoted bounds the search for a closing quote, so that a line of
 // unclosed quotes costs linear time; no secret is that long.
