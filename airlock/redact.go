@@ -714,12 +714,6 @@ func findKeyValues(text string, spans []redSpan) []redSpan {
 		}
 		s, ok := secretValue(text, q, kw)
 		if !ok {
-			// A long path refused as pwd's value is not read again from
-			// each separator inside it: "pwd:/pwd:/…" was quadratic (55 s
-			// for 512 KB). A short one is, for a key written in a path.
-			if s.end-q > maxRescan {
-				off = s.end
-			}
 			continue
 		}
 		spans = append(spans, s)
@@ -814,6 +808,12 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	if kw.rule == ruleAuth {
 		return authValue(text, q, kw)
 	}
+	// A path is refused by its first bytes: not reading the rest keeps
+	// "pwd:/pwd:/…" linear (each ':' read the run to its end: 55 s for
+	// 512 KB).
+	if kw.rule == rulePath && q < len(text) && !isQuoteByte(text[q]) && text[q] != '\\' && isPath(text[q:]) {
+		return redSpan{}, false
+	}
 	vs, ve, quoted := kvValue(text, q)
 	// A value that is only another key and its separator ("api_key:
 	// password: Xk9…") is a pair written inside this one: that key judges
@@ -843,8 +843,8 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	k := kw.kind
 	switch kw.rule {
 	case rulePath:
-		if v[0] == '/' || v[0] == '~' || v[0] == '.' || v[0] == '$' || (len(v) > 2 && v[1] == ':' && (v[2] == '\\' || v[2] == '/')) {
-			return redSpan{end: ve}, false // a path: the caller may skip it
+		if isPath(v) {
+			return redSpan{}, false
 		}
 	case ruleAWS:
 		if len(v) != 40 || strings.IndexFunc(v, func(r rune) bool {
@@ -856,9 +856,19 @@ func secretValue(text string, q int, kw *secretKeyword) (redSpan, bool) {
 	return redSpan{vs, ve, k}, true
 }
 
+// isPath reports whether a value starts like a file path, which is what
+// "pwd" is in a shell prompt or an environment dump, not a password.
+func isPath(v string) bool {
+	return v[0] == '/' || v[0] == '~' || v[0] == '.' || v[0] == '$' || (len(v) > 2 && v[1] == ':' && (v[2] == '\\' || v[2] == '/'))
+}
+
 // bareKey returns the key a value is made of alone ("password:"), if any.
 func bareKey(text string, vs, ve int, quoted bool) *secretKeyword {
 	if quoted || ve-vs < 2 || ve-vs > maxBareKey {
+		return nil
+	}
+	// One key, not a run of them ("password=password=…" is one value).
+	if strings.ContainsAny(text[vs:ve-2], ":=") {
 		return nil
 	}
 	p := ve - 1
@@ -888,12 +898,9 @@ func sepSkip(text string, q int) int {
 	return q
 }
 
-// maxRescan is the longest refused value whose separators are read again.
-const maxRescan = 256
-
-// maxBareKey is the longest value read as a key of its own: the longest
-// key word with a suffix ("_token", "_key") and a separator.
-const maxBareKey = 40
+// maxBareKey is the longest value read as a key of its own: an
+// environment variable's name ("SPRING_DATASOURCE_PRIMARY_DB_PASSWORD:").
+const maxBareKey = 128
 
 // maxQuoted bounds the search for a closing quote, so that a line of
 // unclosed quotes costs linear time; no secret is that long.
