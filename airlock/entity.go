@@ -458,7 +458,6 @@ func (v refView) span(a, b int) (int, int) {
 		e := b
 		if b > a {
 			// The end of the reference byte b-1 comes from.
-			e = b
 			for e < len(src)-1 && src[e] == src[b-1] {
 				e++
 			}

@@ -76,12 +76,7 @@ func newBrowser(t *testing.T, exe string, width, height int) *browser {
 // doing and the page as it was.
 func (b *browser) run(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		html, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("body")))
-		b.t.Fatalf("%s: %v\npage:\n%s", what, err, clipText(html, 4000))
-	}
+	b.runTries(what, 1, steps...)
 }
 
 // runAgain is run for steps that may be done twice: waits, then clicks
@@ -90,6 +85,11 @@ func (b *browser) run(what string, steps ...chromedp.Action[chromedp.Void]) {
 // steps run again on the page as it is now.
 func (b *browser) runAgain(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
+	b.runTries(what, 5, steps...)
+}
+
+func (b *browser) runTries(what string, tries int, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
 		err := chromedp.Do(ctx, steps...)
@@ -97,7 +97,7 @@ func (b *browser) runAgain(what string, steps ...chromedp.Action[chromedp.Void])
 		if err == nil {
 			return
 		}
-		if !staleNode(err) || try == 5 {
+		if !staleNode(err) || try >= tries {
 			html, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("body")))
 			b.t.Fatalf("%s: %v\npage:\n%s", what, err, clipText(html, 4000))
 		}
